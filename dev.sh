@@ -1,0 +1,39 @@
+#!/bin/sh
+# One entry point for set-up and checks. Each command creates ./.venv when missing and installs what it
+# needs, so it works on a fresh machine that has only python3 (3.11+) and git.
+#   ./dev.sh sim [ARGS]    the main job: the deterministic simulator on the embedded default home
+#   ./dev.sh demo [ARGS]   a small branching conversation appended, forked, written and shown
+#   ./dev.sh test [ARGS]   ruff, mypy (strict) and the whole test suite (ARGS go to pytest)
+#   ./dev.sh bench NAME    a benchmark (store, write, runtime); prints ratios measured side by side
+set -eu
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3}
+VENV=.venv
+
+ensure() {  # ensure EXTRAS: install the project (editable) with those extras, once per pyproject change
+    extras=$1
+    [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+    stamp="$VENV/.installed-$extras"
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        "$VENV/bin/python" -m pip install --disable-pip-version-check -q -e ".[$extras]"
+        touch "$stamp"
+    fi
+    # mypy cannot follow setuptools' editable import hook, so it reads the package through a symlink.
+    mkdir -p "$VENV/typecheck"
+    ln -sfn "$(pwd)" "$VENV/typecheck/dagmem"
+}
+
+cmd=${1:-help}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+    sim)   ensure sim; exec "$VENV/bin/dagmem" sim "$@" ;;
+    demo)  ensure sim; exec "$VENV/bin/dagmem" demo "$@" ;;
+    bench) ensure sim; exec "$VENV/bin/dagmem" bench "$@" ;;
+    test)
+        ensure dev
+        "$VENV/bin/ruff" check .
+        "$VENV/bin/ruff" format --check .
+        MYPYPATH="$VENV/typecheck" "$VENV/bin/mypy" -p dagmem
+        exec "$VENV/bin/python" -m pytest "$@" ;;
+    *) sed -n '2,8p' "$0"; exit 2 ;;
+esac

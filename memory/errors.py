@@ -1,0 +1,68 @@
+"""The exceptions dagmem raises. `InvalidInput` is public (a `ValueError`); the rest subclass it or
+`DagmemError` so a host can catch everything of ours with one clause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ArchiveCorrupt",
+    "BrokenChain",
+    "DagmemError",
+    "InvalidInput",
+    "SessionInvalid",
+    "UnknownNode",
+    "UnknownSession",
+]
+
+
+class DagmemError(Exception):
+    """Base class of dagmem's own errors."""
+
+
+class InvalidInput(DagmemError, ValueError):
+    """Bad input from the caller or a bad file on disk. Nothing was written."""
+
+
+class UnknownSession(InvalidInput):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"unknown session {session_id!r}")
+        self.session_id = session_id
+
+
+class UnknownNode(InvalidInput):
+    def __init__(self, session_id: str, node_id: str) -> None:
+        super().__init__(f"session {session_id!r} has no node {node_id!r}")
+        self.session_id = session_id
+        self.node_id = node_id
+
+
+class BrokenChain(InvalidInput):
+    """A predecessor walk met a cycle or a predecessor that does not exist."""
+
+    def __init__(self, session_id: str, node_id: str, reason: str) -> None:
+        super().__init__(f"session {session_id!r}: node {node_id!r}: {reason}")
+        self.session_id = session_id
+        self.node_id = node_id
+        self.reason = reason
+
+
+class SessionInvalid(InvalidInput):
+    """A session on disk is malformed; `path` names the first offending file."""
+
+    def __init__(self, session_id: str, path: Path | None, reason: str) -> None:
+        where = f" ({path})" if path is not None else ""
+        super().__init__(f"session {session_id!r} is invalid{where}: {reason}")
+        self.session_id = session_id
+        self.path = path
+        self.reason = reason
+
+
+class ArchiveCorrupt(DagmemError):
+    """An evidence archive has valid frames after a damaged one; appends are refused."""
+
+    def __init__(self, path: Path, offset: int, reason: str) -> None:
+        super().__init__(f"archive {path} is corrupt at byte {offset}: {reason}")
+        self.path = path
+        self.offset = offset
+        self.reason = reason

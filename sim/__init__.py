@@ -1,0 +1,1 @@
+"""The deterministic simulator, its independent oracle, fault injection, benchmarks and reports."""

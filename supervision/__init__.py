@@ -1,0 +1,1 @@
+"""OTP-style supervision on anyio: strategies, restart types, intensity, backoff and escalation."""
