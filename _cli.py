@@ -28,7 +28,9 @@ def _parser() -> argparse.ArgumentParser:
         "demo", parents=[common], help="append, fork and show a small branching conversation"
     )
     demo.add_argument("--session", default="demo", help="session id to use (default: demo)")
-    bench = sub.add_parser("bench", parents=[common], help="run a benchmark and print ratios measured side by side")
+    bench = sub.add_parser(
+        "bench", parents=[common], help="run a benchmark and print ratios measured side by side"
+    )
     bench.add_argument("name", choices=sorted(BENCHMARKS), help="which benchmark")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     return parser

@@ -1,18 +1,46 @@
-"""Shared fixtures. Every async test runs on asyncio and on trio (anyio's own pytest plugin)."""
+"""Shared fixtures. Every async test runs on asyncio and on trio (anyio's own pytest plugin).
+
+Mark a test `@pytest.mark.virtual_time` to run it on a virtual clock on both backends (trio's
+`MockClock(autojump_threshold=0)`, asyncio with `looptime`): an hour of `anyio.sleep` costs milliseconds.
+Tests marked `slow` run only with `--slow`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, SessionStore
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", help="also run tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def anyio_backend(request: pytest.FixtureRequest) -> Any:
+    name = str(request.param)
+    if request.node.get_closest_marker("virtual_time") is None:
+        return name
+    if name == "trio":
+        from trio.testing import MockClock
+
+        return ("trio", {"clock": MockClock(autojump_threshold=0)})
+    import looptime
+
+    return ("asyncio", {"loop_factory": looptime.new_event_loop})
 
 
 class FakeClock:
