@@ -1,8 +1,10 @@
-"""The `dagmem` command line. Each command lives with its domain; this module only parses arguments."""
+"""The `dagmem` command line. This module only parses arguments; each command lives with its domain
+and is imported when it runs (so `dagmem --help` stays fast)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -11,6 +13,15 @@ from pathlib import Path
 __all__ = ["main"]
 
 DEFAULT_HOME = Path(".dagmem")
+
+# command -> "module:function"; the function takes the parsed arguments and returns the exit status.
+COMMANDS = {
+    "demo": "dagmem.memory.demo:command",
+    "write": "dagmem.memory.commands:write_command",
+    "status": "dagmem.memory.commands:status_command",
+    "bench": "dagmem.sim.bench:command",
+}
+BENCHMARKS = ("store",)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,21 +36,31 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
-        "demo", parents=[common], help="append, fork and show a small branching conversation"
+        "demo", parents=[common], help="append, fork, write and show a branching conversation"
     )
     demo.add_argument("--session", default="demo", help="session id to use (default: demo)")
-    bench = sub.add_parser(
-        "bench", parents=[common], help="run a benchmark and print ratios measured side by side"
+
+    write = sub.add_parser(
+        "write", parents=[common], help="write what the sessions of a home owe (DESIGN §3)"
     )
-    bench.add_argument("name", choices=sorted(BENCHMARKS), help="which benchmark")
+    write.add_argument("--session", action="append", help="only this session (repeatable)")
+    write.add_argument(
+        "--force", action="store_true", help="boundary-write every session: nothing stays owed"
+    )
+    write.add_argument(
+        "--distiller", default="extractive", choices=["extractive"], help="how topics are distilled"
+    )
+    write.add_argument("--threshold", type=int, default=16_000, help="batch size in tokens (default 16000)")
+    write.add_argument("--idle-after", type=float, default=1800.0, help="seconds of quiet that end a session")
+
+    sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
+
+    bench = sub.add_parser(
+        "bench", parents=[common], help="run a benchmark; prints ratios measured side by side"
+    )
+    bench.add_argument("name", choices=BENCHMARKS, help="which benchmark")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     return parser
-
-
-# name -> "module:function"; each function takes (args: argparse.Namespace) and returns an exit status.
-BENCHMARKS = {
-    "store": "dagmem.sim.bench_store:main",
-}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,17 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if args.command == "demo":
-        from .memory.demo import run_demo
-
-        return run_demo(args.home, args.session, as_json=args.json)
-    if args.command == "bench":
-        import importlib
-
-        module, function = BENCHMARKS[args.name].split(":")
-        status: int = getattr(importlib.import_module(module), function)(args)
-        return status
-    raise AssertionError(args.command)  # argparse refuses unknown commands
+    module, function = COMMANDS[args.command].split(":")
+    status: int = getattr(importlib.import_module(module), function)(args)
+    return status
 
 
 if __name__ == "__main__":

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 from .node import Role
 from .store import FileSessionStore
 
-__all__ = ["run_demo"]
+__all__ = ["command", "run_demo"]
 
 _TRUNK = [
     (Role.USER, "I'm planning a trip to Lisbon in May. What should I pack?"),
@@ -56,3 +57,7 @@ def run_demo(home: Path, session_id: str, *, as_json: bool = False) -> int:
         for node in snapshot.branch(tip.id):
             print(f"  {node.id:>4} {node.role:<9} {node.content[:70]}")
     return 0
+
+
+def command(args: argparse.Namespace) -> int:
+    return run_demo(args.home, args.session, as_json=args.json)
