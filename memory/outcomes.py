@@ -38,6 +38,8 @@ class ReasonCode(enum.StrEnum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     IO_ERROR = "IO_ERROR"
     GIT_FAILED = "GIT_FAILED"
+    # the runtime
+    WRITER_CRASHED = "WRITER_CRASHED"  # the writer actor died mid-batch; it restarts and the batch is owed
     # anything else
     WRITER_FAILURE_UNKNOWN = "WRITER_FAILURE_UNKNOWN"
 
@@ -51,6 +53,7 @@ RETRYABLE = frozenset(
         ReasonCode.MODEL_PROVIDER_INTERNAL,
         ReasonCode.DISK_FULL,
         ReasonCode.IO_ERROR,
+        ReasonCode.WRITER_CRASHED,
     }
 )
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import faults
-from .durable import atomic_write_many, fsync_dir, is_temp_name
+from .durable import atomic_write_many, fsync_dir, is_temp_name, sweep_temp
 from .errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from .ids import check_id, is_valid_id
 from .node import HEAD, HeadType, Node, Role, parse_node_filename, shard_of
@@ -51,6 +51,7 @@ class _Backend(Protocol):
     def write(self, sid: str, items: list[tuple[str, bytes]], site: str) -> None: ...
     def commit(self, sid: str, relpaths: list[str], message: str) -> None: ...
     def path(self, sid: str, relpath: str = "") -> Path: ...
+    def sweep(self, sid: str) -> list[Path]: ...
 
 
 @dataclass
@@ -94,6 +95,7 @@ class SessionStore:
         self._clock = clock
         self._live: dict[str, _Live] = {}
         self._guard = threading.Lock()
+        self._swept: set[str] = set()
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -119,6 +121,7 @@ class SessionStore:
             )
         if not self._backend.exists(session_id):
             raise UnknownSession(session_id)
+        self._sweep_once(session_id)
         problems: list[Problem] = []
         nodes: list[Node] = []
         seen: dict[str, str] = {}
@@ -384,12 +387,52 @@ class SessionStore:
         self.set_head(session_id, snapshot.nodes[node_id].predecessor)
         return rewound
 
+    def adopt_node(self, session_id: str, node: Node) -> None:
+        """A host wrote this node's file itself (the adapter protocol): index it without a rescan. The
+        file must exist at its documented path and hold exactly this node."""
+        live = self._get_live(session_id, create=True)
+        with live.lock:
+            data = self._backend.read(session_id, node.relpath)
+            stored = None if data is None else parse_node(data)[0]
+            if stored is None:
+                raise InvalidInput(
+                    f"session {session_id!r}: no readable node file at {self.path(session_id, node.relpath)}"
+                )
+            if stored != node:
+                raise InvalidInput(f"session {session_id!r}: {node.relpath} does not hold the node announced")
+            if node.predecessor is not None and node.predecessor not in live.index:
+                raise UnknownNode(session_id, node.predecessor)
+            live.index[node.id] = node.relpath
+            live.max_seq = max(live.max_seq, node.seq)
+
+    def reload_meta(self, session_id: str) -> SessionMeta:
+        """Re-read `meta.json` (a host moved the head itself)."""
+        live = self._get_live(session_id)
+        with live.lock:
+            data = self._backend.read(session_id, "meta.json")
+            if data is not None:
+                try:
+                    live.meta = SessionMeta.from_json(data)
+                except ValueError as exc:
+                    raise SessionInvalid(
+                        session_id, self.path(session_id, "meta.json"), f"malformed meta.json: {exc}"
+                    ) from None
+            return live.meta.model_copy(deep=True)
+
     def forget(self, session_id: str) -> None:
         """Drop what this process keeps of a session (it is re-read on next use)."""
         with self._guard:
             self._live.pop(session_id, None)
 
     # -- internals -------------------------------------------------------------------------------------
+
+    def _sweep_once(self, session_id: str) -> None:
+        """The first time this store (this process) opens a session, remove the temp files that dead
+        writers left in it (a process killed between a write and its rename)."""
+        if session_id in self._swept:
+            return
+        self._swept.add(session_id)
+        self._backend.sweep(session_id)
 
     def _get_live(self, session_id: str, *, create: bool = False) -> _Live:
         check_id(session_id, "session id")
@@ -407,6 +450,7 @@ class SessionStore:
                 raise UnknownSession(sid)
             now = self._clock()
             return _Live(SessionMeta(id=sid, created_at=now, updated_at=now), {}, 0)
+        self._sweep_once(sid)
         index: dict[str, str] = {}
         max_seq = 0
         for relpath in self._backend.history(sid):
@@ -496,6 +540,17 @@ class _FileBackend:
         if self.git:
             SessionGit(self.root / sid).commit(relpaths, message)
 
+    def sweep(self, sid: str) -> list[Path]:
+        base = self.root / sid
+        removed = sweep_temp(base)
+        history = base / "history"
+        removed.extend(sweep_temp(history))
+        if history.is_dir():
+            for shard in sorted(history.iterdir()):
+                if shard.is_dir() and not shard.name.startswith("."):
+                    removed.extend(sweep_temp(shard))
+        return removed
+
 
 class _MemoryBackend:
     def __init__(self) -> None:
@@ -526,6 +581,9 @@ class _MemoryBackend:
 
     def commit(self, sid: str, relpaths: list[str], message: str) -> None:
         return None
+
+    def sweep(self, sid: str) -> list[Path]:
+        return []  # nothing here outlives the process
 
 
 class FileSessionStore(SessionStore):

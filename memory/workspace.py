@@ -99,10 +99,9 @@ class Workspace:
             os.close(fd)  # releases the lock
 
     def recover(self, *, full: bool = False) -> Recovery:
-        """Under the lock: finish or discard a dead writer's transaction; `full` also removes temp files."""
-        report = self.installer.recover(clean_dirs=[self.state] if full else ())
-        if not full:
-            report.temp_removed.clear()
+        """Under the lock: finish or discard a dead writer's transaction; `full` also removes the temp
+        files that dead writers left in the workspace (never a live process's: it may be mid-write)."""
+        report = self.installer.recover(sweep=[self.root, self.state] if full else ())
         self.index.sync_txlog(self.txlog)
         return report
 
@@ -184,8 +183,12 @@ class Workspace:
     def status(self) -> WriterStatus:
         return load_status(self.status_path)
 
-    def record_success(self) -> None:
-        save_status(self.status_path, self.status().succeeded(self.clock()), fsync=self.fsync)
+    def record_success(self) -> WriterStatus:
+        status = self.status().succeeded(self.clock())
+        save_status(self.status_path, status, fsync=self.fsync)
+        return status
 
-    def record_failure(self, code: ReasonCode, retryable: bool) -> None:
-        save_status(self.status_path, self.status().failed(self.clock(), code, retryable), fsync=self.fsync)
+    def record_failure(self, code: ReasonCode, retryable: bool) -> WriterStatus:
+        status = self.status().failed(self.clock(), code, retryable)
+        save_status(self.status_path, status, fsync=self.fsync)
+        return status

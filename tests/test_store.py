@@ -159,7 +159,7 @@ def test_a_broken_chain_is_named_in_the_error(store: SessionStore) -> None:
     [problem] = snapshot.problems
     assert problem.path.name == "000005-u-orphan.json"
     assert "'gone' does not exist" in problem.reason
-    with pytest.raises(BrokenChain, match="orphan.*'gone' does not exist"):
+    with pytest.raises(BrokenChain, match=r"orphan.*'gone' does not exist"):
         store.branch("s", "orphan")
 
 

@@ -1,0 +1,81 @@
+"""What the actors of one runtime share: configuration, the store, the writer's address, and how blocking
+work is run (in a worker thread for real files, inline for the in-memory store under virtual time)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import anyio
+
+from ..memory.distill import Distiller
+from ..memory.planner import DEFAULT_THRESHOLD
+from ..memory.status import WriterStatus
+from ..memory.store import SessionStore
+from ._mailbox import Mailbox
+from .messages import WriteRequest
+
+__all__ = ["Context", "RuntimeConfig", "Trace"]
+
+log = logging.getLogger("dagmem.actors")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+Trace = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    token_threshold: int = DEFAULT_THRESHOLD
+    idle_after: float = 1800.0  # seconds of silence that end a session (event-loop clock)
+    abandon_after: float = 60.0  # seconds before a branch the head left is force-written
+    session_mailbox: int = 64  # messages a session actor queues before `append` waits
+    writer_mailbox: int = 256  # batches queued for the writer before delivery waits
+    max_attempts: int = 5  # tries of a retryable failure before the session parks
+    retry_base: float = 0.5  # first retry delay; doubles, capped at 60 s
+    session_intensity: int = 5  # restarts of a session's actors within session_period before escalating
+    session_period: float = 30.0
+    sessions_intensity: int = 100
+    sessions_period: float = 60.0
+    root_intensity: int = 5
+    root_period: float = 60.0
+    fsync: bool = True
+
+    def __post_init__(self) -> None:
+        if self.token_threshold < 1:
+            raise ValueError("token_threshold must be at least 1")
+        if self.idle_after <= 0 or self.abandon_after < 0:
+            raise ValueError("idle_after must be > 0 and abandon_after >= 0")
+        if self.session_mailbox < 1 or self.writer_mailbox < 1:
+            raise ValueError("mailbox sizes must be at least 1")
+
+
+@dataclass
+class Context:
+    config: RuntimeConfig
+    store: SessionStore
+    workspace_root: Path
+    workspace_id: str
+    distiller: Distiller
+    writer: Mailbox[WriteRequest]
+    epoch: Callable[[], float]  # wall-clock epoch seconds for files (virtual in the simulator)
+    offload: bool  # run blocking work in worker threads
+    trace: Trace | None = None
+    status: WriterStatus = field(default_factory=WriterStatus)
+
+    async def io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run blocking work: in a worker thread for real I/O, inline otherwise (virtual time must not
+        see threads, or the clock jumps while they run)."""
+        call = functools.partial(fn, *args, **kwargs)
+        if self.offload:
+            return await anyio.to_thread.run_sync(call)
+        return call()
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        if self.trace is not None:
+            self.trace(kind, fields)
