@@ -21,7 +21,7 @@ COMMANDS = {
     "status": "dagmem.memory.commands:status_command",
     "bench": "dagmem.sim.bench:command",
 }
-BENCHMARKS = ("store",)
+BENCHMARKS = ("store", "write")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -135,14 +135,20 @@ class Runtime:
             trace=trace,
         )
         runtime = cls(ctx, on_event=on_event)
-        async with anyio.create_task_group() as tg:
-            runtime._tg = tg
-            await tg.start(runtime._run_root)
-            try:
-                yield runtime
-            finally:
-                runtime._closing = True
-                runtime._root.stop()
+        try:
+            async with anyio.create_task_group() as tg:
+                runtime._tg = tg
+                await tg.start(runtime._run_root)
+                try:
+                    yield runtime
+                finally:
+                    runtime._closing = True
+                    runtime._root.stop()
+        except BaseExceptionGroup as group:
+            # The host's own exception (or our RuntimeCrashed) comes out as itself, not in a group.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
         if runtime._failed is not None:
             raise runtime._failed
 
@@ -157,7 +163,7 @@ class Runtime:
             error = self._failed or MailboxClosed("the dagmem runtime is closed")
             self._ctx.writer.close(error)
             for handle in list(self._sessions.values()):
-                handle.mailbox.close(error)
+                handle.close(error)
             self._sessions.clear()
 
     async def _run_sessions(
@@ -166,7 +172,7 @@ class Runtime:
         # A (re)started sessions supervisor has no children: forget the old addresses (their queued calls
         # fail and are retried by the caller against a fresh actor).
         for handle in list(self._sessions.values()):
-            handle.mailbox.close(MailboxClosed(f"session {handle.session_id!r} was restarted"))
+            handle.close(MailboxClosed(f"session {handle.session_id!r} was restarted"))
         self._sessions.clear()
         await self._sessions_sup.run(task_status=task_status)
 
@@ -203,7 +209,7 @@ class Runtime:
         except BaseException:
             if self._sessions.get(session_id) is handle:
                 del self._sessions[session_id]
-            mailbox.close()
+            handle.close()
             raise
         return handle
 
@@ -230,7 +236,7 @@ class Runtime:
         and remove its supervisor in the background."""
         if self._sessions.get(handle.session_id) is handle:
             del self._sessions[handle.session_id]
-        handle.mailbox.close()
+        handle.close()
         self._ctx.store.forget(handle.session_id)
         if handle.supervisor is not None:
             handle.supervisor.stop()
@@ -307,10 +313,11 @@ class Runtime:
             limiter = anyio.CapacityLimiter(32)
 
             async def force_one(session_id: str) -> None:
+                # A runtime that dies meanwhile is reported once, below, not as an exception group.
                 async with limiter:
-                    live = session_id in self._sessions
-                    handle = await self._handle(session_id, retire_after_flush=not live)
-                    with contextlib.suppress(MailboxClosed):
+                    with contextlib.suppress(MailboxClosed, RuntimeCrashed):
+                        live = session_id in self._sessions
+                        handle = await self._handle(session_id, retire_after_flush=not live)
                         await handle.mailbox.request(Flush(force=True))
 
             async with anyio.create_task_group() as tg:
@@ -324,7 +331,7 @@ class Runtime:
 
     @staticmethod
     async def _flush_one(handle: SessionHandle) -> None:
-        with contextlib.suppress(MailboxClosed):
+        with contextlib.suppress(MailboxClosed, RuntimeCrashed):
             await handle.mailbox.request(Flush())
 
     def status(self) -> RuntimeStatus:

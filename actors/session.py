@@ -68,6 +68,13 @@ class SessionHandle:
     waiters: list[Reply[object]] = field(default_factory=list)
     on_retire: Callable[[SessionHandle], None] | None = None
 
+    def close(self, error: BaseException | None = None) -> None:
+        """For good: refuse new messages and fail every call still waiting on this session."""
+        self.mailbox.close(error)
+        waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            waiter.fail(error or ActorStopped(f"session {self.session_id!r} stopped before it answered"))
+
 
 class SessionActor:
     def __init__(self, handle: SessionHandle, ctx: Context) -> None:
@@ -204,7 +211,8 @@ class SessionActor:
                 reply.set(rewound)
         elif isinstance(message, TurnAdded):
             await ctx.io(store.adopt_node, self.sid, message.node)
-            self._added(message.node)
+            if message.node.id not in planner.view:  # a revived actor may have read it from disk already
+                self._added(message.node)
             if reply is not None:
                 reply.set(message.node)
         elif isinstance(message, HeadMoved):

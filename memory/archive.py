@@ -436,12 +436,41 @@ class SessionArchive:
             self._adopt(scan_archive(_read(fd, 0, size), self.session_id), replace=True)
         elif size > self._valid_end:
             tail = _read(fd, self._valid_end, size)
-            self._adopt(
-                scan_archive(tail, self.session_id, known_ids=ids, base=self._valid_end), replace=False
-            )
+            result = scan_archive(tail, self.session_id, known_ids=ids, base=self._valid_end)
+            if result.status == "complete":
+                self._adopt(result, replace=False)
+            else:
+                # Damage after what we knew decides about bytes of the file: a torn tail is truncated by
+                # the append, a corrupt archive refuses it. Decide that from the whole file, never from a
+                # cached state: a cache (the index) can lag behind another process's append, and then the
+                # frames that append wrote look like duplicates of themselves.
+                self._adopt(scan_archive(_read(fd, 0, size), self.session_id), replace=True)
         if self._corrupt is not None:
             raise self._corrupt
         return size
+
+    def _open_locked(self) -> tuple[int, bool]:
+        """Open the file (created if missing) and lock it: (fd, whether this call created it). A lock won
+        on a file that was unlinked meanwhile (a failed first append removes the file it created) locks
+        nothing that anyone else uses, so the path is opened again."""
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                created = True
+            except FileExistsError:
+                try:
+                    fd = os.open(self.path, os.O_RDWR)
+                except FileNotFoundError:
+                    continue
+                created = False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if os.fstat(fd).st_nlink > 0:
+                    return fd, created
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
 
     def append(self, records: Sequence[ArchiveRecord]) -> list[str]:
         """Archive the records not archived yet, in one fsynced append; returns their source ids in order.
@@ -460,14 +489,8 @@ class SessionArchive:
         if not rendered:
             return []
 
+        fd, created = self._open_locked()
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-            created = True
-        except FileExistsError:
-            fd = os.open(self.path, os.O_RDWR)
-            created = False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             size = self._sync(fd)
             known = self._loaded()
             new = [(sid, frame) for sid, frame in rendered.items() if sid not in known]
@@ -483,6 +506,14 @@ class SessionArchive:
             offset = durable.append_bytes(self.path, payload, fsync=self._fsync, site="archive")
             if created and self._fsync:
                 durable.fsync_dir(self.path.parent, site="archive")
+        except faults.InjectedCrash:
+            raise
+        except BaseException:
+            # A failed append puts the file back as it was; a file this call created (all of it ours) goes
+            # too, under its lock: a process waiting for the lock finds it unlinked and opens the path again.
+            if created:
+                self.path.unlink(missing_ok=True)
+            raise
         finally:
             os.close(fd)  # releases the lock
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,10 @@ class TopicReader(Protocol):
         """The current text of a topic file (e.g. "topics/lisbon.md"), None if it does not exist."""
         ...
 
+    def size(self, relpath: str) -> int | None:
+        """The size in bytes of a topic file without reading it, None if it does not exist."""
+        ...
+
 
 class Distiller(Protocol):
     name: str
@@ -58,6 +63,9 @@ _STOPWORDS = frozenset(
 _WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{2,}")
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
 _EXCERPT = 400
+# A topic file stops growing at this size and its word continues in `<slug>--2.md`, `--3`, ...: a write
+# rewrites and re-parses the files it touches, so their size bounds the cost of a write.
+TOPIC_FILE_LIMIT = 16 * 1024
 
 
 def _keywords(text: str) -> list[str]:
@@ -67,7 +75,9 @@ def _keywords(text: str) -> list[str]:
 
 
 def _slug(word: str) -> str:
-    slug = _SLUG_CHARS.sub("-", word.casefold()).strip("-")[:48]
+    # "Belém" -> "belem": strip accents so the file name stays readable ASCII.
+    ascii_word = unicodedata.normalize("NFKD", word.casefold()).encode("ascii", "ignore").decode()
+    slug = _SLUG_CHARS.sub("-", ascii_word).strip("-")[:48]
     if not slug:  # a word with no ASCII letters: name the file by a stable hash of it
         slug = "t-" + hashlib.sha256(word.encode()).hexdigest()[:10]
     return slug
@@ -109,6 +119,17 @@ def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
     return min(counts, key=lambda w: (-counts[w], -len(w), w))
 
 
+def _open_part(slug: str, topics: TopicReader) -> str:
+    """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide)."""
+    part = 1
+    while True:
+        path = f"topics/{slug}.md" if part == 1 else f"topics/{slug}--{part}.md"
+        size = topics.size(path)
+        if size is None or size < TOPIC_FILE_LIMIT:
+            return path
+        part += 1
+
+
 class ExtractiveDistiller:
     """Groups each batch's exchanges into topic files by their most salient word and writes one block
     per exchange: the quoted gist of each turn, citing every turn of the exchange. Deterministic, offline,
@@ -119,9 +140,13 @@ class ExtractiveDistiller:
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         by_topic: dict[str, list[list[ArchiveRecord]]] = {}
         titles: dict[str, str] = {}
+        current_part: dict[str, str] = {}
         for exchange in _exchanges(batch.records):
             word = _topic_word(exchange)
-            path = f"topics/{_slug(word)}.md"
+            slug = _slug(word)
+            if slug not in current_part:
+                current_part[slug] = _open_part(slug, topics)
+            path = current_part[slug]
             by_topic.setdefault(path, []).append(exchange)
             titles.setdefault(path, word[:1].upper() + word[1:])
         edits: dict[str, str | None] = {}

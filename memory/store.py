@@ -122,6 +122,9 @@ class SessionStore:
         if not self._backend.exists(session_id):
             raise UnknownSession(session_id)
         self._sweep_once(session_id)
+        # meta.json first: an append writes the node file before meta.json, so a head read now is among
+        # the node files listed next, even while another process appends to the session.
+        meta_data = self._backend.read(session_id, "meta.json")
         problems: list[Problem] = []
         nodes: list[Node] = []
         seen: dict[str, str] = {}
@@ -138,7 +141,7 @@ class SessionStore:
         by_id = {node.id: node for node in nodes}
         for node_id, reason in graph_problems({n.id: n.predecessor for n in nodes}):
             problems.append(Problem(self.path(session_id, seen[node_id]), reason))
-        meta = self._read_meta(session_id, by_id, problems)
+        meta = self._read_meta(session_id, by_id, problems, meta_data)
         return SessionSnapshot(session_id, meta, by_id, problems)
 
     def _read_node_file(self, sid: str, relpath: str, problems: list[Problem]) -> Node | None:
@@ -171,8 +174,9 @@ class SessionStore:
             return None
         return node
 
-    def _read_meta(self, sid: str, nodes: Mapping[str, Node], problems: list[Problem]) -> SessionMeta:
-        data = self._backend.read(sid, "meta.json")
+    def _read_meta(
+        self, sid: str, nodes: Mapping[str, Node], problems: list[Problem], data: bytes | None
+    ) -> SessionMeta:
         meta: SessionMeta | None = None
         if data is not None:
             try:
@@ -528,7 +532,10 @@ class _FileBackend:
             if not parent.is_dir():
                 for missing in reversed([parent, *parent.parents]):
                     if not missing.exists():
-                        missing.mkdir()
+                        try:
+                            missing.mkdir()
+                        except FileExistsError:
+                            continue  # another session's first append made it (a shared parent)
                         created.append(missing)
         atomic_write_many([(base / relpath, data) for relpath, data in items], fsync=self.fsync, site=site)
         if self.fsync:

@@ -17,6 +17,7 @@ workspace (archived sources, other topics' blocks) and the batch rule.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import posixpath
 import re
@@ -74,6 +75,8 @@ _BLOCK_LINK: Final = re.compile(
 )
 _ASCII_PUNCTUATION: Final = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _HTML_START: Final = re.compile(r"[A-Za-z/!?]")
+# No unescaped "[", "]", "^" or "<" (a backslash escapes the character after it): no construct at all.
+_PLAIN_CLAIM: Final = re.compile(r"(?:[^\\\[\]^<]|\\[\s\S])*\\?")
 
 
 class TopicFormatError(InvalidInput):
@@ -238,6 +241,8 @@ def _scan_claim(claim: str, start: int, end: int, links: list[re.Match[str]] | N
     """Walk claim[start:end] as markdown does for backslash escapes; raise ValueError at the first
     unescaped construct a claim may not hold. Allowed block links are appended to `links`; inside a link's
     text (links is None) no further link is allowed."""
+    if _PLAIN_CLAIM.fullmatch(claim, start, end):
+        return  # the common case (every record quoted by `inert`): nothing unescaped to look at
     opened = False  # an unescaped "[" that is not an allowed link: a following "](" makes a link
     i = start
     while i < end:
@@ -468,6 +473,13 @@ def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str],
 def parse_topic(text: str, path: str) -> Topic:
     """The topic in `text` (the file at `path`, used in errors). Strict: any departure from the format or
     from the one-file rules raises TopicFormatError, so a parsed file renders back to the same text."""
+    return _parse_topic_cached(text, path)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_topic_cached(text: str, path: str) -> Topic:
+    # A write parses the same old text twice (the distiller, then the validator); a Topic is immutable,
+    # so sharing the result is safe. Errors are not cached (lru_cache does not keep exceptions).
     checker = _FileChecker(path)
 
     def fail(line: int, reason: str) -> TopicFormatError:
@@ -540,7 +552,10 @@ def validate_topic(
         for source in citation.sources
     }
     archived: dict[tuple[str, str], bool] = {}
+    unchanged = set(old.blocks) if old is not None else set()
     for block, line in zip(new.blocks, lines, strict=True):
+        if block in unchanged:
+            continue  # checked when it was installed; archives are append-only (O(edit), not O(file))
         for link in block_links(block.claim):
             target, bid = _link_target(path, link["slug"]), link["bid"]
             exists = bid in own_blocks if target == own_path else block_exists(target, bid)

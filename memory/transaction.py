@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import faults
-from .durable import atomic_write_many, fsync_dir, is_temp_name
+from .durable import atomic_write_many, fsync_dir, sweep_temp
 from .txlog import TxLog, TxRecord
 
 __all__ = ["Installer", "Recovery", "sha256_hex", "tx_id"]
@@ -84,14 +84,18 @@ class Installer:
         stage = self.stage_root / record.tx
         if files:
             self._stage(stage, files)
+        size = self.txlog.size()
         try:
             end = self.txlog.append(record)  # the commit point
         except faults.InjectedCrash:
             raise
         except BaseException:
-            # Not committed: leave the workspace as it was (a partial line is a torn tail).
+            # A failed append puts the txlog back as it was (a partial line left anyway is a torn tail):
+            # not committed, so the stage goes. Should the whole line still stand, it is committed, and
+            # the stage stays for recovery to finish.
             self.txlog.truncate_torn_tail()
-            shutil.rmtree(stage, ignore_errors=True)
+            if self.txlog.size() <= size:
+                shutil.rmtree(stage, ignore_errors=True)
             raise
         self.apply(record)
         return record, end
@@ -140,8 +144,9 @@ class Installer:
         faults.hit("install:cleanup")
         shutil.rmtree(stage, ignore_errors=True)
 
-    def recover(self, *, clean_dirs: Sequence[Path] = ()) -> Recovery:
-        """Finish or discard what a dead process left: a torn txlog line, stages, temp files."""
+    def recover(self, *, sweep: Sequence[Path] = ()) -> Recovery:
+        """Finish or discard what a dead process left: a torn txlog line, stages, and the temp files of
+        dead writers in the `sweep` directories."""
         report = Recovery(txlog_truncated=self.txlog.truncate_torn_tail())
         stages = sorted(self.stage_root.iterdir()) if self.stage_root.is_dir() else []
         if stages:
@@ -156,13 +161,8 @@ class Installer:
                     log.warning("discarding uncommitted stage %s left by a crashed writer", stage.name)
                     shutil.rmtree(stage, ignore_errors=True)
                     report.discarded.append(stage.name)
-        for directory in (self.root, self.stage_root.parent, *clean_dirs):
-            if not directory.is_dir():
-                continue
-            for entry in directory.iterdir():
-                if is_temp_name(entry.name) and entry.is_file():
-                    entry.unlink(missing_ok=True)
-                    report.temp_removed.append(entry)
+        for directory in sweep:
+            report.temp_removed.extend(sweep_temp(directory))
         return report
 
     def _committed(self, names: set[str]) -> dict[str, TxRecord]:

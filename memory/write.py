@@ -24,7 +24,7 @@ from .topics import TopicFormatError, anchor_of, parse_topic, validate_topic
 from .transaction import sha256_hex
 from .workspace import Workspace
 
-__all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
+__all__ = ["WriteOutcome", "consumed_prefix", "mark_nodes", "records_of", "write_batch"]
 
 log = logging.getLogger("dagmem.write")
 
@@ -61,6 +61,14 @@ class _Reader:
         self.bases.setdefault(relpath, None if data is None else sha256_hex(data))
         return None if data is None else data.decode("utf-8")
 
+    def size(self, relpath: str) -> int | None:
+        if TOPIC_PATH.fullmatch(relpath) is None:
+            raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
+        try:
+            return (self.workspace.root / relpath).stat().st_size
+        except FileNotFoundError:
+            return None
+
 
 def write_batch(
     workspace: Workspace, session_id: str, records: Sequence[ArchiveRecord], distiller: Distiller
@@ -86,10 +94,13 @@ def _write(
     # 1. Archive the evidence (idempotent, append-only).
     workspace.archive(session_id, records)
 
-    # A redo after a crash, or another writer that got there first: consumed records are only marked.
+    # A redo after a crash, or another writer that got there first: consumed records are only marked,
+    # once their transaction is installed (its install may have failed part way, or be running now).
     done = workspace.consumed(source_ids)
     todo = [r for r in records if r.source_id not in done]
     if not todo:
+        with workspace.lock():
+            workspace.recover()
         return WriteOutcome(all_ids, None)
 
     # 2a. Distil, outside the lock (a model call can take minutes).
@@ -183,6 +194,21 @@ def _validate(
             ReasonCode.INVALID_TOPIC_FORMAT,
             f"{len(uncited)} records of the batch are not cited: {uncited[:5]}",
         )
+
+
+def consumed_prefix(workspace: Workspace, session_id: str, node_ids: Sequence[str]) -> tuple[str, ...]:
+    """The longest run of `node_ids`, oldest first, that committed transactions already consumed.
+
+    A crash between the marks of a committed batch leaves such a run unmarked at the start of the next
+    batch. Marking that run alone, and batching what follows as usual, writes exactly what the run
+    without the crash wrote; distilling the rest with it would batch (and so distil) differently."""
+    done = workspace.consumed(f"{session_id}/{node_id}" for node_id in node_ids)
+    prefix: list[str] = []
+    for node_id in node_ids:
+        if f"{session_id}/{node_id}" not in done:
+            break
+        prefix.append(node_id)
+    return tuple(prefix)
 
 
 def mark_nodes(store: SessionStore, session_id: str, node_ids: Sequence[str], workspace_id: str) -> list[str]:

@@ -8,6 +8,7 @@ session is refused with `INVALID_INPUT` naming the file, and every other session
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -23,7 +24,7 @@ from .planner import DEFAULT_THRESHOLD, SessionPlanner
 from .store import FileSessionStore, SessionStore
 from .tokens import count_tokens
 from .workspace import Workspace
-from .write import mark_nodes, records_of, write_batch
+from .write import consumed_prefix, mark_nodes, records_of, write_batch
 
 __all__ = [
     "EXIT_FAILED",
@@ -116,6 +117,11 @@ def write_session(
             _failed(result, failure)
             break
         try:
+            done = consumed_prefix(workspace, session_id, batch.node_ids)
+            if 0 < len(done) < len(batch.node_ids):
+                # A crash between the marks of a committed batch: mark what it consumed, and let the rest
+                # be batched as it would have been without the crash.
+                batch = dataclasses.replace(batch, node_ids=done)
             outcome = write_batch(
                 workspace,
                 session_id,
@@ -129,19 +135,28 @@ def write_session(
                 "session %s: batch of %d records failed: %s", session_id, len(batch.node_ids), failure
             )
             planner.on_failed(batch, retryable=failure.retryable, now=clock())
-            workspace.record_failure(failure.code, failure.retryable)
+            _record_status(workspace.record_failure, failure.code, failure.retryable)
             if planner.parked:
                 _failed(result, failure)
                 break
             continue
         planner.on_written(batch)
-        workspace.record_success()
+        _record_status(workspace.record_success)
         previous = batch.node_ids
         result.outcome = "written"
         result.batches += 1
         result.records += len(batch.node_ids)
     result.pending = view.pending_records()
     return result
+
+
+def _record_status(update: Callable[..., object], *args: object) -> None:
+    """`status.json` reports outcomes; failing to rewrite it (a full disk) must neither fail the pass nor
+    hide the outcome, which the result carries anyway."""
+    try:
+        update(*args)
+    except OSError as exc:
+        log.warning("could not update the writer status: %s", exc)
 
 
 def _failed(result: SessionResult, failure: WriteFailure) -> None:
@@ -179,7 +194,7 @@ def write_home(
                 store, workspace, session_id, boundary=boundary, distiller=distiller, threshold=threshold
             )
             if result.outcome == "invalid":
-                workspace.record_failure(ReasonCode.INVALID_INPUT, False)
+                _record_status(workspace.record_failure, ReasonCode.INVALID_INPUT, False)
             store.forget(session_id)
             results.append(result)
             if on_session is not None:

@@ -90,7 +90,7 @@ def say(
     store: FileSessionStore, sid: str, n: int, prefix: str, predecessor: Any = None, **kw: Any
 ) -> list[str]:
     """Append n alternating user/assistant turns; returns their ids."""
-    ids = []
+    ids: list[str] = []
     for i in range(1, n + 1):
         role = "user" if i % 2 else "assistant"
         text = f"{prefix}{i}: {'tell me about' if role == 'user' else 'here is'} {prefix} topic number {i}"
@@ -217,6 +217,7 @@ class Forging:
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         edits = dict(ExtractiveDistiller().distill(batch, topics))
         path, text = next(iter(edits.items()))
+        assert text is not None
         edits[path] = text.replace(f"../sources/{batch.session_id}.md", "../sources/elsewhere.md")
         return edits
 
