@@ -105,11 +105,14 @@ class Runtime:
         trace: Trace | None = None,
         epoch: Any = None,
         on_event: Any = None,
+        offload: bool | None = None,
     ) -> AsyncIterator[Runtime]:
         """Start the actor tree over `home` (`sessions/` and `memory/`) and stop it on exit.
 
-        `store` replaces the file store (the simulator passes an in-memory one; its calls then run
-        inline, with no threads, so virtual time stays exact)."""
+        `store` replaces the file store (the simulator passes an in-memory one). Blocking work runs in
+        worker threads when the store does real I/O; `offload=False` runs it inline instead, which
+        blocks the event loop but keeps a virtual clock exact (threads let it jump) and runs
+        deterministic. `epoch` is the clock for times written to files (default `time.time`)."""
         home = Path(home)
         if config is None:
             config = RuntimeConfig(
@@ -117,7 +120,7 @@ class Runtime:
             )
         store = store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync)
         memory = home / "memory"
-        offload = store.blocking
+        offload = store.blocking if offload is None else offload
         workspace_id = (
             await anyio.to_thread.run_sync(ensure_workspace_id, memory / ".dagmem" / "workspace-id")
             if offload
