@@ -19,6 +19,7 @@ COMMANDS = {
     "demo": "dagmem.memory.demo:command",
     "write": "dagmem.memory.commands:write_command",
     "status": "dagmem.memory.commands:status_command",
+    "verify": "dagmem.sim.verify:command",
     "bench": "dagmem.sim.bench:command",
 }
 BENCHMARKS = ("store", "write")
@@ -54,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     write.add_argument("--idle-after", type=float, default=1800.0, help="seconds of quiet that end a session")
 
     sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
+
+    verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
+    verify.add_argument(
+        "--strict", action="store_true", help="records owed but not yet due are violations too"
+    )
+    verify.add_argument("--repair", action="store_true", help="drop markers whose record was never consumed")
 
     bench = sub.add_parser(
         "bench", parents=[common], help="run a benchmark; prints ratios measured side by side"

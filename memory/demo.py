@@ -1,4 +1,4 @@
-"""`dagmem demo`: a small branching conversation appended, forked and shown."""
+"""`dagmem demo`: a small branching conversation appended, forked, written to memory and shown."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from pathlib import Path
 
 from .node import Role
 from .store import FileSessionStore
+from .writepass import write_home
 
 __all__ = ["command", "run_demo"]
 
 _TRUNK = [
     (Role.USER, "I'm planning a trip to Lisbon in May. What should I pack?"),
-    (
-        Role.ASSISTANT,
-        "Light layers, a rain jacket and comfortable shoes: Lisbon is hilly and May can be showery.",
-    ),
+    (Role.ASSISTANT, "Light layers, a rain jacket and comfortable shoes: Lisbon is hilly and May can be showery."),
     (Role.USER, "Which neighbourhood should I stay in?"),
     (Role.ASSISTANT, "Alfama for atmosphere, Chiado for shops and restaurants, Príncipe Real for quiet."),
     (Role.USER, "Is a day trip to Sintra worth it?"),
@@ -30,32 +28,43 @@ _RETRY = [
 
 def run_demo(home: Path, session_id: str, *, as_json: bool = False) -> int:
     store = FileSessionStore(home)
-    ids: list[str] = []
-    if store.has_session(session_id):
-        snapshot = store.load(session_id)
-    else:
-        for role, text in _TRUNK:
-            ids.append(store.append(session_id, role, text).id)
-        # The user goes back to the second question and asks it differently: a fork at turn 2.
-        fork_at = ids[1]
-        node = store.append(session_id, _RETRY[0][0], _RETRY[0][1], predecessor=fork_at)
+    if not store.has_session(session_id):
+        ids = [store.append(session_id, role, text).id for role, text in _TRUNK]
+        # The user goes back to the second question and asks it differently: a fork after turn 2.
+        node = store.append(session_id, _RETRY[0][0], _RETRY[0][1], predecessor=ids[1])
         store.append(session_id, _RETRY[1][0], _RETRY[1][1], predecessor=node.id)
-        snapshot = store.load(session_id)
+    # The session is over: write every branch (head first); the shared prefix is written once.
+    [result] = write_home(home, sessions=[session_id], force=True)
+    snapshot = store.load(session_id)
     tips = snapshot.tips()
-    branches = {tip.id: [n.id for n in snapshot.branch(tip.id)] for tip in tips}
+    memory = home / "memory"
+    topics = sorted(p.relative_to(memory).as_posix() for p in (memory / "topics").glob("*.md"))
     if as_json:
+        branches = {tip.id: [n.id for n in snapshot.branch(tip.id)] for tip in tips}
         print(
             json.dumps(
-                {"home": str(home), "session": session_id, "head": snapshot.meta.head, "branches": branches}
+                {
+                    "home": str(home),
+                    "session": session_id,
+                    "head": snapshot.meta.head,
+                    "branches": branches,
+                    "written": result.as_json(),
+                    "topics": topics,
+                }
             )
         )
         return 0
-    print(f"home {home}, session {session_id!r}: {len(snapshot.nodes)} nodes, {len(tips)} tips")
+    print(f"home {home}, session {session_id!r}: {len(snapshot.nodes)} turns on {len(tips)} branches")
     for tip in tips:
         marker = " (head)" if tip.id == snapshot.meta.head else ""
         print(f"\nbranch ending at {tip.id}{marker}:")
         for node in snapshot.branch(tip.id):
-            print(f"  {node.id:>4} {node.role:<9} {node.content[:70]}")
+            print(f"  {node.id:>4} {node.role:<9} {node.content[:72]}")
+    print(f"\nwritten now: {result.records} records in {result.batches} batches; owed: {result.pending}")
+    print(f"evidence: {memory / 'sources' / (session_id + '.md')}")
+    for relpath in topics:
+        print(f"\n--- {relpath}")
+        print((memory / relpath).read_text(encoding="utf-8").rstrip())
     return 0
 
 
