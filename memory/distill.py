@@ -58,7 +58,8 @@ _STOPWORDS = frozenset(
     should shouldn so some such sure than thank thanks that the their theirs them themselves then there these
     they this those through to too under until up us very was wasn way we well were weren what when where
     which while who whom why will with won would wouldn yeah yes yet you your yours yourself yourselves
-    going go great good think thing things one lot want make really something anything time way""".split()
+    going go great good think thing things one lot want make really something anything time way actually
+    maybe please could would also still even back""".split()
 )
 _WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{2,}")
 _SLUG_CHARS = re.compile(r"[^a-z0-9]+")
