@@ -58,6 +58,8 @@ class SessionGit:
             ("commit.gpgsign", "false"),
             ("core.hooksPath", "/dev/null"),
             ("gc.auto", "0"),
+            # Each commit rewrites the index; split, it rewrites only what changed (not O(session)).
+            ("core.splitIndex", "true"),
         ):
             self._run("config", key, value)
 
