@@ -76,6 +76,7 @@ def sweep_temp(directory: Path) -> list[Path]:
         pid = temp_owner(entry.name)
         if pid is None or pid_alive(pid) or not entry.is_file(follow_symlinks=False):
             continue
+        faults.hit("sweep:unlink")
         try:
             os.unlink(entry.path)
         except FileNotFoundError:

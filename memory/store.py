@@ -212,6 +212,11 @@ class SessionStore:
         nodes = []
         for node_id in node_ids:
             relpath = live.index.get(node_id)
+            if relpath is None:
+                # Another process may have appended it since this one indexed the session (a host that
+                # appends while `dagmem write` marks): look at the files again before calling it unknown.
+                live.max_seq = max(live.max_seq, self._index_files(session_id, live.index))
+                relpath = live.index.get(node_id)
             data = None if relpath is None else self._backend.read(session_id, relpath)
             node = None if data is None else parse_node(data)[0]
             if node is None:
@@ -448,14 +453,8 @@ class SessionStore:
             self._live[session_id] = live
             return live
 
-    def _open(self, sid: str, *, create: bool) -> _Live:
-        if not self._backend.exists(sid):
-            if not create:
-                raise UnknownSession(sid)
-            now = self._clock()
-            return _Live(SessionMeta(id=sid, created_at=now, updated_at=now), {}, 0)
-        self._sweep_once(sid)
-        index: dict[str, str] = {}
+    def _index_files(self, sid: str, index: dict[str, str]) -> int:
+        """Add every node file of the session to `index` (id -> relpath); returns the highest seq."""
         max_seq = 0
         for relpath in self._backend.history(sid):
             parsed = parse_node_filename(relpath.rsplit("/", 1)[-1])
@@ -464,6 +463,17 @@ class SessionStore:
             seq, _role, node_id = parsed
             index.setdefault(node_id, relpath)
             max_seq = max(max_seq, seq)
+        return max_seq
+
+    def _open(self, sid: str, *, create: bool) -> _Live:
+        if not self._backend.exists(sid):
+            if not create:
+                raise UnknownSession(sid)
+            now = self._clock()
+            return _Live(SessionMeta(id=sid, created_at=now, updated_at=now), {}, 0)
+        self._sweep_once(sid)
+        index: dict[str, str] = {}
+        max_seq = self._index_files(sid, index)
         data = self._backend.read(sid, "meta.json")
         if data is None:
             now = self._clock()

@@ -159,6 +159,7 @@ class Installer:
                     report.rolled_forward.append(stage.name)
                 else:
                     log.warning("discarding uncommitted stage %s left by a crashed writer", stage.name)
+                    faults.hit("recover:discard")
                     shutil.rmtree(stage, ignore_errors=True)
                     report.discarded.append(stage.name)
         for directory in sweep:
