@@ -65,6 +65,11 @@ class SessionHandle:
     generation: int = 0
     retire_after_flush: bool = False
     retired: bool = False
+    # A boundary write asked for by `end_session` / `flush(force=True)` and not finished yet, and whether
+    # the session was ended: kept here so that an actor restarted mid-boundary carries on with it instead
+    # of answering the waiting caller at once while the session still owes records.
+    boundary: bool = False
+    ended: bool = False
     waiters: list[Reply[object]] = field(default_factory=list)
     on_retire: Callable[[SessionHandle], None] | None = None
 
@@ -85,7 +90,7 @@ class SessionActor:
         self.invalid: SessionInvalid | None = None
         self.last_activity = anyio.current_time()
         self.idle_armed = False
-        self.ending = handle.retire_after_flush
+        self.ending = handle.retire_after_flush or handle.ended
         self._tg: anyio.abc.TaskGroup | None = None
 
     # -- life ------------------------------------------------------------------------------------------
@@ -137,6 +142,8 @@ class SessionActor:
         if len(view):
             self.idle_armed = True  # a session revived from disk ends after idle_after too
             self.planner.check_all_tips()
+        if self.handle.boundary:
+            self.planner.on_boundary()  # the previous incarnation crashed in the middle of it
 
     # -- messages --------------------------------------------------------------------------------------
 
@@ -171,7 +178,9 @@ class SessionActor:
             return
         if isinstance(message, Flush | EndSession):
             if isinstance(message, EndSession) or message.force:
-                self.ending = self.ending or isinstance(message, EndSession)
+                if isinstance(message, EndSession):
+                    self.ending = self.handle.ended = True
+                self.handle.boundary = True
                 if self.planner is not None:
                     self.planner.on_boundary()
             if reply is not None:
@@ -206,6 +215,7 @@ class SessionActor:
         elif isinstance(message, Rewind):
             rewound = await ctx.io(store.rewind, self.sid, message.node_id)
             planner.on_rewound(rewound)
+            ctx.emit("rewind", session=self.sid, nodes=rewound)
             self._head_moved(store.head(self.sid))
             if reply is not None:
                 reply.set(rewound)
@@ -251,8 +261,10 @@ class SessionActor:
             await self.ctx.io(
                 mark_nodes, self.ctx.store, self.sid, message.outcome.node_ids, self.ctx.workspace_id
             )
-            planner.on_written(batch)
-            self.ctx.emit("written", session=self.sid, nodes=list(batch.node_ids), tx=message.outcome.tx)
+            planner.on_written(batch, message.outcome.node_ids)
+            self.ctx.emit(
+                "written", session=self.sid, nodes=list(message.outcome.node_ids), tx=message.outcome.tx
+            )
         else:
             failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
             planner.on_failed(batch, retryable=failure.retryable, now=anyio.current_time())
@@ -271,6 +283,7 @@ class SessionActor:
                 assert self._tg is not None
                 self._tg.start_soon(self._deliver, batch, handle.generation)
         if planner is None or not planner.busy():
+            handle.boundary = False
             waiters, handle.waiters = handle.waiters, []
             for waiter in waiters:
                 waiter.set(None)

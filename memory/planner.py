@@ -124,9 +124,9 @@ class SessionPlanner:
             if self.view.unwritten(tip).tokens >= self.threshold:
                 self._due[tip] = None
 
-    def on_written(self, batch: Batch) -> None:
-        """The batch was installed (or found consumed) and its nodes were marked."""
-        self.view.mark(batch.node_ids)
+    def on_written(self, batch: Batch, node_ids: Sequence[str] | None = None) -> None:
+        """The batch (or the leading `node_ids` of it) was installed or found consumed, and marked."""
+        self.view.mark(batch.node_ids if node_ids is None else node_ids)
         self.inflight = None
         self._attempts = 0
         self._retry_at = None
@@ -203,11 +203,17 @@ class SessionPlanner:
         return Batch(view.session_id, tuple(first), tokens, target, forced)
 
     def next_deadline(self) -> float | None:
-        """The earliest time something becomes due without a new event (an abandoned branch, a retry)."""
-        times = list(self._abandoned.values())
+        """The earliest time something becomes due without a new event (an abandoned branch, a retry).
+
+        Only a time at which `next_batch` may start something: nothing starts while a batch is in flight
+        (its answer is the next event) or while parked, and nothing before a pending retry. An abandoned
+        branch whose time has passed while a retry waits is not a deadline of its own: a timer set to it
+        would fire at once, again and again, and in virtual time the clock would never move."""
+        if self.inflight is not None or self.parked:
+            return None
         if self._retry_at is not None:
-            times.append(self._retry_at)
-        return min(times) if times else None
+            return self._retry_at
+        return min(self._abandoned.values(), default=None)
 
     def owes(self) -> bool:
         return any(self.view.unwritten(tip).records for tip in self.view.tips()) or (

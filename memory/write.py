@@ -24,7 +24,7 @@ from .topics import TopicFormatError, anchor_of, parse_topic, validate_topic
 from .transaction import sha256_hex
 from .workspace import Workspace
 
-__all__ = ["WriteOutcome", "consumed_prefix", "mark_nodes", "records_of", "write_batch"]
+__all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
 
 log = logging.getLogger("dagmem.write")
 
@@ -34,7 +34,7 @@ CORE_MASTER = "topics/core.md"
 
 @dataclass(frozen=True)
 class WriteOutcome:
-    node_ids: tuple[str, ...]  # every record of the batch: each is now consumed, so may be marked
+    node_ids: tuple[str, ...]  # the records now consumed, oldest first, to mark: the batch or a prefix of it
     tx: str | None  # the transaction committed by this call; None if all were consumed already
     files: dict[str, str | None] = field(default_factory=dict)
 
@@ -96,12 +96,17 @@ def _write(
 
     # A redo after a crash, or another writer that got there first: consumed records are only marked,
     # once their transaction is installed (its install may have failed part way, or be running now).
+    # A consumed leading run is marked on its own: a crash between the marks of a committed batch leaves
+    # one, and batching what follows as usual writes exactly what a run without the crash wrote.
     done = workspace.consumed(source_ids)
-    todo = [r for r in records if r.source_id not in done]
-    if not todo:
+    prefix = 0
+    while prefix < len(records) and records[prefix].source_id in done:
+        prefix += 1
+    if prefix:
         with workspace.lock():
             workspace.recover()
-        return WriteOutcome(all_ids, None)
+        return WriteOutcome(all_ids[:prefix], None)
+    todo = [r for r in records if r.source_id not in done]
 
     # 2a. Distil, outside the lock (a model call can take minutes).
     reader = _Reader(workspace)
@@ -194,21 +199,6 @@ def _validate(
             ReasonCode.INVALID_TOPIC_FORMAT,
             f"{len(uncited)} records of the batch are not cited: {uncited[:5]}",
         )
-
-
-def consumed_prefix(workspace: Workspace, session_id: str, node_ids: Sequence[str]) -> tuple[str, ...]:
-    """The longest run of `node_ids`, oldest first, that committed transactions already consumed.
-
-    A crash between the marks of a committed batch leaves such a run unmarked at the start of the next
-    batch. Marking that run alone, and batching what follows as usual, writes exactly what the run
-    without the crash wrote; distilling the rest with it would batch (and so distil) differently."""
-    done = workspace.consumed(f"{session_id}/{node_id}" for node_id in node_ids)
-    prefix: list[str] = []
-    for node_id in node_ids:
-        if f"{session_id}/{node_id}" not in done:
-            break
-        prefix.append(node_id)
-    return tuple(prefix)
 
 
 def mark_nodes(store: SessionStore, session_id: str, node_ids: Sequence[str], workspace_id: str) -> list[str]:

@@ -8,7 +8,6 @@ session is refused with `INVALID_INPUT` naming the file, and every other session
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -24,7 +23,7 @@ from .planner import DEFAULT_THRESHOLD, SessionPlanner
 from .store import FileSessionStore, SessionStore
 from .tokens import count_tokens
 from .workspace import Workspace
-from .write import consumed_prefix, mark_nodes, records_of, write_batch
+from .write import mark_nodes, records_of, write_batch
 
 __all__ = [
     "EXIT_FAILED",
@@ -117,11 +116,6 @@ def write_session(
             _failed(result, failure)
             break
         try:
-            done = consumed_prefix(workspace, session_id, batch.node_ids)
-            if 0 < len(done) < len(batch.node_ids):
-                # A crash between the marks of a committed batch: mark what it consumed, and let the rest
-                # be batched as it would have been without the crash.
-                batch = dataclasses.replace(batch, node_ids=done)
             outcome = write_batch(
                 workspace,
                 session_id,
@@ -140,9 +134,9 @@ def write_session(
                 _failed(result, failure)
                 break
             continue
-        planner.on_written(batch)
+        planner.on_written(batch, outcome.node_ids)
         _record_status(workspace.record_success)
-        previous = batch.node_ids
+        previous = outcome.node_ids
         result.outcome = "written"
         result.batches += 1
         result.records += len(batch.node_ids)
