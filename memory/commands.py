@@ -70,7 +70,7 @@ def write_command(args: argparse.Namespace) -> int:
 
 def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:
     """Records each session still owes this workspace (or why it cannot be read). Read-only."""
-    store = FileSessionStore(home)
+    store = FileSessionStore(home, read_only=True)
     out: dict[str, int | str] = {}
     for session_id in store.session_ids():
         try:

@@ -96,6 +96,7 @@ class SessionStore:
         self._live: dict[str, _Live] = {}
         self._guard = threading.Lock()
         self._swept: set[str] = set()
+        self._read_only = False
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -438,7 +439,7 @@ class SessionStore:
     def _sweep_once(self, session_id: str) -> None:
         """The first time this store (this process) opens a session, remove the temp files that dead
         writers left in it (a process killed between a write and its rename)."""
-        if session_id in self._swept:
+        if session_id in self._swept or self._read_only:
             return
         self._swept.add(session_id)
         self._backend.sweep(session_id)
@@ -608,9 +609,19 @@ class FileSessionStore(SessionStore):
 
     blocking = True
 
-    def __init__(self, home: Path | str, *, git: bool = False, fsync: bool = True, clock: Clock = time.time):
+    def __init__(
+        self,
+        home: Path | str,
+        *,
+        git: bool = False,
+        fsync: bool = True,
+        clock: Clock = time.time,
+        read_only: bool = False,
+    ) -> None:
+        """`read_only` (for `status` and `verify`): never sweep dead writers' temp files on first use."""
         self.home = Path(home)
         super().__init__(_FileBackend(self.home, git=git, fsync=fsync), clock=clock)
+        self._read_only = read_only
 
 
 class MemorySessionStore(SessionStore):

@@ -56,7 +56,7 @@ def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     memory = home / "memory"
     workspace_id = read_workspace_id(memory / ".dagmem" / "workspace-id")
-    store = FileSessionStore(home)
+    store = FileSessionStore(home, read_only=not args.repair)
     report = check_home(store, memory, workspace_id, drained=args.strict)
     repaired: list[str] = []
     if args.repair and workspace_id is not None:

@@ -116,3 +116,18 @@ def test_every_command_has_help(command: str, tmp_path: Path) -> None:
     )
     assert result.returncode == 0
     assert "--home" in result.stdout
+
+
+def test_status_and_verify_are_read_only(tmp_path: Path) -> None:
+    host_session(tmp_path, "s", 2)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    leftover = tmp_path / "sessions" / "s" / f".meta.json.{dead.stdout.strip()}-0.tmp"  # a dead writer's temp
+    leftover.write_text("partial")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    assert dagmem("status", home=tmp_path).returncode == 0
+    assert dagmem("verify", home=tmp_path).returncode == 0
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+    assert dagmem("write", "--force", home=tmp_path).returncode == 0
+    assert not leftover.exists()  # a writer sweeps dead writers' temp files
