@@ -1,12 +1,14 @@
 """A real home under load, for tests that kill it (issue 6); reusable by the runtime and the simulator.
 
-    python -m dagmem.sim.crashload HOME SEED [--role workload|writer] [--steps N] [--sessions K] [--threshold T]
+    python -m dagmem.sim.crashload HOME SEED [--role workload|writer|runtime] [--steps N] [--sessions K] [--threshold T]
 
 runs one process on the home at HOME until it is killed (or for N steps). The `workload` role is a host: a
 seeded loop that appends turns to several sessions of a `FileSessionStore` (trunks, forks in the middle,
 head moves, some tool turns) and runs write passes (`write_home`) with a small batch size, now and then
 forced. The `writer` role is a second process that only runs write passes in a loop: it contends with the
-first for the workspace lock and finishes what a killed one left. Each prints `ready` once it has started.
+first for the workspace lock and finishes what a killed one left. The `runtime` role is an embedding host:
+the same seeded steps through `dagmem.Runtime` (session actors, the writer in a worker thread, timers).
+Each prints `ready` once it has started.
 
     python -m dagmem.sim.crashload --serve
 
@@ -100,16 +102,16 @@ class Workload:
             self._ids[sid] = sorted(roles)
         return self._ids[sid]
 
-    def step(self) -> str:
+    def plan(self) -> tuple[str, str, str | None, str]:
+        """The next step, decided from the seed: ("write", "", None, "force"|""), ("head", sid, node, ""),
+        or ("append", sid, parent, role)."""
         rng, config = self.rng, self.config
         if rng.random() < config.write_rate:
-            self.write(force=rng.random() < config.force_rate)
-            return "write"
+            return "write", "", None, "force" if rng.random() < config.force_rate else ""
         sid = f"s{rng.randrange(config.sessions)}"
         ids = self._session(sid)
         if ids and rng.random() < config.head_rate:
-            self.store.set_head(sid, rng.choice(ids))
-            return "head"
+            return "head", sid, rng.choice(ids), ""
         parent = self.store.head(sid) if ids else None
         if ids and rng.random() < config.fork_rate:
             parent = rng.choice(ids)
@@ -118,12 +120,25 @@ class Workload:
             role = "tool"
         else:
             role = "assistant" if parent is not None and roles.get(parent) == "user" else "user"
-        node = self.store.append(sid, role, self._text(role), predecessor=parent)
-        ids.append(node.id)
-        roles[node.id] = role
-        return "append"
+        return "append", sid, parent, role
 
-    def _text(self, role: str) -> str:
+    def appended(self, sid: str, node_id: str, role: str) -> None:
+        self._ids[sid].append(node_id)
+        self._roles[sid][node_id] = role
+
+    def step(self) -> str:
+        kind, sid, node, detail = self.plan()
+        if kind == "write":
+            self.write(force=detail == "force")
+        elif kind == "head":
+            assert node is not None
+            self.store.set_head(sid, node)
+        else:
+            appended = self.store.append(sid, detail, self.text(detail), predecessor=node)
+            self.appended(sid, appended.id, detail)
+        return kind
+
+    def text(self, role: str) -> str:
         subject = self.rng.choice(_SUBJECTS)
         n = self.rng.randrange(1000)
         if role == "user":
@@ -159,11 +174,48 @@ def writer_loop(home: Path, seed: int, steps: int | None, config: LoadConfig = L
         done += 1
 
 
+def runtime_loop(home: Path, seed: int, steps: int | None, config: LoadConfig = LoadConfig()) -> None:
+    """The embedding host: the same seeded steps through `dagmem.Runtime` (actors, writer thread, timers;
+    an abandoned branch is force-written after 50 ms), its write steps being `flush()`es."""
+    import anyio
+
+    from ..actors.runtime import Runtime
+
+    async def main() -> None:
+        workload = Workload(home, seed, config)  # decides; the runtime does the writing
+        async with Runtime.open(
+            home, token_threshold=config.threshold, idle_after=NEVER_IDLE, abandon_after=0.05
+        ) as rt:
+            done = 0
+            while steps is None or done < steps:
+                kind, sid, node, detail = workload.plan()
+                if kind == "write":
+                    await rt.flush(force=detail == "force")
+                elif kind == "head":
+                    assert node is not None
+                    await rt.set_head(sid, node)
+                    workload.store.forget(sid)  # the runtime's store moved it: re-read on next use
+                else:
+                    node_id = await rt.append(sid, detail, workload.text(detail), predecessor=node)
+                    workload.appended(sid, node_id, detail)
+                    workload.store.forget(sid)
+                done += 1
+            status = rt.status()
+            if status.last_failure is not None and not status.last_failure.retryable:
+                print(f"crashload: runtime failure {status.last_failure}", file=sys.stderr, flush=True)
+                raise SystemExit(EXIT_BAD_OUTCOME)
+
+    anyio.run(main)
+
+
 def run(home: Path, seed: int, role: str, steps: int | None, config: LoadConfig = LoadConfig()) -> None:
-    """One process's load on `home`: `workload` or `writer`, for `steps` steps or forever."""
+    """One process's load on `home`: `workload`, `writer` or `runtime`, for `steps` steps or forever."""
     home.mkdir(parents=True, exist_ok=True)
     if role == "writer":
         writer_loop(home, seed, steps, config)
+        return
+    if role == "runtime":
+        runtime_loop(home, seed, steps, config)
         return
     if role != "workload":
         raise ValueError(f"unknown role {role!r}")
@@ -294,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("home", nargs="?", type=Path, help="the dagmem home to load")
     parser.add_argument("seed", nargs="?", type=int, help="the seed of every choice")
-    parser.add_argument("--role", choices=["workload", "writer"], default="workload")
+    parser.add_argument("--role", choices=["workload", "writer", "runtime"], default="workload")
     parser.add_argument("--steps", type=int, default=None, help="stop after N steps (default: until killed)")
     parser.add_argument("--sessions", type=int, default=LoadConfig.sessions)
     parser.add_argument("--threshold", type=int, default=LoadConfig.threshold)

@@ -129,14 +129,21 @@ def kill(server: ForkServer, pid: int) -> None:
 
 
 def kill_loop(
-    server: ForkServer, root: Path, rng: Random, kills: int, *, contend: bool, max_delay: float
+    server: ForkServer,
+    root: Path,
+    rng: Random,
+    kills: int,
+    *,
+    contend: bool,
+    max_delay: float,
+    role: str = "workload",
 ) -> Counter[str]:
     """`kills` times: fork a workload (and a contending writer), SIGKILL it at a random instant (then the
     writer too), recover in a fresh process, verify. Returns what the deaths left behind."""
     found: Counter[str] = Counter()
     for n in range(kills):
         home = root / f"home-{n // KILLS_PER_HOME}"
-        workload = server.fork(home, rng.randrange(2**31), "workload")
+        workload = server.fork(home, rng.randrange(2**31), role)
         writer = server.fork(home, rng.randrange(2**31), "writer") if contend else None
         time.sleep(rng.uniform(0.0, max_delay))
         kill(server, workload)
@@ -180,6 +187,17 @@ def test_sigkill_while_a_second_process_contends_for_the_workspace_lock(
     kills = 30
     found = kill_loop(server, tmp_path, Random(SEED + 1), kills, contend=True, max_delay=0.3)
     summary("workload + contending writer", kills * 2, found, capsys)
+
+
+def test_sigkill_an_embedded_runtime_at_random_instants(
+    server: ForkServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same load through `dagmem.Runtime`: session actors, the writer in a worker thread, abandoned
+    branches force-written by timers. Killed anywhere in that, nothing is lost or written twice."""
+    kills = 40
+    found = kill_loop(server, tmp_path, Random(SEED + 4), kills, contend=False, max_delay=0.6, role="runtime")
+    assert sum(found.values()) > 0, "no kill landed mid-write: the instants are too coarse"
+    summary("embedded runtime", kills, found, capsys)
 
 
 def test_sigkill_cold_started_processes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
