@@ -20,7 +20,7 @@ from ..memory import faults
 from ..memory.dagview import DagView
 from ..memory.errors import DagmemError, InvalidInput, SessionInvalid
 from ..memory.node import Node
-from ..memory.outcomes import ReasonCode, WriteFailure
+from ..memory.outcomes import ReasonCode, WriteFailure, classify
 from ..memory.planner import Batch, SessionPlanner
 from ..memory.records import is_marked, is_record_node
 from ..memory.tokens import count_tokens
@@ -47,6 +47,8 @@ __all__ = ["SessionActor", "SessionCrashed", "SessionHandle"]
 
 log = logging.getLogger("dagmem.session")
 
+_MARK_CHUNK = 32  # node files marked per store call
+
 
 class SessionCrashed(DagmemError):
     """The session actor crashed while handling this call; it has been restarted from disk."""
@@ -72,6 +74,7 @@ class SessionHandle:
     ended: bool = False
     waiters: list[Reply[object]] = field(default_factory=list)
     on_retire: Callable[[SessionHandle], None] | None = None
+    stopped: anyio.Event = field(default_factory=anyio.Event)  # its supervisor's run has ended
 
     def close(self, error: BaseException | None = None) -> None:
         """For good: refuse new messages and fail every call still waiting on this session."""
@@ -256,11 +259,7 @@ class SessionActor:
         if message.generation != self.handle.generation or planner is None:
             return  # an answer to an earlier incarnation: its batch is offered again anyway
         batch = message.batch
-        if message.outcome is not None:
-            faults.hit("session:mark")
-            await self.ctx.io(
-                mark_nodes, self.ctx.store, self.sid, message.outcome.node_ids, self.ctx.workspace_id
-            )
+        if message.outcome is not None:  # installed (or found consumed) and marked by the delivery task
             planner.on_written(batch, message.outcome.node_ids)
             self.ctx.emit(
                 "written", session=self.sid, nodes=list(message.outcome.node_ids), tx=message.outcome.tx
@@ -303,12 +302,33 @@ class SessionActor:
         except (ActorStopped, MailboxClosed) as exc:
             answer = WriteFailure(ReasonCode.WRITER_CRASHED, str(exc))
         if isinstance(answer, WriteOutcome):
+            answer = await self._mark(answer)
+        if isinstance(answer, WriteOutcome):
             done = BatchDone(batch, outcome=answer, generation=generation)
         else:
             assert isinstance(answer, WriteFailure)
             done = BatchDone(batch, failure=answer, generation=generation)
         with contextlib.suppress(MailboxClosed):
             await self.handle.mailbox.send(done)
+
+    async def _mark(self, outcome: WriteOutcome) -> WriteOutcome | WriteFailure:
+        """Step 3, off the actor's loop: a batch of hundreds of node rewrites (an fsync each) must not
+        stall this session's appends. Chunks let appends interleave under the store's session lock; the
+        view learns of the marks only when all are on disk (the answer goes through the mailbox)."""
+        ids = outcome.node_ids
+        try:
+            for start in range(0, len(ids), _MARK_CHUNK):
+                faults.hit("session:mark")
+                await self.ctx.io(
+                    mark_nodes,
+                    self.ctx.store,
+                    self.sid,
+                    ids[start : start + _MARK_CHUNK],
+                    self.ctx.workspace_id,
+                )
+        except Exception as exc:  # e.g. a full disk: the batch stays owed; the redo only marks
+            return classify(exc)
+        return outcome
 
     def _may_retire(self) -> bool:
         """After an end or idle boundary, a session that owes nothing gives back its memory."""
