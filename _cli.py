@@ -21,8 +21,9 @@ COMMANDS = {
     "status": "dagmem.memory.commands:status_command",
     "verify": "dagmem.sim.verify:command",
     "bench": "dagmem.sim.bench:command",
+    "sim": "dagmem.sim.command:command",
 }
-BENCHMARKS = ("store", "write")
+BENCHMARKS = ("runtime", "store", "write")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,6 +68,55 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("name", choices=BENCHMARKS, help="which benchmark")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+
+    sim = sub.add_parser(
+        "sim",
+        parents=[common],
+        help="drive thousands of branching sessions through the actors in virtual time, then check them",
+        description="Simulate branching sessions through the real runtime in deterministic virtual time, "
+        "with optional fault injection; check the result with the independent oracle; measure git growth. "
+        "--home is not used: the home is a scratch directory, or OUT/home with --real-fs.",
+    )
+    sim.add_argument("--sessions", type=int, default=2_000, help="sessions to simulate (default 2000)")
+    sim.add_argument("--seed", type=int, default=1, help="the same seed (and version) gives the same trace")
+    sim.add_argument(
+        "--faults",
+        type=float,
+        nargs="?",
+        const=0.02,
+        default=0.0,
+        metavar="RATE",
+        help="inject faults with this probability per fault-site hit: actor and writer crashes, torn "
+        "writes, lock contention, retryable and permanent failures (0.02 without a value; default 0)",
+    )
+    sim.add_argument("--threshold", type=int, default=1_500, help="batch size in tokens (default 1500)")
+    sim.add_argument(
+        "--content",
+        type=Path,
+        metavar="LOCOMO_JSON",
+        help="take turn text from a LoCoMo-format JSON file, read at run time (default: synthetic text)",
+    )
+    sim.add_argument(
+        "--real-fs",
+        action="store_true",
+        help="keep the sessions on disk too (FileSessionStore); the home is left at OUT/home",
+    )
+    sim.add_argument("--fsync", action="store_true", help="with --real-fs: fsync every durable write")
+    sim.add_argument(
+        "--git-sample",
+        type=int,
+        default=2,
+        metavar="K",
+        help="replay the K longest sessions into real git to measure its growth (default 2; 0: none)",
+    )
+    sim.add_argument(
+        "--out",
+        type=Path,
+        default=Path("sim-out"),
+        metavar="DIR",
+        help="where report.json and report.png go (trace.jsonl, home/ too) (default ./sim-out)",
+    )
+    sim.add_argument("--trace", action="store_true", help="also write the event trace to OUT/trace.jsonl")
     return parser
 
 

@@ -61,6 +61,10 @@ class WriterActor:
             if reply is not None:
                 reply.fail(ActorStopped(f"the writer stopped while writing {batch.session_id}: {exc!r}"))
             raise
+        if isinstance(answer, WriteOutcome):
+            self.ctx.emit("write", session=batch.session_id, nodes=len(batch.node_ids), tx=answer.tx)
+        else:
+            self.ctx.emit("write", session=batch.session_id, nodes=len(batch.node_ids), code=str(answer.code))
         if reply is not None:
             reply.set(answer)
 

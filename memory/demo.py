@@ -14,7 +14,10 @@ __all__ = ["command", "run_demo"]
 
 _TRUNK = [
     (Role.USER, "I'm planning a trip to Lisbon in May. What should I pack?"),
-    (Role.ASSISTANT, "Light layers, a rain jacket and comfortable shoes: Lisbon is hilly and May can be showery."),
+    (
+        Role.ASSISTANT,
+        "Light layers, a rain jacket and comfortable shoes: Lisbon is hilly and May can be showery.",
+    ),
     (Role.USER, "Which neighbourhood should I stay in?"),
     (Role.ASSISTANT, "Alfama for atmosphere, Chiado for shops and restaurants, Príncipe Real for quiet."),
     (Role.USER, "Is a day trip to Sintra worth it?"),

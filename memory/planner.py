@@ -156,7 +156,9 @@ class SessionPlanner:
         batch = self._choose(now)
         if batch is not None:
             self.inflight = batch
-            self._retry_at = None
+        # Its time has come: the retry starts now, or what failed is no longer due (the head came back to
+        # an abandoned branch, a tip grew): either way no retry is pending, and its past time is no deadline.
+        self._retry_at = None
         return batch
 
     def _choose(self, now: float) -> Batch | None:

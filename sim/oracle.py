@@ -3,8 +3,8 @@
 It shares only the file-format parsers with the writer (the strict archive scanner and the topic
 parser); it never reads the index, the planner or the DAG view, and it computes branches with its own
 walk. After a drain, every record reachable from a tip must be consumed exactly once and cited; in any
-state, no marker may exist without its consumption, no record may be stranded behind a marker, and every
-consumed record must be archived and (unless migrated) cited.
+state, no marker may exist without its consumption, no record may be stranded behind a marker, no source
+may be archived twice, and every consumed record must be archived and (unless migrated) cited.
 """
 
 from __future__ import annotations
@@ -112,10 +112,25 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     sources = memory / "sources"
     for path in sorted(sources.glob("*.md")) if sources.is_dir() else []:
         session = path.stem
-        scan = scan_archive(path.read_bytes(), session)
+        data = path.read_bytes()
+        scan = scan_archive(data, session)
         if scan.status == "corrupt":
             report.violations.append(Violation("archive-corrupt", str(path), scan.reason or ""))
         archived[session] = {frame.source_id for frame in scan.frames}
+        if scan.status != "complete":
+            # The strict scan stops at a frame whose source id it has seen: after a valid prefix, a whole
+            # frame again is not a torn write but evidence archived twice.
+            for frame in scan_archive(data, session, start=scan.valid_end).frames:
+                if frame.source_id in archived[session]:
+                    report.violations.append(Violation("archived-twice", frame.source_id, str(path)))
+    anchors: dict[str, set[str]] = {}  # session -> anchors of its archived frames, computed once
+
+    def archived_anchors(session: str) -> set[str]:
+        found = anchors.get(session)
+        if found is None:
+            found = anchors[session] = {anchor_of(s) for s in archived.get(session, ())}
+        return found
+
     cited: set[tuple[str, str]] = set()
     topics = memory / "topics"
     for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
@@ -130,8 +145,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
                 for source in citation.sources:
                     key = (source.session_id, source.anchor)
                     cited.add(key)
-                    known = {anchor_of(s) for s in archived.get(source.session_id, ())}
-                    if source.anchor not in known:
+                    if source.anchor not in archived_anchors(source.session_id):
                         report.violations.append(
                             Violation(
                                 "dangling-citation",

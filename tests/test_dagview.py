@@ -96,7 +96,11 @@ def test_is_ancestor_matches_the_walk(seed: int) -> None:
     view, brute = DagView("s"), Brute()
     for i in range(300):
         nodes = list(brute.parent)
-        parent = None if not nodes or rng.random() < 0.02 else rng.choice(nodes[-20:] if rng.random() < 0.8 else nodes)
+        parent = (
+            None
+            if not nodes or rng.random() < 0.02
+            else rng.choice(nodes[-20:] if rng.random() < 0.8 else nodes)
+        )
         view.add(f"n{i}", parent, tokens=1)
         brute.parent[f"n{i}"], brute.tokens[f"n{i}"], brute.marked[f"n{i}"] = parent, 1, False
     nodes = list(brute.parent)

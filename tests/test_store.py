@@ -146,7 +146,10 @@ def test_a_cycle_is_named_in_the_error_and_reported_by_load(store: SessionStore)
     plant(store, "s", node_relpath(3, "user", "y"), node_json("y", 3, "user", "x"))  # type: ignore[arg-type]
     snapshot = store.load("s")
     assert not snapshot.valid
-    assert any("cycle" in p.reason and p.path.name in {"000002-u-x.json", "000003-u-y.json"} for p in snapshot.problems)
+    assert any(
+        "cycle" in p.reason and p.path.name in {"000002-u-x.json", "000003-u-y.json"}
+        for p in snapshot.problems
+    )
     with pytest.raises(BrokenChain, match="cycle") as caught:
         store.branch("s", "x")
     assert caught.value.node_id in {"x", "y"}
@@ -260,10 +263,16 @@ def test_files_are_written_atomically_with_no_temp_left(tmp_path: Path) -> None:
 def test_a_host_written_session_in_the_documented_format_is_read(tmp_path: Path) -> None:
     session = tmp_path / "sessions" / "host1"
     (session / "history" / "0000").mkdir(parents=True)
-    (session / "history" / "0000" / "000001-u-q1.json").write_bytes(node_json("q1", 1, "user", None, "question"))
-    (session / "history" / "0000" / "000002-a-r1.json").write_bytes(node_json("r1", 2, "assistant", "q1", "answer"))
+    (session / "history" / "0000" / "000001-u-q1.json").write_bytes(
+        node_json("q1", 1, "user", None, "question")
+    )
+    (session / "history" / "0000" / "000002-a-r1.json").write_bytes(
+        node_json("r1", 2, "assistant", "q1", "answer")
+    )
     (session / "meta.json").write_text(
-        json.dumps({"id": "host1", "head": "r1", "created_at": 1.0, "updated_at": 2.0, "branches": {}, "merged": []})
+        json.dumps(
+            {"id": "host1", "head": "r1", "created_at": 1.0, "updated_at": 2.0, "branches": {}, "merged": []}
+        )
     )
     store = FileSessionStore(tmp_path)
     snapshot = store.load("host1")
@@ -279,9 +288,17 @@ def test_git_mode_commits_each_turn(tmp_path: Path) -> None:
     for i in range(4):
         store.append("s", "user" if i % 2 == 0 else "assistant", f"turn {i}")
     repo = tmp_path / "sessions" / "s"
-    log = subprocess.run(["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True, check=True)
-    assert log.stdout.splitlines() == [f"turn {i}: {r} n{i}" for i, r in reversed(list(enumerate(["user", "assistant"] * 2, 1)))]
-    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True)
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True, check=True
+    )
+    assert log.stdout.splitlines() == [
+        f"turn {i}: {r} n{i}" for i, r in reversed(list(enumerate(["user", "assistant"] * 2, 1)))
+    ]
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True
+    )
     assert status.stdout == ""
-    fsync = subprocess.run(["git", "-C", str(repo), "config", "core.fsync"], capture_output=True, text=True, check=True)
+    fsync = subprocess.run(
+        ["git", "-C", str(repo), "config", "core.fsync"], capture_output=True, text=True, check=True
+    )
     assert fsync.stdout.strip() == "added"

@@ -131,7 +131,9 @@ def test_forced_write_of_head_and_sibling_consumes_the_shared_prefix_once(home: 
     home.session("s", distiller=distiller)
     # The head branch first (m1..m6), then the sibling's own turns only.
     assert distiller.offered == [[f"m{i}" for i in range(1, 7)], ["x1", "x2", "x3", "x4"]]
-    assert sorted(home.consumed()) == sorted(f"s/{i}" for i in [*(f"m{i}" for i in range(1, 7)), "x1", "x2", "x3", "x4"])
+    assert sorted(home.consumed()) == sorted(
+        f"s/{i}" for i in [*(f"m{i}" for i in range(1, 7)), "x1", "x2", "x3", "x4"]
+    )
     home.check()
 
 
