@@ -62,24 +62,20 @@ import argparse
 import contextlib
 import cProfile
 import gc
-import json
 import math
 import multiprocessing
 import os
 import random
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
 import anyio
@@ -89,6 +85,7 @@ from ..actors.runtime import Runtime
 from ..memory.planner import DEFAULT_THRESHOLD
 from ..memory.store import FileSessionStore
 from ..memory.tokens import count_tokens
+from . import _benchkit as kit
 from .oracle import check_home
 
 __all__ = ["main", "run"]
@@ -125,67 +122,19 @@ MODES = ("appends_only", "with_writer")
 MEASURED = "m"
 TOPICS = 20
 
-Progress = Callable[[str], None]
-
-_VOCABULARY = (
-    "the a an of to in on for with and but or so because while after before when if then this that "
-    "these those it its we you they I my your our their memory session branch agent user assistant "
-    "tool message context window token summary archive workspace fork merge rewind head tip node "
-    "file commit tree shard history crash restart fsync rename directory disk write read append load "
-    "snapshot replay seed trace deterministic virtual clock timeout retry budget latency throughput "
-    "question answer reason plan step result error warning note idea draft review test check fix bug "
-    "feature release version config option default value list table chart report figure number ratio "
-    "morning evening yesterday tomorrow week month year meeting travel dinner project garden book music "
-    "could would should might must will can may please thanks sure maybe exactly indeed perhaps really "
-    "quickly slowly carefully together separately again still already almost never always often"
-)
-_WORDS = tuple(dict.fromkeys(_VOCABULARY.split()))
-_SYLLABLES = ("ba", "ce", "di", "fo", "gu", "ka", "le", "mo", "nu", "pi", "ra", "se", "ti", "vo", "zu")
-
-
 # -- text ----------------------------------------------------------------------------------------------
-
-
-def _topic_words(count: int, rng: random.Random) -> list[str]:
-    """`count` distinct made-up four-syllable words: what the extractive distiller files exchanges under."""
-    numbers = rng.sample(range(len(_SYLLABLES) ** 4), count)
-    return [
-        "".join(_SYLLABLES[(n // len(_SYLLABLES) ** k) % len(_SYLLABLES)] for k in range(4)) for n in numbers
-    ]
-
-
-def _turn_text(rng: random.Random, topic: str) -> str:
-    """A chat turn of 150-400 characters of filler words with `topic` in it twice."""
-    target = rng.randint(150, 400)
-    pool = rng.sample(_WORDS, len(_WORDS))
-    words: list[str] = []
-    length = 0
-    while length < target and pool:
-        word = pool.pop()
-        words.append(word)
-        length += len(word) + 1
-    for _ in range(2):
-        words.insert(rng.randrange(len(words) + 1), topic)
-    sentences: list[str] = []
-    start = 0
-    while start < len(words):
-        size = rng.randint(5, 14)
-        sentence = " ".join(words[start : start + size])
-        sentences.append(sentence[0].upper() + sentence[1:] + rng.choice(".....?!"))
-        start += size
-    return " ".join(sentences)
 
 
 def _turns(count: int, seed: int) -> list[tuple[str, str]]:
     """`count` (role, text) turns, roles alternating user/assistant, each exchange about one topic word."""
     rng = random.Random(seed)
-    topics = _topic_words(TOPICS, random.Random(SEED))
+    topics = kit.topic_words(TOPICS, random.Random(SEED), kit.SYLLABLES[:15])
     out: list[tuple[str, str]] = []
     topic = topics[0]
     for i in range(count):
         if i % 2 == 0:
             topic = rng.choice(topics)
-        out.append(("user" if i % 2 == 0 else "assistant", _turn_text(rng, topic)))
+        out.append(("user" if i % 2 == 0 else "assistant", kit.topic_text(rng, topic, 2, numbers=False)))
     return out
 
 
@@ -200,11 +149,6 @@ def _extra(i: int) -> str:
 # -- statistics ----------------------------------------------------------------------------------------
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """Nearest rank: the smallest value with at least q of the values at or below it."""
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-
 def _summary(values: Sequence[float]) -> dict[str, Any]:
     ordered = sorted(values)
     if not ordered:
@@ -212,15 +156,11 @@ def _summary(values: Sequence[float]) -> dict[str, Any]:
     return {
         "n": len(ordered),
         "p50": round(statistics.median(ordered), 3),
-        "p90": round(_quantile(ordered, 0.90), 3),
-        "p99": round(_quantile(ordered, 0.99), 3),
+        "p90": round(kit.quantile(ordered, 0.90), 3),
+        "p99": round(kit.quantile(ordered, 0.99), 3),
         "max": round(ordered[-1], 3),
         "mean": round(statistics.fmean(ordered), 3),
     }
-
-
-def _ratio(large: float, small: float) -> float:
-    return round(large / small, 3) if small > 0 else math.inf
 
 
 def _bootstrap(large: Sequence[float], small: Sequence[float], q: float, rng: random.Random) -> list[float]:
@@ -229,11 +169,11 @@ def _bootstrap(large: Sequence[float], small: Sequence[float], q: float, rng: ra
     for _ in range(BOOTSTRAP):
         a = sorted(rng.choices(large, k=len(large)))
         b = sorted(rng.choices(small, k=len(small)))
-        qa = statistics.median(a) if q == 0.5 else _quantile(a, q)
-        qb = statistics.median(b) if q == 0.5 else _quantile(b, q)
+        qa = statistics.median(a) if q == 0.5 else kit.quantile(a, q)
+        qb = statistics.median(b) if q == 0.5 else kit.quantile(b, q)
         ratios.append(qa / qb if qb > 0 else math.inf)
     ratios.sort()
-    return [round(_quantile(ratios, 0.025), 3), round(_quantile(ratios, 0.975), 3)]
+    return [round(kit.quantile(ratios, 0.025), 3), round(kit.quantile(ratios, 0.975), 3)]
 
 
 def _peak_rss_mib() -> float:
@@ -268,17 +208,8 @@ def _pin_cpu() -> int | None:
 
 def _functions(profiler: cProfile.Profile, count: int, top: int = 400) -> dict[str, list[float]]:
     """`dir/file:qualname` -> [cumulative ms, self ms] per operation, the `top` by self time."""
-    out: dict[str, list[float]] = {}
-    for entry in profiler.getstats():
-        code = entry.code
-        if isinstance(code, CodeType):
-            parts = Path(code.co_filename).parts
-            key = f"{'/'.join(parts[-2:])}:{code.co_qualname}"
-        else:
-            key = f"~:{code}"  # a built-in
-        cum, own = out.get(key, [0.0, 0.0])
-        out[key] = [cum + entry.totaltime * 1e3 / count, own + entry.inlinetime * 1e3 / count]
-    ranked = sorted(out.items(), key=lambda item: item[1][1], reverse=True)[:top]
+    functions = kit.profile_functions(profiler, count)
+    ranked = sorted(functions.items(), key=lambda item: item[1][1], reverse=True)[:top]
     return {key: [round(cum, 4), round(own, 4)] for key, (cum, own) in ranked}
 
 
@@ -487,10 +418,15 @@ class _LatencyWorker:
         await call
         return round((time.perf_counter() - started) * 1e3, 4)
 
+    def _next(self) -> tuple[str, str]:
+        """The next measured turn (role, text), cycling through `self.turns`."""
+        turn = self.turns[self.next_turn % len(self.turns)]
+        self.next_turn += 1
+        return turn
+
     async def _append(self, rt: Runtime) -> list[float]:
         """One measured append: [ms, overlapped a batch of the measured session (0/1), GC pause ms]."""
-        role, text = self.turns[self.next_turn % len(self.turns)]
-        self.next_turn += 1
+        role, text = self._next()
         events, inflight, paused = self.events, self.inflight, self.gc_pause
         self.recording = True
         started = time.perf_counter()
@@ -501,38 +437,23 @@ class _LatencyWorker:
         return [round(elapsed * 1e3, 4), float(overlapped), round((self.gc_pause - paused) * 1e3, 4)]
 
     async def _profile(self, rt: Runtime, count: int) -> dict[str, Any]:
-        """`count` appends under cProfile with the I/O inline (cProfile sees only the main thread)."""
-        ctx = rt._ctx
-        profiler = cProfile.Profile()
-        ctx.offload = False
-        try:
-            started = time.perf_counter()
-            profiler.enable()
-            for _ in range(count):
-                role, text = self.turns[self.next_turn % len(self.turns)]
-                self.next_turn += 1
-                await rt.append(MEASURED, role, text)
-            profiler.disable()
-            wall = time.perf_counter() - started
-        finally:
-            ctx.offload = True
-        return {"ms_per_append": round(wall * 1e3 / count, 3), "functions": _functions(profiler, count)}
+        """`count` appends under cProfile with the I/O inline."""
+
+        async def append(_i: int) -> None:
+            role, text = self._next()
+            await rt.append(MEASURED, role, text)
+
+        ms, functions = await _profiled(rt, range(count), append)
+        return {"ms_per_append": ms, "functions": functions}
 
     async def _profile_starts(self, rt: Runtime, first: int, count: int) -> dict[str, Any]:
         """Start `count` one-turn sessions under cProfile with the I/O inline."""
-        ctx = rt._ctx
-        profiler = cProfile.Profile()
-        ctx.offload = False
-        try:
-            started = time.perf_counter()
-            profiler.enable()
-            for i in range(first, first + count):
-                await rt.notify_head(_extra(i), "n1")
-            profiler.disable()
-            wall = time.perf_counter() - started
-        finally:
-            ctx.offload = True
-        return {"ms_per_start": round(wall * 1e3 / count, 3), "functions": _functions(profiler, count)}
+
+        async def start(i: int) -> None:
+            await rt.notify_head(_extra(i), "n1")
+
+        ms, functions = await _profiled(rt, range(first, first + count), start)
+        return {"ms_per_start": ms, "functions": functions}
 
     def _stats(self, rt: Runtime) -> dict[str, Any]:
         status = rt.status()
@@ -550,6 +471,26 @@ class _LatencyWorker:
                 "pause_ms_max": round(self.gc_max * 1e3, 3),
             },
         }
+
+
+async def _profiled(
+    rt: Runtime, indices: range, operation: Callable[[int], Awaitable[None]]
+) -> tuple[float, dict[str, list[float]]]:
+    """`operation(i)` for each of `indices` under cProfile, with the runtime's I/O run inline (its `offload`
+    off: cProfile sees only the main thread): ms per operation, and `_functions`."""
+    ctx = rt._ctx
+    profiler = cProfile.Profile()
+    ctx.offload = False
+    try:
+        started = time.perf_counter()
+        profiler.enable()
+        for i in indices:
+            await operation(i)
+        profiler.disable()
+        wall = time.perf_counter() - started
+    finally:
+        ctx.offload = True
+    return round(wall * 1e3 / len(indices), 3), _functions(profiler, len(indices))
 
 
 async def _throughput(conn: Connection, spec: _Spec) -> dict[str, Any]:
@@ -624,7 +565,7 @@ class _Proc:
     spec: _Spec
     process: subprocess.Popen[bytes]
     conn: Connection
-    say: Progress
+    say: kit.Progress
     ready: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -666,7 +607,7 @@ class _Proc:
         self.conn.close()
 
 
-def _start(spec: _Spec, say: Progress) -> _Proc:
+def _start(spec: _Spec, say: kit.Progress) -> _Proc:
     """A worker process: a fresh interpreter (`python -c`, so the host's main module is never re-imported)
     talking to this one over a socket pair."""
     parent, child = multiprocessing.Pipe()
@@ -704,7 +645,7 @@ def _measure_group(
     profile: int,
     starts: int,
     rng: random.Random,
-    say: Progress,
+    say: kit.Progress,
 ) -> dict[str, dict[str, Any]]:
     """The lockstep measurement of one mode's three setups."""
     out: dict[str, dict[str, Any]] = {proc.spec.name: {"samples": []} for proc in procs}
@@ -734,7 +675,7 @@ def _measure_group(
     return out
 
 
-def _close_group(procs: Sequence[_Proc], *, large_close: bool, say: Progress) -> None:
+def _close_group(procs: Sequence[_Proc], *, large_close: bool, say: kit.Progress) -> None:
     """Close each runtime and time it; the large one only when asked, and only up to CLOSE_CAP seconds."""
     for proc in procs:
         if proc.spec.name == "many" and not large_close:
@@ -749,15 +690,6 @@ def _close_group(procs: Sequence[_Proc], *, large_close: bool, say: Progress) ->
         except TimeoutError:
             proc.ready["close"] = {"close_ms": None, "over_s": CLOSE_CAP}
         proc.stop()
-
-
-@contextlib.contextmanager
-def _scratch(parent: Path | None) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="dagmem-bench-runtime-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def run(
@@ -777,7 +709,7 @@ def run(
     modes: Sequence[str] = MODES,
     pin: bool = True,
     scratch: Path | None = None,
-    progress: Progress | None = None,
+    progress: kit.Progress | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark and return every figure as one JSON-ready dict.
 
@@ -800,7 +732,7 @@ def run(
     }
     groups: dict[str, dict[str, dict[str, Any]]] = {}
     throughput: dict[str, Any] = {}
-    with _scratch(scratch) as root:
+    with kit.scratch("runtime", scratch) as root:
         procs: list[_Proc] = []
         try:
             for mode in modes:
@@ -956,20 +888,26 @@ def _result(
             a, b = entry["setups"][other], entry["setups"]["small"]
             ratios[key] = {
                 "compared": [other, "small"],
-                "p50": _ratio(a["append_ms"]["p50"], b["append_ms"]["p50"]),
-                "p99": _ratio(a["append_ms"]["p99"], b["append_ms"]["p99"]),
+                "p50": kit.ratio(a["append_ms"]["p50"], b["append_ms"]["p50"]),
+                "p99": kit.ratio(a["append_ms"]["p99"], b["append_ms"]["p99"]),
                 "p50_ci95": _bootstrap(large, small, 0.5, rng),
                 "p99_ci95": _bootstrap(large, small, 0.99, rng),
-                "mean": _ratio(a["append_ms"]["mean"], b["append_ms"]["mean"]),
-                "first": _ratio(a["first_ms"], b["first_ms"]),
-                "start_p50": _ratio(a["start_ms"].get("p50", 0.0), b["start_ms"].get("p50", 0.0)),
+                "mean": kit.ratio(a["append_ms"]["mean"], b["append_ms"]["mean"]),
+                "first": kit.ratio(a["first_ms"], b["first_ms"]),
+                "start_p50": kit.ratio(a["start_ms"].get("p50", 0.0), b["start_ms"].get("p50", 0.0)),
             }
             if "profile" in group[other] and "profile" in group["small"]:
-                ratios[key]["growth"] = _growth(
-                    group[other]["profile"]["functions"], group["small"]["profile"]["functions"]
+                ratios[key]["growth"] = kit.growth(
+                    group[other]["profile"]["functions"],
+                    group["small"]["profile"]["functions"],
+                    top=8,
+                    digits=4,
                 )
-                ratios[key]["start_growth"] = _growth(
-                    group[other]["profile_start"]["functions"], group["small"]["profile_start"]["functions"]
+                ratios[key]["start_growth"] = kit.growth(
+                    group[other]["profile_start"]["functions"],
+                    group["small"]["profile_start"]["functions"],
+                    top=8,
+                    digits=4,
                 )
         entry["ratios"] = ratios
         entry["goals"] = {
@@ -996,27 +934,6 @@ def _result(
     return result
 
 
-def _growth(
-    large: dict[str, list[float]], small: dict[str, list[float]], top: int = 8
-) -> list[dict[str, Any]]:
-    """The functions whose self time per append grew the most from small to large (cProfile)."""
-    rows: list[dict[str, Any]] = []
-    for key in sorted(large.keys() | small.keys()):
-        cum_l, own_l = large.get(key, [0.0, 0.0])
-        cum_s, own_s = small.get(key, [0.0, 0.0])
-        rows.append(
-            {
-                "function": key,
-                "self_ms_small": own_s,
-                "self_ms_large": own_l,
-                "cum_ms_small": cum_s,
-                "cum_ms_large": cum_l,
-            }
-        )
-    rows.sort(key=lambda r: r["self_ms_large"] - r["self_ms_small"], reverse=True)
-    return rows[:top]
-
-
 # -- output --------------------------------------------------------------------------------------------
 
 _LABELS = {
@@ -1036,10 +953,7 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=None if sys.stdout.isatty() else 130, highlight=False)
+    console = kit.report_console(130)
     t = r["turn"]
     console.print(
         f"dagmem bench runtime ({r['backend']}): `await rt.append(...)` end to end on a FileSessionStore, fsync "
@@ -1053,13 +967,11 @@ def _print_report(r: dict[str, Any]) -> None:
         )
     )
     for mode, m in r["modes"].items():
-        table = Table(title=f"append latency, ms: {_MODE_TITLES[mode]}")
-        table.add_column("setup")
-        for column in ("live\nsessions", "turns in\nsession", "p50", "p90", "p99", "max", "mean"):
-            table.add_column(column, justify="right")
+        columns = ["live\nsessions", "turns in\nsession", "p50", "p90", "p99", "max", "mean"]
         if mode == "with_writer":
-            table.add_column("during a batch:\nn, p50, max", justify="right")
-        table.add_column("GC in appends:\ngen2 n, max ms", justify="right")
+            columns.append("during a batch:\nn, p50, max")
+        columns.append("GC in appends:\ngen2 n, max ms")
+        table = kit.table(f"append latency, ms: {_MODE_TITLES[mode]}", "setup", *columns)
         for name, label in _LABELS.items():
             if name not in m["setups"]:
                 continue
@@ -1106,9 +1018,9 @@ def _print_report(r: dict[str, Any]) -> None:
                 "flight (written by the writer, then its nodes marked by the session actor)."
             )
 
-    table = Table(title="one-time and setup costs (ms unless stated)")
-    table.add_column("setup")
-    for column in (
+    table = kit.table(
+        "one-time and setup costs (ms unless stated)",
+        "setup",
         "first message to m:\nstart + rebuild",
         "start a 1-turn session\np50 (p99), lockstep",
         "make the others live\ns (ms/session first→last 10%)",
@@ -1116,8 +1028,7 @@ def _print_report(r: dict[str, Any]) -> None:
         "tracked\nobjects",
         "peak RSS\nMiB",
         "close the\nruntime",
-    ):
-        table.add_column(column, justify="right")
+    )
     for mode, m in r["modes"].items():
         for name, label in _LABELS.items():
             if name not in m["setups"]:
@@ -1168,22 +1079,18 @@ def _print_report(r: dict[str, Any]) -> None:
                     f"{q['start_p50']:.2f}×."
                 )
             if q.get("start_growth") and q.get("start_p50", 0.0) > r["goal_ratio"]:
-                console.print(
-                    "    largest growth in self time per start (cProfile, I/O inline), small → many:"
+                kit.print_growth(
+                    console,
+                    "largest growth in self time per start (cProfile, I/O inline), small → many:",
+                    q["start_growth"][:5],
+                    indent=4,
                 )
-                for row in q["start_growth"][:5]:
-                    console.print(
-                        f"      {row['function']}: self {row['self_ms_small']:.3f} → {row['self_ms_large']:.3f} ms, "
-                        f"cumulative {row['cum_ms_small']:.3f} → {row['cum_ms_large']:.3f} ms"
-                    )
 
     if r["throughput"]:
-        table = Table(
-            title="writer throughput: flush(force=True) over sessions whose turns are all owed "
-            "(ExtractiveDistiller, fsync on)"
-        )
-        table.add_column("threshold", justify="right")
-        for column in (
+        table = kit.table(
+            "writer throughput: flush(force=True) over sessions whose turns are all owed "
+            "(ExtractiveDistiller, fsync on)",
+            "threshold",
             "sessions × turns",
             "tokens",
             "batches",
@@ -1193,8 +1100,8 @@ def _print_report(r: dict[str, Any]) -> None:
             "batches/s",
             "ms/batch",
             "oracle",
-        ):
-            table.add_column(column, justify="right")
+            left=0,
+        )
         for run_ in r["throughput"]["runs"]:
             o = run_["oracle"]
             table.add_row(
@@ -1242,12 +1149,11 @@ def _print_report(r: dict[str, Any]) -> None:
             + (f"; {others}" if others else "")
         )
         if not met and "growth" in q:
-            console.print("  largest growth in self time per append (cProfile, I/O inline), small → large:")
-            for row in q["growth"]:
-                console.print(
-                    f"    {row['function']}: self {row['self_ms_small']:.3f} → {row['self_ms_large']:.3f} ms, "
-                    f"cumulative {row['cum_ms_small']:.3f} → {row['cum_ms_large']:.3f} ms"
-                )
+            kit.print_growth(
+                console,
+                "largest growth in self time per append (cProfile, I/O inline), small → large:",
+                q["growth"],
+            )
     for run_ in r["throughput"].get("runs", []):
         console.print(
             f"writer throughput at threshold {run_['threshold']:,}: {run_['records_per_s']:,.1f} turns/s "
@@ -1260,25 +1166,18 @@ def _print_report(r: dict[str, Any]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """`dagmem bench runtime [--quick] [--json]`: report only; the exit status is 0 whatever the figures."""
-    from rich.console import Console
 
-    quick = bool(getattr(args, "quick", False))
-    as_json = bool(getattr(args, "json", False))
-    err = Console(stderr=True, highlight=False)
-    started = time.perf_counter()
-    result = run(
-        large_live=QUICK_LARGE_LIVE if quick else LARGE_LIVE,
-        long_turns=QUICK_LONG_TURNS if quick else LONG_TURNS,
-        samples=QUICK_SAMPLES if quick else SAMPLES,
-        warmup=QUICK_WARMUP if quick else WARMUP,
-        profile_appends=QUICK_PROFILE_APPENDS if quick else PROFILE_APPENDS,
-        start_samples=QUICK_START_SAMPLES if quick else START_SAMPLES,
-        throughput_sessions=QUICK_THROUGHPUT_SESSIONS if quick else THROUGHPUT_SESSIONS,
-        throughput_turns=QUICK_THROUGHPUT_TURNS if quick else THROUGHPUT_TURNS,
-        progress=lambda message: err.print(f"[dim]{time.perf_counter() - started:6.1f} s  {message}[/dim]"),
-    )
-    if as_json:
-        print(json.dumps(result, indent=2))
-    else:
-        _print_report(result)
-    return 0
+    def measure(quick: bool, progress: kit.Progress) -> dict[str, Any]:
+        return run(
+            large_live=QUICK_LARGE_LIVE if quick else LARGE_LIVE,
+            long_turns=QUICK_LONG_TURNS if quick else LONG_TURNS,
+            samples=QUICK_SAMPLES if quick else SAMPLES,
+            warmup=QUICK_WARMUP if quick else WARMUP,
+            profile_appends=QUICK_PROFILE_APPENDS if quick else PROFILE_APPENDS,
+            start_samples=QUICK_START_SAMPLES if quick else START_SAMPLES,
+            throughput_sessions=QUICK_THROUGHPUT_SESSIONS if quick else THROUGHPUT_SESSIONS,
+            throughput_turns=QUICK_THROUGHPUT_TURNS if quick else THROUGHPUT_TURNS,
+            progress=progress,
+        )
+
+    return kit.cli(args, measure, _print_report, elapsed=True)

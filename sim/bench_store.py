@@ -22,18 +22,11 @@ new commit. The scratch directory is a fresh temporary directory (honours `TMPDI
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import random
-import shutil
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +35,7 @@ from ..memory.node import SHARD_SIZE, Node, Role, node_filename
 from ..memory.session import SessionMeta
 from ..memory.sessiongit import SessionGit, _env
 from ..memory.store import FileSessionStore, _FileBackend
+from . import _benchkit as kit
 
 __all__ = ["main", "run"]
 
@@ -53,23 +47,8 @@ TURNS = 5_000
 QUICK_TURNS = 1_000
 BULK_CHUNK = 1_000
 SEED = 20_240_601
+EPOCH = 1_700_000_000.0  # the clock of both layouts: they write the same bytes
 COMPONENTS = ("node blob", "meta.json blob", "shard tree", "history/ tree", "root tree", "commit", "other")
-
-Progress = Callable[[str], None]
-
-_VOCABULARY = (
-    "the a an of to in on for with and but or so because while after before when if then this that "
-    "these those it its we you they I my your our their memory session branch agent user assistant "
-    "tool message context window token summary topic archive workspace fork merge rewind head tip node "
-    "file commit tree shard history crash restart fsync rename directory disk write read append load "
-    "snapshot replay seed trace deterministic virtual clock timeout retry budget latency throughput "
-    "question answer reason plan step result error warning note idea draft review test check fix bug "
-    "feature release version config option default value list table chart report figure number ratio "
-    "morning evening yesterday tomorrow week month year meeting travel dinner project garden book music "
-    "could would should might must will can may please thanks sure maybe exactly indeed perhaps really "
-    "quickly slowly carefully together separately again still already almost never always often"
-)
-_WORDS = tuple(_VOCABULARY.split())
 
 
 def _turn_text(rng: random.Random) -> str:
@@ -78,7 +57,7 @@ def _turn_text(rng: random.Random) -> str:
     sentences: list[str] = []
     length = 0
     while length < target:
-        words = [rng.choice(_WORDS) for _ in range(rng.randint(4, 16))]
+        words = [rng.choice(kit.WORDS) for _ in range(rng.randint(4, 16))]
         if rng.random() < 0.35:
             words.insert(rng.randrange(len(words)), str(rng.randint(2, 99_999)))
         sentence = " ".join(words)
@@ -93,17 +72,6 @@ def _turn_text(rng: random.Random) -> str:
 
 def _role(turn: int) -> Role:
     return Role.USER if turn % 2 == 1 else Role.ASSISTANT
-
-
-class _Clock:
-    """Deterministic epoch seconds (one tick per call), so both layouts write the same bytes."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 # -- git inspection ------------------------------------------------------------------------------------
@@ -167,7 +135,7 @@ class _Window:
         out: dict[str, Any] = {
             "turns": [self.turns[0], self.turns[-1]],
             "ms_median": round(statistics.median(self.ms), 3),
-            "ms_p90": round(ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)], 3),
+            "ms_p90": round(kit.quantile(ordered, 0.9), 3),
             "ms_mean": round(statistics.fmean(self.ms), 3),
         }
         if git:
@@ -254,7 +222,7 @@ class _StoreSubject(_Subject):
         super().__init__()
         self.name = name
         self.git = git
-        self.store = FileSessionStore(home, git=git, clock=_Clock())
+        self.store = FileSessionStore(home, git=git, clock=kit.Clock(EPOCH))
         self.repo = self.store.path(SESSION)
 
     def append(self, turn: int, text: str) -> str:
@@ -270,7 +238,7 @@ class _FlatSubject(_Subject):
         super().__init__()
         self.name = "flat"
         self.git = True
-        self.clock = _Clock()
+        self.clock = kit.Clock(EPOCH)
         self.backend = _FileBackend(home, git=True, fsync=True)
         self.bulk_backend = _FileBackend(home, git=False, fsync=False)
         self.repo = self.backend.path(SESSION)
@@ -319,22 +287,13 @@ class _FlatSubject(_Subject):
 # -- the run -------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _scratch(parent: Path | None) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="dagmem-bench-store-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def run(
     turns: int = TURNS,
     window: int = WINDOW,
     early: int = EARLY_TURN,
     *,
     scratch: Path | None = None,
-    progress: Progress | None = None,
+    progress: kit.Progress | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark and return every figure as one JSON-ready dict.
 
@@ -348,7 +307,7 @@ def run(
     texts = [""] + [_turn_text(rng) for _ in range(turns)]  # texts[turn], turns count from 1
     wall = time.perf_counter()
 
-    with _scratch(scratch) as root:
+    with kit.scratch("store", scratch) as root:
         sharded = _StoreSubject("sharded", root / "sharded", git=True)
         nogit = _StoreSubject("nogit", root / "nogit", git=False)
         flat = _FlatSubject(root / "flat")
@@ -446,10 +405,7 @@ def _ratio(late: dict[str, Any], early: dict[str, Any], key: str) -> float:
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
+    console = kit.report_console(120)
     early_label = "turns {}-{}".format(*r["sharded"]["early"]["turns"])
     late_label = "turns {}-{}".format(*r["sharded"]["late"]["turns"])
     console.print(
@@ -457,12 +413,9 @@ def _print_report(r: dict[str, Any]) -> None:
         f"{r['early_turn']} and at the end; git {r['git_version']}"
     )
 
-    table = Table(title="per append, side by side")
-    table.add_column("subject")
-    table.add_column("figure")
-    table.add_column(early_label, justify="right")
-    table.add_column(late_label, justify="right")
-    table.add_column("late / early", justify="right")
+    table = kit.table(
+        "per append, side by side", "subject", "figure", early_label, late_label, "late / early", left=2
+    )
     names = {
         "sharded": "dagmem store + git (sharded)",
         "nogit": "dagmem store, no git",
@@ -487,11 +440,11 @@ def _print_report(r: dict[str, Any]) -> None:
         )
     console.print(table)
 
-    parts = Table(title="where the loose bytes of one turn go (mean bytes per turn)")
-    parts.add_column("object")
-    for key in ("sharded", "flat"):
-        parts.add_column(f"{key}\n{early_label}", justify="right")
-        parts.add_column(f"{key}\n{late_label}", justify="right")
+    parts = kit.table(
+        "where the loose bytes of one turn go (mean bytes per turn)",
+        "object",
+        *(f"{key}\n{label}" for key in ("sharded", "flat") for label in (early_label, late_label)),
+    )
     for component in COMPONENTS:
         row = [component]
         for key in ("sharded", "flat"):
@@ -541,19 +494,8 @@ def _print_report(r: dict[str, Any]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """`dagmem bench store [--quick] [--json]`: report only; the exit status is 0 whatever the figures."""
-    from rich.console import Console
-
-    quick = bool(getattr(args, "quick", False))
-    as_json = bool(getattr(args, "json", False))
-    err = Console(stderr=True, highlight=False)
-    result = run(
-        QUICK_TURNS if quick else TURNS,
-        WINDOW,
-        EARLY_TURN,
-        progress=lambda message: err.print(f"[dim]{message}[/dim]"),
+    return kit.cli(
+        args,
+        lambda quick, progress: run(QUICK_TURNS if quick else TURNS, WINDOW, EARLY_TURN, progress=progress),
+        _print_report,
     )
-    if as_json:
-        print(json.dumps(result, indent=2))
-    else:
-        _print_report(result)
-    return 0

@@ -47,27 +47,23 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
-import json
-import math
 import random
-import shutil
+import re
 import statistics
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
 from ..memory.archive import ArchiveRecord
-from ..memory.distill import ExtractiveDistiller
+from ..memory.distill import TOPIC_FILE_LIMIT, ExtractiveDistiller
 from ..memory.node import Node
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import mark_nodes, records_of, write_batch
+from . import _benchkit as kit
 from .oracle import check_home
 
 __all__ = ["main", "run"]
@@ -91,26 +87,7 @@ PREFIX_CHUNK = 200
 SETUPS = ("small", "large_workspace", "long_archive")
 LONG_SESSION = "long"
 SEED_SESSION = "seed"
-
-Progress = Callable[[str], None]
-
-_VOCABULARY = (
-    "the a an of to in on for with and but or so because while after before when if then this that "
-    "these those it its we you they I my your our their memory session branch agent user assistant "
-    "tool message context window token summary archive workspace fork merge rewind head tip node "
-    "file commit tree shard history crash restart fsync rename directory disk write read append load "
-    "snapshot replay seed trace deterministic virtual clock timeout retry budget latency throughput "
-    "question answer reason plan step result error warning note idea draft review test check fix bug "
-    "feature release version config option default value list table chart report figure number ratio "
-    "morning evening yesterday tomorrow week month year meeting travel dinner project garden book music "
-    "could would should might must will can may please thanks sure maybe exactly indeed perhaps really "
-    "quickly slowly carefully together separately again still already almost never always often"
-)
-_WORDS = tuple(dict.fromkeys(_VOCABULARY.split()))
-_SYLLABLES = (
-    *("ba", "ce", "di", "fo", "gu", "ka", "le", "mo", "nu", "pi"),
-    *("ra", "se", "ti", "vo", "zu", "bri", "cla", "dro", "fle", "gno"),
-)
+EPOCH = 1_750_000_000.0
 
 # (step, file under memory/, qualified name): cProfile's cumulative time of these functions per write.
 _WRITE_STEPS = (
@@ -135,46 +112,14 @@ _ENTRY_POINTS = frozenset({"write_batch", "_write", "mark_nodes", "Workspace.__i
 # -- text ----------------------------------------------------------------------------------------------
 
 
-def _topic_words(count: int, rng: random.Random) -> list[str]:
-    """`count` distinct made-up words of four syllables (no stopword, not in the filler vocabulary)."""
-    combos = len(_SYLLABLES) ** 4
-    if count > combos:
-        raise ValueError(f"at most {combos:,} topic words")
-    words: list[str] = []
-    for number in rng.sample(range(combos), count):
-        parts = [_SYLLABLES[(number // len(_SYLLABLES) ** k) % len(_SYLLABLES)] for k in range(4)]
-        words.append("".join(parts))
-    return words
-
-
-def _turn_text(rng: random.Random, topic: str, mentions: int) -> str:
-    """A chat turn of 150-400 characters of filler words (each at most once) with `topic` in it
-    `mentions` times, so the extractive distiller files the exchange under `topic`: the user says it twice
-    (counting double) and the assistant once, which no filler word can match."""
-    target = rng.randint(150, 400)
-    pool = rng.sample(_WORDS, len(_WORDS))
-    words: list[str] = []
-    length = 0
-    while length < target and pool:
-        word = pool.pop()
-        words.append(word)
-        length += len(word) + 1
-    for _ in range(mentions):
-        words.insert(rng.randrange(len(words) + 1), topic)
-    for _ in range(rng.randint(0, 2)):
-        words.insert(rng.randrange(len(words) + 1), str(rng.randint(2, 99_999)))
-    sentences: list[str] = []
-    start = 0
-    while start < len(words):
-        size = rng.randint(5, 14)
-        sentence = " ".join(words[start : start + size])
-        sentences.append(sentence[0].upper() + sentence[1:] + rng.choice(".....?!"))
-        start += size
-    return " ".join(sentences)
-
-
 def _exchange(rng: random.Random, topic: str) -> list[tuple[str, str]]:
-    return [("user", _turn_text(rng, topic, 2)), ("assistant", _turn_text(rng, topic, 1))]
+    """A user turn and the assistant's answer, both about `topic`: the user says it twice (counting double)
+    and the assistant once, which no filler word can match, so the extractive distiller files the exchange
+    under `topic`."""
+    return [
+        ("user", kit.topic_text(rng, topic, 2, numbers=True)),
+        ("assistant", kit.topic_text(rng, topic, 1, numbers=True)),
+    ]
 
 
 @dataclass(frozen=True)
@@ -199,17 +144,6 @@ def _batches(count: int, common: Sequence[str], rng: random.Random) -> list[_Bat
     return batches
 
 
-class _Clock:
-    """Deterministic epoch seconds (one tick per call)."""
-
-    def __init__(self) -> None:
-        self.now = 1_750_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
 # -- statistics ----------------------------------------------------------------------------------------
 
 
@@ -218,15 +152,11 @@ def _summary(values: Sequence[float]) -> dict[str, Any]:
     return {
         "n": len(ordered),
         "median": round(statistics.median(ordered), 3),
-        "p90": round(ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)], 3),
+        "p90": round(kit.quantile(ordered, 0.9), 3),
         "mean": round(statistics.fmean(ordered), 3),
         "min": round(ordered[0], 3),
         "max": round(ordered[-1], 3),
     }
-
-
-def _ratio(large: float, small: float) -> float:
-    return round(large / small, 3) if small > 0 else math.inf
 
 
 class _Profile:
@@ -249,21 +179,11 @@ class _Profile:
             self.writes += 1
 
     def functions(self) -> dict[str, tuple[float, float]]:
-        """`file:qualname` -> (cumulative ms, self ms) per write, for the package's own functions."""
-        out: dict[str, tuple[float, float]] = {}
+        """`dir/file:qualname` -> (cumulative ms, self ms) per write, for the package's own functions."""
         if not self.writes:
-            return out
-        for entry in self.profiler.getstats():
-            code = entry.code
-            if not isinstance(code, CodeType):
-                continue
-            parts = Path(code.co_filename).parts
-            if len(parts) < 2 or parts[-2] not in ("memory", "sim"):
-                continue
-            key = f"{parts[-2]}/{parts[-1]}:{code.co_qualname}"
-            cum, own = out.get(key, (0.0, 0.0))
-            out[key] = (cum + entry.totaltime * 1e3 / self.writes, own + entry.inlinetime * 1e3 / self.writes)
-        return out
+            return {}
+        functions = kit.profile_functions(self.profiler, self.writes)
+        return {key: times for key, times in functions.items() if key.startswith(("memory/", "sim/"))}
 
     def steps(self, steps: Sequence[tuple[str, str, str]]) -> dict[str, float]:
         functions = self.functions()
@@ -286,7 +206,7 @@ class _Setup:
     topics: int  # topic files before the first measured write
     archive_turns: int  # turns in a measured session's archive before its first measured write
     workspace_id: str
-    clock: _Clock = field(default_factory=_Clock)
+    clock: kit.Clock = field(default_factory=lambda: kit.Clock(EPOCH))
     build_seconds: float = 0.0
     samples: dict[str, list[float]] = field(default_factory=dict)
     profiles: dict[str, _Profile] = field(default_factory=dict)
@@ -351,7 +271,7 @@ def _build_prefix(setup: _Setup, sid: str, turns: int, words: Sequence[str], rng
     setup.store.forget(sid)
 
 
-def _build_topics(setup: _Setup, words: Sequence[str], rng: random.Random, say: Progress) -> None:
+def _build_topics(setup: _Setup, words: Sequence[str], rng: random.Random, say: kit.Progress) -> None:
     """One topic file per word, by real `write_batch` calls (8 exchanges, 8 new topic files each)."""
     assert setup.workspace is not None
     distiller = ExtractiveDistiller()
@@ -384,7 +304,7 @@ def _build(
     extra: Sequence[str],
     sessions: int,
     rng: random.Random,
-    say: Progress,
+    say: kit.Progress,
 ) -> None:
     started = time.perf_counter()
     setup.open(fsync=False)
@@ -426,6 +346,20 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _base(relpath: str) -> str:
+    """`topics/x.md` for any part `topics/x--N.md` of it (a topic file rolls over into parts when full)."""
+    return re.sub(r"--[0-9]+\.md$", ".md", relpath)
+
+
+def _open_part(memory: Path, relpath: str) -> str:
+    """The part of the topic `relpath` that a write appends to: the first that is missing or not full."""
+    part, path = 1, relpath
+    while _size(memory / path) >= TOPIC_FILE_LIMIT:
+        part += 1
+        path = relpath.replace(".md", f"--{part}.md")
+    return path
+
+
 def _count_topics(memory: Path) -> int:
     return sum(1 for path in (memory / "topics").iterdir() if path.suffix == ".md")
 
@@ -460,7 +394,7 @@ def _write(setup: _Setup, rep: int, batch: _Batch, *, kind: str, record: bool, p
     nodes = _append(setup.store, sid, batch.items)  # the turns themselves (not part of the write)
     records = records_of(sid, nodes)
     setup.turns_seen.append(nodes[0].seq - 1)
-    touched = sum(_size(setup.memory / relpath) for relpath in batch.topics)
+    touched = sum(_size(setup.memory / _open_part(setup.memory, relpath)) for relpath in batch.topics)
     store = setup.store
     if kind == "cold":
         setup.workspace.close()
@@ -494,7 +428,7 @@ def _write(setup: _Setup, rep: int, batch: _Batch, *, kind: str, record: bool, p
         written = time.perf_counter()
         mark_nodes(store, sid, outcome.node_ids, workspace.workspace_id)
         marked = time.perf_counter()
-    if outcome.tx is None or set(outcome.files) != batch.topics:
+    if outcome.tx is None or {_base(relpath) for relpath in outcome.files} != batch.topics:
         raise RuntimeError(f"{setup.name}: rep {rep} wrote {outcome.tx} {sorted(outcome.files)}")
     setup.last[sid] = records[-2:]
     if not record:
@@ -527,15 +461,6 @@ def _schedule(reps: int, cold_reps: int, profile_reps: int) -> list[tuple[str, b
     return [("warm", False, False)] * WARMUP + [kind for _position, _order, kind in spread]
 
 
-@contextmanager
-def _scratch(parent: Path | None) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="dagmem-bench-write-", dir=parent))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def run(
     small: int = SMALL,
     large: int = LARGE,
@@ -545,7 +470,7 @@ def run(
     *,
     check: bool = True,
     scratch: Path | None = None,
-    progress: Progress | None = None,
+    progress: kit.Progress | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark and return every figure as one JSON-ready dict.
 
@@ -557,13 +482,13 @@ def run(
     say = progress or (lambda _message: None)
     wall = time.perf_counter()
     rng = random.Random(SEED)
-    words = _topic_words(large, rng)
+    words = kit.topic_words(large, rng)
     common, extra = words[:small], words[small:large]
     schedule = _schedule(reps, cold_reps, profile_reps)
     total_reps = len(schedule)
     batches = _batches(total_reps, common, random.Random(SEED + 1))
 
-    with _scratch(scratch) as root:
+    with kit.scratch("write", scratch) as root:
         setups = [
             _Setup("small", root / "small", small, small, "w-" + "0" * 15 + "1"),
             _Setup("large_workspace", root / "large_workspace", large, small, "w-" + "0" * 15 + "2"),
@@ -712,30 +637,32 @@ def _result(
         s = result["setups"][other]
         ratios[key] = {
             "compared": [other, "small"],
-            "warm_median": _ratio(s["warm"]["total"]["median"], base["warm"]["total"]["median"]),
-            "warm_p90": _ratio(s["warm"]["total"]["p90"], base["warm"]["total"]["p90"]),
+            "warm_median": kit.ratio(s["warm"]["total"]["median"], base["warm"]["total"]["median"]),
+            "warm_p90": kit.ratio(s["warm"]["total"]["p90"], base["warm"]["total"]["p90"]),
             "warm_paired_median": round(
                 statistics.median(
                     a / b for a, b in zip(s["warm_ms_each"], base["warm_ms_each"], strict=True) if b > 0
                 ),
                 3,
             ),
-            "warm_write_batch_median": _ratio(
+            "warm_write_batch_median": kit.ratio(
                 s["warm"]["write_batch"]["median"], base["warm"]["write_batch"]["median"]
             ),
-            "warm_mark_median": _ratio(s["warm"]["mark"]["median"], base["warm"]["mark"]["median"]),
-            "cold_open_median": _ratio(s["cold"]["open"]["median"], base["cold"]["open"]["median"]),
-            "cold_open_and_write_median": _ratio(
+            "warm_mark_median": kit.ratio(s["warm"]["mark"]["median"], base["warm"]["mark"]["median"]),
+            "cold_open_median": kit.ratio(s["cold"]["open"]["median"], base["cold"]["open"]["median"]),
+            "cold_open_and_write_median": kit.ratio(
                 s["cold"]["open_and_write"]["median"], base["cold"]["open_and_write"]["median"]
             ),
-            "cold_store_first_touch_median": _ratio(
+            "cold_store_first_touch_median": kit.ratio(
                 s["cold"]["store_first_touch"]["median"], base["cold"]["store_first_touch"]["median"]
             ),
         }
         if "steps" in s:
-            ratios[key]["growth"] = _growth(
-                next(x for x in setups if x.name == other).profile("warm_write"),
-                next(x for x in setups if x.name == "small").profile("warm_write"),
+            ratios[key]["growth"] = kit.growth(
+                next(x for x in setups if x.name == other).profile("warm_write").functions(),
+                next(x for x in setups if x.name == "small").profile("warm_write").functions(),
+                top=6,
+                digits=3,
             )
     result["ratios"] = ratios
     result["goals"] = {key: bool(r["warm_median"] <= GOAL_RATIO) for key, r in ratios.items()}
@@ -763,27 +690,6 @@ def _drift(ms: Sequence[float], kib: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def _growth(large: _Profile, small: _Profile, top: int = 6) -> list[dict[str, Any]]:
-    """The functions whose own (self) time per write grew the most from `small` to `large` under cProfile:
-    where a growing write spends its extra time."""
-    a, b = large.functions(), small.functions()
-    rows: list[dict[str, Any]] = []
-    for key in a.keys() | b.keys():
-        cum_l, own_l = a.get(key, (0.0, 0.0))
-        cum_s, own_s = b.get(key, (0.0, 0.0))
-        rows.append(
-            {
-                "function": key,
-                "self_ms_small": round(own_s, 3),
-                "self_ms_large": round(own_l, 3),
-                "cum_ms_small": round(cum_s, 3),
-                "cum_ms_large": round(cum_l, 3),
-            }
-        )
-    rows.sort(key=lambda r: r["self_ms_large"] - r["self_ms_small"], reverse=True)
-    return rows[:top]
-
-
 # -- output --------------------------------------------------------------------------------------------
 
 _LABELS = {
@@ -798,10 +704,7 @@ def _ms(figures: dict[str, Any]) -> str:
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=None if sys.stdout.isatty() else 130, highlight=False)
+    console = kit.report_console(130)
     small, large = r["small"], r["large"]
     b = r["batch"]
     console.print(
@@ -811,17 +714,16 @@ def _print_report(r: dict[str, Any]) -> None:
         f"{r['reps']['cold']} cold writes per setup, setups interleaved"
     )
 
-    setups = Table(title="the setups (before the first measured write)")
-    setups.add_column("setup")
-    for column in (
+    setups = kit.table(
+        "the setups (before the first measured write)",
+        "setup",
         "topic files",
         "archive turns\nat each write",
         "txlog lines",
         "archives",
         "index",
         "built in",
-    ):
-        setups.add_column(column, justify="right")
+    )
     for name, label in _LABELS.items():
         s = r["setups"][name]
         turns = s["archive_turns_at_writes"]
@@ -836,17 +738,16 @@ def _print_report(r: dict[str, Any]) -> None:
         )
     console.print(setups)
 
-    table = Table(title="ms per write, median (p90)")
-    table.add_column("setup")
-    for column in (
+    table = kit.table(
+        "ms per write, median (p90)",
+        "setup",
         "warm: write+mark",
         "write_batch",
         "mark",
         "cold: open ws",
         "cold: open+write+mark",
         "fresh store: 1st touch",
-    ):
-        table.add_column(column, justify="right")
+    )
     for name, label in _LABELS.items():
         s = r["setups"][name]
         table.add_row(
@@ -872,15 +773,14 @@ def _print_report(r: dict[str, Any]) -> None:
     console.print(table)
 
     if all("steps" in r["setups"][name] for name in _LABELS):
-        steps = Table(
-            title="where one write goes: ms per write under cProfile (separate repetitions; the profiler "
-            "inflates Python-heavy steps several-fold: compare across columns, not with the table above)"
+        steps = kit.table(
+            "where one write goes: ms per write under cProfile (separate repetitions; the profiler "
+            "inflates Python-heavy steps several-fold: compare across columns, not with the table above)",
+            "step",
+            *_LABELS.values(),
+            "(a)/small",
+            "(b)/small",
         )
-        steps.add_column("step")
-        for label in _LABELS.values():
-            steps.add_column(label, justify="right")
-        steps.add_column("(a)/small", justify="right")
-        steps.add_column("(b)/small", justify="right")
         for kind, title in (("warm", "warm write"), ("cold_open", "cold: open the workspace")):
             for step in r["setups"]["small"]["steps"][kind]:
                 values = [r["setups"][name]["steps"][kind][step] for name in _LABELS]
@@ -906,12 +806,9 @@ def _print_report(r: dict[str, Any]) -> None:
             f"cold (new Workspace + write) {q['cold_open_and_write_median']:.2f}."
         )
         if not met and "growth" in q:
-            console.print("  largest growth in self time per write (cProfile), small → large:")
-            for row in q["growth"]:
-                console.print(
-                    f"    {row['function']}: self {row['self_ms_small']:.3f} → {row['self_ms_large']:.3f} ms, "
-                    f"cumulative {row['cum_ms_small']:.3f} → {row['cum_ms_large']:.3f} ms"
-                )
+            kit.print_growth(
+                console, "largest growth in self time per write (cProfile), small → large:", q["growth"]
+            )
     drift = r["setups"]["small"]["drift"]
     console.print(
         f"drift, the same in every setup: a write costs O(size of the topic files it touches). In small, the "
@@ -940,21 +837,15 @@ def _print_report(r: dict[str, Any]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """`dagmem bench write [--quick] [--json]`: report only; the exit status is 0 whatever the figures."""
-    from rich.console import Console
-
-    quick = bool(getattr(args, "quick", False))
-    as_json = bool(getattr(args, "json", False))
-    err = Console(stderr=True, highlight=False)
-    result = run(
-        SMALL,
-        QUICK_LARGE if quick else LARGE,
-        QUICK_REPS if quick else REPS,
-        QUICK_COLD_REPS if quick else COLD_REPS,
-        QUICK_PROFILE_REPS if quick else PROFILE_REPS,
-        progress=lambda message: err.print(f"[dim]{message}[/dim]"),
+    return kit.cli(
+        args,
+        lambda quick, progress: run(
+            SMALL,
+            QUICK_LARGE if quick else LARGE,
+            QUICK_REPS if quick else REPS,
+            QUICK_COLD_REPS if quick else COLD_REPS,
+            QUICK_PROFILE_REPS if quick else PROFILE_REPS,
+            progress=progress,
+        ),
+        _print_report,
     )
-    if as_json:
-        print(json.dumps(result, indent=2))
-    else:
-        _print_report(result)
-    return 0
