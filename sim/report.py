@@ -197,6 +197,13 @@ def plot(result: SimResult, growth: list[SessionGrowth], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def plain_log(axis: Any) -> None:
+        """A log axis labelled in plain numbers at 1, 2, 5 × 10^k (matplotlib's default crowds them)."""
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:g}"))
+        axis.set_minor_formatter(NullFormatter())
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 9), constrained_layout=True)
     fig.suptitle(
@@ -249,6 +256,7 @@ def plot(result: SimResult, growth: list[SessionGrowth], path: Path) -> None:
         bins = [low * (high / low) ** (i / 60) for i in range(61)] if high > low else 20
         ax.hist(latency_ms, bins=bins)
         ax.set_xscale("log")
+        plain_log(ax.xaxis)
         ordered = sorted(latency_ms)
         for q, style in ((0.5, "--"), (0.99, ":")):
             value = _percentile(ordered, q)
@@ -268,6 +276,7 @@ def plot(result: SimResult, growth: list[SessionGrowth], path: Path) -> None:
         bx, by = zip(*blocks, strict=True)
         ax.plot(bx, by, color="black", label=f"median of each {width}")
         ax.set_yscale("log")
+        plain_log(ax.yaxis)
         ax.legend(fontsize=8)
     ax.set_xlabel("transaction number (as the workspace grows)")
     ax.set_ylabel("write latency (ms)")
