@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["InjectedCrash", "Tear", "armed", "hit"]
+__all__ = ["InjectedCrash", "Tear", "armed", "crash_once", "hit"]
 
 
 class InjectedCrash(BaseException):
@@ -50,3 +50,17 @@ def armed(hook: Hook) -> Iterator[None]:
         yield
     finally:
         _hook = previous
+
+
+def crash_once(site: str) -> Hook:
+    """A hook that crashes at the first hit of `site` and lets every later hit pass (one death, then a
+    restarted actor that must carry on)."""
+    fired = False
+
+    def hook(hit: str) -> None:
+        nonlocal fired
+        if hit == site and not fired:
+            fired = True
+            raise InjectedCrash(hit)
+
+    return hook

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -180,21 +179,10 @@ async def test_a_branch_the_head_returns_to_is_not_force_written(tmp_path: Path)
 # -- crashes and supervision ---------------------------------------------------------------------------
 
 
-def crash_once(site: str) -> Callable[[str], None]:
-    fired: list[str] = []
-
-    def hook(hit: str) -> None:
-        if hit == site and not fired:
-            fired.append(hit)
-            raise faults.InjectedCrash(hit)
-
-    return hook
-
-
 async def test_a_crashed_session_actor_is_restarted_with_its_state_rebuilt(tmp_path: Path) -> None:
     async with Runtime.open(tmp_path, token_threshold=10_000) as rt:
         ids = [await rt.append("s", "user" if i % 2 == 0 else "assistant", text(i)) for i in range(4)]
-        with faults.armed(crash_once("session:append")):
+        with faults.armed(faults.crash_once("session:append")):
             with pytest.raises(SessionCrashed):
                 await rt.append("s", "user", "this one crashes the actor")
         # The restarted actor rebuilt its view from disk: the head and the branches are intact.
@@ -211,7 +199,7 @@ async def test_a_crash_mid_batch_leaves_it_owed_and_it_is_written_once(tmp_path:
     async with Runtime.open(tmp_path) as rt:
         for i in range(6):
             await rt.append("s", "user" if i % 2 == 0 else "assistant", text(i))
-        with faults.armed(crash_once(site)):
+        with faults.armed(faults.crash_once(site)):
             await rt.flush(force=True)
         await rt.flush(force=True)
         assert rt.status().pending_turns == 0

@@ -332,16 +332,6 @@ def test_end_session_survives_a_session_actor_crash_in_the_middle(tmp_path: Path
     """A crash of the session actor as it marked a boundary batch made `end_session` return at once,
     while the session still owed records: the restarted actor had forgotten the boundary."""
 
-    def crash_once(site: str) -> Any:
-        fired: list[str] = []
-
-        def hook(hit: str) -> None:
-            if hit == site and not fired:
-                fired.append(hit)
-                raise faults.InjectedCrash(hit)
-
-        return hook
-
     def epoch() -> float:
         return EPOCH + anyio.current_time()
 
@@ -351,7 +341,7 @@ def test_end_session_survives_a_session_actor_crash_in_the_middle(tmp_path: Path
         async with Runtime.open(tmp_path, store=store, config=config, epoch=epoch, offload=False) as rt:
             ids = [await rt.append("s", "user" if i % 2 == 0 else "assistant", text(i)) for i in range(6)]
             await rt.append("s", "user", "a side branch", predecessor=ids[2])
-            with faults.armed(crash_once("session:mark")):
+            with faults.armed(faults.crash_once("session:mark")):
                 await rt.end_session("s")
             assert rt.status().pending_turns == 0
             wsid = rt.workspace_id
