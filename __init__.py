@@ -8,30 +8,30 @@ drives the whole stack in virtual time. This module re-exports the public API; e
 
 from __future__ import annotations
 
-from .actors.runtime import Runtime as Runtime
-from .actors.runtime import RuntimeCrashed as RuntimeCrashed
-from .actors.runtime import RuntimeStatus as RuntimeStatus
-from .memory.archive import ArchiveRecord as ArchiveRecord
-from .memory.distill import BatchInput as BatchInput
-from .memory.distill import Distiller as Distiller
-from .memory.distill import Edits as Edits
-from .memory.distill import ExtractiveDistiller as ExtractiveDistiller
-from .memory.distill import TopicReader as TopicReader
+from .actors import Runtime as Runtime
+from .actors import RuntimeCrashed as RuntimeCrashed
+from .actors import RuntimeStatus as RuntimeStatus
 from .memory.errors import DagmemError as DagmemError
 from .memory.errors import InvalidInput as InvalidInput
 from .memory.errors import SessionInvalid as SessionInvalid
-from .memory.node import HEAD as HEAD
-from .memory.node import Node as Node
-from .memory.node import Role as Role
+from .memory.format import HEAD as HEAD
+from .memory.format import ArchiveRecord as ArchiveRecord
+from .memory.format import Node as Node
+from .memory.format import Role as Role
+from .memory.format import SessionMeta as SessionMeta
+from .memory.format import SessionSnapshot as SessionSnapshot
+from .memory.format import Tip as Tip
+from .memory.format import count_tokens as count_tokens
 from .memory.outcomes import ReasonCode as ReasonCode
 from .memory.outcomes import WriteFailure as WriteFailure
-from .memory.session import SessionMeta as SessionMeta
-from .memory.session import SessionSnapshot as SessionSnapshot
-from .memory.session import Tip as Tip
 from .memory.store import FileSessionStore as FileSessionStore
 from .memory.store import MemorySessionStore as MemorySessionStore
 from .memory.store import SessionStore as SessionStore
-from .memory.tokens import count_tokens as count_tokens
+from .memory.write import BatchInput as BatchInput
+from .memory.write import Distiller as Distiller
+from .memory.write import Edits as Edits
+from .memory.write import ExtractiveDistiller as ExtractiveDistiller
+from .memory.write import TopicReader as TopicReader
 
 __version__ = "0.1.0"
 

@@ -1,1 +1,21 @@
 """The actor runtime: bounded mailboxes, one actor per session, one writer per workspace, the Runtime."""
+
+from __future__ import annotations
+
+from ._context import RuntimeConfig as RuntimeConfig
+from ._mailbox import ActorStopped as ActorStopped
+from ._mailbox import MailboxClosed as MailboxClosed
+from ._runtime import Runtime as Runtime
+from ._runtime import RuntimeCrashed as RuntimeCrashed
+from ._runtime import RuntimeStatus as RuntimeStatus
+from ._session import SessionCrashed as SessionCrashed
+
+__all__ = [
+    "ActorStopped",
+    "MailboxClosed",
+    "Runtime",
+    "RuntimeConfig",
+    "RuntimeCrashed",
+    "RuntimeStatus",
+    "SessionCrashed",
+]

@@ -12,12 +12,12 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
-from ..memory.distill import Distiller
-from ..memory.planner import DEFAULT_THRESHOLD
-from ..memory.status import WriterStatus
+from ..memory.durable import WriterStatus
+from ..memory.policy import DEFAULT_THRESHOLD
 from ..memory.store import SessionStore
+from ..memory.write import Distiller
 from ._mailbox import Mailbox
-from .messages import WriteRequest
+from ._messages import WriteRequest
 
 __all__ = ["Context", "RuntimeConfig", "Trace"]
 

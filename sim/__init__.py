@@ -5,3 +5,33 @@ drives them through the real runtime in virtual time (`determinism`), with a see
 and a store that keeps count (`recording`); `oracle` judges the files; `gitgrowth` replays a sample into
 real git; `report` prints, saves and plots. `verify`, `bench*` and `crashload` reuse the oracle.
 """
+
+from __future__ import annotations
+
+from ._crashload import LoadConfig as LoadConfig
+from ._crashload import find_leftovers as find_leftovers
+from ._crashload import verify_home as verify_home
+from ._determinism import run_virtual as run_virtual
+from ._gitgrowth import measure as measure
+from ._oracle import OracleReport as OracleReport
+from ._oracle import check_home as check_home
+from ._runner import EPOCH as EPOCH
+from ._runner import SimConfig as SimConfig
+from ._runner import SimResult as SimResult
+from ._runner import run as run
+from ._workload import plan_session as plan_session
+
+__all__ = [
+    "EPOCH",
+    "LoadConfig",
+    "OracleReport",
+    "SimConfig",
+    "SimResult",
+    "check_home",
+    "find_leftovers",
+    "measure",
+    "plan_session",
+    "run",
+    "run_virtual",
+    "verify_home",
+]

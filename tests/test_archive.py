@@ -10,17 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagmem.memory import archive, durable, faults
-from dagmem.memory.archive import (
-    HEADER,
-    ArchiveRecord,
-    ScanResult,
-    SessionArchive,
-    anchor_of,
-    render_frame,
-    scan_archive,
-)
+from dagmem.memory import faults
+from dagmem.memory.durable import _atomic as durable
 from dagmem.memory.errors import ArchiveCorrupt, InvalidInput
+from dagmem.memory.format import HEADER, ArchiveRecord, ScanResult, anchor_of, render_frame, scan_archive
+from dagmem.memory.format import _archive_codec as codec
+from dagmem.memory.workspace import SessionArchive
+from dagmem.memory.workspace import _archive as appender
 
 SID = "s1"
 T0 = 1_700_000_000.5  # 2023-11-14T22:13:20+00:00
@@ -410,7 +406,7 @@ def test_archiving_the_same_batch_twice_is_byte_identical_and_writes_nothing(
         writes.append(p)
         return real_append(p, data, **kwargs)
 
-    monkeypatch.setattr(durable, "append_bytes", spy)
+    monkeypatch.setattr(appender, "append_bytes", spy)
     assert store.append(batch) == []
     assert SessionArchive(path, SID).append(batch) == []  # a fresh process, too
     assert writes == []
@@ -463,13 +459,13 @@ def test_from_state_appends_without_a_full_rescan(tmp_path: Path, monkeypatch: p
     state = (writer.valid_end, dict(writer.ids()))
 
     calls: list[tuple[int, int, int]] = []  # (start, base, bytes scanned)
-    real_scan = archive.scan_archive
+    real_scan = scan_archive
 
     def spy(data: bytes, session_id: str, **kwargs: Any) -> ScanResult:
         calls.append((kwargs.get("start", 0), kwargs.get("base", 0), len(data)))
         return real_scan(data, session_id, **kwargs)
 
-    monkeypatch.setattr(archive, "scan_archive", spy)
+    monkeypatch.setattr(appender, "scan_archive", spy)
     resumed = SessionArchive.from_state(path, SID, valid_end=state[0], ids=state[1], fsync=False)
     assert resumed.append([rec("n50")]) == ["s1/n50"]
     assert calls == []  # size == valid_end: nothing read
@@ -493,13 +489,13 @@ def test_a_smaller_file_or_a_missing_header_forces_a_full_rescan(
     store = SessionArchive(path, SID)
     store.append([rec("n1"), rec("n2")])
     calls: list[int] = []
-    real_scan = archive.scan_archive
+    real_scan = scan_archive
 
     def spy(data: bytes, session_id: str, **kwargs: Any) -> ScanResult:
         calls.append(kwargs.get("base", 0) + kwargs.get("start", 0))
         return real_scan(data, session_id, **kwargs)
 
-    monkeypatch.setattr(archive, "scan_archive", spy)
+    monkeypatch.setattr(appender, "scan_archive", spy)
     view = store.ids()
     path.write_bytes(archive_bytes(rec("n1")))  # replaced by a shorter archive
     assert store.append([rec("n2"), rec("n3")]) == ["s1/n2", "s1/n3"]
@@ -739,8 +735,8 @@ def test_every_prefix_of_a_valid_archive_is_complete_or_torn(
 
 @given(
     st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from(sorted(archive.ROLES)),
-    st.integers(0, archive.MAX_SEQ),
+    st.sampled_from(sorted(codec.ROLES)),
+    st.integers(0, codec.MAX_SEQ),
 )
 def test_meta_encoding_is_exactly_the_specified_json_dumps(created_at: float, role: str, seq: int) -> None:
     spec = json.dumps(
@@ -749,7 +745,7 @@ def test_meta_encoding_is_exactly_the_specified_json_dumps(created_at: float, ro
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    assert archive._meta_json(created_at, role, seq) == spec.encode()
+    assert codec._meta_json(created_at, role, seq) == spec.encode()
 
 
 def test_every_prefix_exhaustively() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmem.sim.bench_runtime import MODES, PROFILE_STARTS, SETUPS, run
+from dagmem.bench._runtime import MODES, PROFILE_STARTS, SETUPS, run
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dagmem.sim.bench_store import COMPONENTS, run
+from dagmem.bench._store import COMPONENTS, run
 
 
 def test_store_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dagmem.sim.bench_write import SETUPS, run
+from dagmem.bench._write import SETUPS, run
 
 
 def test_write_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore
-from dagmem.memory.node import MARKER_KEY
-from dagmem.memory.wsid import read_workspace_id
+from dagmem.memory.durable import read_workspace_id
+from dagmem.memory.format import MARKER_KEY
 
 
 def dagmem(*args: str, home: Path) -> subprocess.CompletedProcess[str]:

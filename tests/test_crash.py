@@ -46,16 +46,14 @@ from unittest import mock
 import pytest
 
 from dagmem import FileSessionStore
-from dagmem.memory import durable, faults
-from dagmem.memory.archive import scan_archive
-from dagmem.memory.distill import ExtractiveDistiller
-from dagmem.memory.durable import is_temp_name
+from dagmem.memory import faults
+from dagmem.memory.durable import _atomic as durable
+from dagmem.memory.durable import is_temp_name, load_status
+from dagmem.memory.format import scan_archive
 from dagmem.memory.outcomes import ReasonCode
-from dagmem.memory.status import load_status
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import mark_nodes
-from dagmem.memory.writepass import SessionResult, write_home, write_session
-from dagmem.sim.oracle import check_home
+from dagmem.memory.write import ExtractiveDistiller, SessionResult, mark_nodes, write_home, write_session
+from dagmem.sim import check_home
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60  # tokens: two exchanges (four turns) per batch
@@ -929,7 +927,7 @@ def test_a_lagging_archive_index_never_truncates_another_writers_evidence(
     alone takes it for a duplicate, calls it a torn tail and truncates evidence that B's transaction cites
     (found as consumed-not-archived by test_crash_kill's contention variant). Truncating is decided from
     the whole file."""
-    from dagmem.memory.archive import ArchiveRecord
+    from dagmem.memory.format import ArchiveRecord
 
     def record(node_id: str) -> ArchiveRecord:
         return ArchiveRecord("s", node_id, "user", int(node_id[1:]), 1_750_000_000.0, f"turn {node_id}")

@@ -30,9 +30,9 @@ from typing import IO
 
 import pytest
 
-from dagmem.memory.archive import scan_archive
-from dagmem.memory.writepass import write_home
-from dagmem.sim.crashload import LoadConfig, find_leftovers, verify_home
+from dagmem.memory.format import scan_archive
+from dagmem.memory.write import write_home
+from dagmem.sim import LoadConfig, find_leftovers, verify_home
 
 SEED = int(os.environ.get("DAGMEM_CRASH_SEED", "6"))
 THRESHOLD = LoadConfig.threshold
@@ -47,7 +47,7 @@ class ForkServer:
         self.log = log
         self._stderr = log.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "dagmem.sim.crashload", "--serve"],
+            [sys.executable, "-m", "dagmem.sim._crashload", "--serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -214,7 +214,7 @@ def test_sigkill_cold_started_processes(tmp_path: Path, capsys: pytest.CaptureFi
                 [
                     sys.executable,
                     "-m",
-                    "dagmem.sim.crashload",
+                    "dagmem.sim._crashload",
                     str(home),
                     str(rng.randrange(2**31)),
                     "--role",

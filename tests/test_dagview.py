@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from dagmem.memory.dagview import DagView, Unwritten
 from dagmem.memory.errors import UnknownNode
+from dagmem.memory.policy import DagView, Unwritten
 
 
 class Brute:

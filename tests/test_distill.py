@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dagmem.memory.archive import ArchiveRecord
-from dagmem.memory.distill import TOPIC_FILE_LIMIT, BatchInput, ExtractiveDistiller
-from dagmem.memory.topics import anchor_of, parse_topic
+from dagmem.memory.format import ArchiveRecord, anchor_of, parse_topic
+from dagmem.memory.write import TOPIC_FILE_LIMIT, BatchInput, ExtractiveDistiller
 
 
 class Files:

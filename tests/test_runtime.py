@@ -12,12 +12,11 @@ import pytest
 
 import dagmem
 from dagmem import HEAD, FileSessionStore, InvalidInput, MemorySessionStore, Runtime
-from dagmem.actors._context import RuntimeConfig
-from dagmem.actors.session import SessionCrashed
+from dagmem.actors import RuntimeConfig, SessionCrashed
 from dagmem.memory import faults
-from dagmem.memory.distill import BatchInput, Edits, ExtractiveDistiller, TopicReader
-from dagmem.memory.wsid import read_workspace_id
-from dagmem.sim.oracle import OracleReport, check_home
+from dagmem.memory.durable import read_workspace_id
+from dagmem.memory.write import BatchInput, Edits, ExtractiveDistiller, TopicReader
+from dagmem.sim import OracleReport, check_home
 
 pytestmark = pytest.mark.anyio
 

@@ -14,19 +14,14 @@ import anyio
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, Runtime
-from dagmem._cli import main as cli_main
-from dagmem.actors._context import RuntimeConfig
+from dagmem.actors import RuntimeConfig
+from dagmem.cli import main as cli_main
 from dagmem.memory import faults
-from dagmem.memory.dagview import DagView
-from dagmem.memory.node import MARKER_KEY
-from dagmem.memory.planner import SessionPlanner
-from dagmem.memory.writepass import write_home
-from dagmem.memory.wsid import read_workspace_id
-from dagmem.sim.determinism import run_virtual
-from dagmem.sim.gitgrowth import measure
-from dagmem.sim.oracle import OracleReport, check_home
-from dagmem.sim.runner import EPOCH, SimConfig, run
-from dagmem.sim.workload import plan_session
+from dagmem.memory.durable import read_workspace_id
+from dagmem.memory.format import MARKER_KEY
+from dagmem.memory.policy import DagView, SessionPlanner
+from dagmem.memory.write import write_home
+from dagmem.sim import EPOCH, OracleReport, SimConfig, check_home, measure, plan_session, run, run_virtual
 
 LOCOMO = Path("/work/shared/data/locomo-dev.json")
 REQUIRED = {

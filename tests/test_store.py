@@ -10,7 +10,7 @@ import pytest
 
 from dagmem import HEAD, FileSessionStore, InvalidInput, MemorySessionStore, SessionStore
 from dagmem.memory.errors import BrokenChain, UnknownNode
-from dagmem.memory.node import node_relpath
+from dagmem.memory.format import node_relpath
 
 
 def plant(store: SessionStore, sid: str, relpath: str, data: bytes) -> None:

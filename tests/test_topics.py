@@ -8,11 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dagmem.memory import core
-from dagmem.memory.core import plan_core, render_core
 from dagmem.memory.errors import InvalidInput
-from dagmem.memory.tokens import count_tokens
-from dagmem.memory.topics import (
+from dagmem.memory.format import (
     Block,
     Citation,
     SourceRef,
@@ -22,12 +19,16 @@ from dagmem.memory.topics import (
     block_id,
     block_links,
     citation_id,
+    count_tokens,
     inert,
     make_block,
     parse_topic,
+    plan_core,
+    render_core,
     render_topic,
     validate_topic,
 )
+from dagmem.memory.format import _core as core
 
 PATH = "topics/prefs.md"
 A1 = "0123456789abcdef"

@@ -12,15 +12,26 @@ import pytest
 
 from dagmem import FileSessionStore
 from dagmem.memory import faults
-from dagmem.memory.distill import BatchInput, Edits, ExtractiveDistiller, TopicReader
-from dagmem.memory.node import MARKER_KEY
+from dagmem.memory.durable import ensure_workspace_id
+from dagmem.memory.format import MARKER_KEY
 from dagmem.memory.outcomes import ReasonCode, WriteFailure
-from dagmem.memory.records import with_marker
+from dagmem.memory.policy import with_marker
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import mark_nodes, records_of, write_batch
-from dagmem.memory.writepass import EXIT_FAILED, EXIT_OK, exit_status, write_home, write_session
-from dagmem.memory.wsid import ensure_workspace_id
-from dagmem.sim.oracle import check_home
+from dagmem.memory.write import (
+    EXIT_FAILED,
+    EXIT_OK,
+    BatchInput,
+    Edits,
+    ExtractiveDistiller,
+    TopicReader,
+    exit_status,
+    mark_nodes,
+    records_of,
+    write_batch,
+    write_home,
+    write_session,
+)
+from dagmem.sim import check_home
 
 
 class Recording(ExtractiveDistiller):

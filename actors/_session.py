@@ -1,0 +1,343 @@
+"""The session actor: one per live session (DESIGN §5).
+
+It holds the session's DAG view and planner (ids, edges, token counts, marks; never the text), applies
+turns and head moves, and sends due batches to the writer one at a time through a delivery task, so a
+slow writer never blocks a turn. It is the only writer of its session's node metadata: it marks a batch
+when the writer's answer arrives. A crash loses nothing: the restarted actor rebuilds from disk, and a
+batch that was in flight is simply offered again (the writer then only marks it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from ..memory import faults
+from ..memory.errors import DagmemError, InvalidInput, SessionInvalid
+from ..memory.format import Node, count_tokens
+from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.policy import Batch, DagView, SessionPlanner, is_marked, is_record_node
+from ..memory.write import WriteOutcome, mark_nodes
+from ..supervision import Supervisor
+from ._context import Context
+from ._mailbox import ActorStopped, Envelope, Mailbox, MailboxClosed, Reply
+from ._messages import (
+    Append,
+    BatchDone,
+    EndSession,
+    Flush,
+    HeadMoved,
+    Rewind,
+    SessionMessage,
+    SetHead,
+    Tick,
+    TurnAdded,
+    WriteRequest,
+)
+from ._timer import Timer
+
+__all__ = ["SessionActor", "SessionCrashed", "SessionHandle"]
+
+log = logging.getLogger("dagmem.session")
+
+_MARK_CHUNK = 32  # node files marked per store call
+
+
+class SessionCrashed(DagmemError):
+    """The session actor crashed while handling this call; it has been restarted from disk."""
+
+
+@dataclass(eq=False)
+class SessionHandle:
+    """A session's address: its mailbox and timer outlive actor restarts."""
+
+    session_id: str
+    mailbox: Mailbox[SessionMessage]
+    timer: Timer
+    child_id: str
+    supervisor: Supervisor | None = None
+    actor: SessionActor | None = None
+    generation: int = 0
+    retire_after_flush: bool = False
+    retired: bool = False
+    # A boundary write asked for by `end_session` / `flush(force=True)` and not finished yet, and whether
+    # the session was ended: kept here so that an actor restarted mid-boundary carries on with it instead
+    # of answering the waiting caller at once while the session still owes records.
+    boundary: bool = False
+    ended: bool = False
+    waiters: list[Reply[object]] = field(default_factory=list)
+    on_retire: Callable[[SessionHandle], None] | None = None
+    stopped: anyio.Event = field(default_factory=anyio.Event)  # its supervisor's run has ended
+
+    def close(self, error: BaseException | None = None) -> None:
+        """For good: refuse new messages and fail every call still waiting on this session."""
+        self.mailbox.close(error)
+        waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            waiter.fail(error or ActorStopped(f"session {self.session_id!r} stopped before it answered"))
+
+
+class SessionActor:
+    def __init__(self, handle: SessionHandle, ctx: Context) -> None:
+        self.handle = handle
+        self.ctx = ctx
+        self.sid = handle.session_id
+        self.planner: SessionPlanner | None = None
+        self.invalid: SessionInvalid | None = None
+        self.last_activity = anyio.current_time()
+        self.idle_armed = False
+        self.ending = handle.retire_after_flush or handle.ended
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    # -- life ------------------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        handle = self.handle
+        handle.generation += 1
+        handle.actor = self
+        await self._rebuild()
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            task_status.started()
+            self._pump()
+            while True:
+                try:
+                    envelope = await handle.mailbox.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                await self._handle(envelope)
+                if self._may_retire():
+                    self._retire()
+                    break
+            tg.cancel_scope.cancel()
+
+    async def _rebuild(self) -> None:
+        """The view from disk: O(session), once per start (a crash restart or a revival)."""
+        ctx = self.ctx
+        if not ctx.store.has_session(self.sid):
+            view, head = DagView(self.sid), None
+        else:
+            snapshot = await ctx.io(ctx.store.load, self.sid)
+            if not snapshot.valid:
+                first = snapshot.problems[0]
+                self.invalid = SessionInvalid(self.sid, first.path, first.reason)
+                log.error("%s: no memory will be written for it", self.invalid)
+                ctx.emit("session-invalid", session=self.sid, reason=first.reason)
+                return
+            view = DagView.from_nodes(self.sid, snapshot.nodes.values(), ctx.workspace_id, count_tokens)
+            head = snapshot.meta.head
+        config = ctx.config
+        self.planner = SessionPlanner(
+            view,
+            head,
+            threshold=config.token_threshold,
+            abandon_after=config.abandon_after,
+            max_attempts=config.max_attempts,
+            backoff=lambda n: min(60.0, config.retry_base * 2 ** (n - 1)),
+        )
+        if len(view):
+            self.idle_armed = True  # a session revived from disk ends after idle_after too
+            self.planner.check_all_tips()
+        if self.handle.boundary:
+            self.planner.on_boundary()  # the previous incarnation crashed in the middle of it
+
+    # -- messages --------------------------------------------------------------------------------------
+
+    async def _handle(self, envelope: Envelope[SessionMessage]) -> None:
+        message, reply = envelope.message, envelope.reply
+        try:
+            await self._dispatch(message, reply)
+        except InvalidInput as exc:  # the caller's mistake: answer it, stay up
+            if reply is not None:
+                reply.fail(exc)
+        except BaseException as exc:
+            if reply is not None:
+                reply.fail(SessionCrashed(f"session {self.sid!r} crashed: {exc!r}"))
+            raise
+        self._pump()
+
+    async def _dispatch(self, message: SessionMessage, reply: Reply[object] | None) -> None:
+        ctx, now = self.ctx, anyio.current_time()
+        if isinstance(message, BatchDone):
+            await self._batch_done(message)
+            return
+        if isinstance(message, Tick):
+            if (
+                self.idle_armed
+                and now >= self.last_activity + ctx.config.idle_after
+                and self.planner is not None
+            ):
+                ctx.emit("idle", session=self.sid)
+                self.idle_armed = False
+                self.ending = True
+                self.planner.on_boundary()
+            return
+        if isinstance(message, Flush | EndSession):
+            if isinstance(message, EndSession) or message.force:
+                if isinstance(message, EndSession):
+                    self.ending = self.handle.ended = True
+                self.handle.boundary = True
+                if self.planner is not None:
+                    self.planner.on_boundary()
+            if reply is not None:
+                self.handle.waiters.append(reply)
+            return
+        if self.invalid is not None:
+            raise self.invalid
+        planner = self.planner
+        assert planner is not None
+        store = ctx.store
+        self.last_activity = now
+        self.idle_armed = True
+        if isinstance(message, Append):
+            faults.hit("session:append")
+            node = await ctx.io(
+                store.append,
+                self.sid,
+                message.role,
+                message.content,
+                predecessor=message.predecessor,
+                node_id=message.node_id,
+                metadata=message.metadata,
+            )
+            self._added(node)
+            if reply is not None:
+                reply.set(node)
+        elif isinstance(message, SetHead):
+            await ctx.io(store.set_head, self.sid, message.node_id)
+            self._head_moved(message.node_id)
+            if reply is not None:
+                reply.set(None)
+        elif isinstance(message, Rewind):
+            rewound = await ctx.io(store.rewind, self.sid, message.node_id)
+            planner.on_rewound(rewound)
+            ctx.emit("rewind", session=self.sid, nodes=rewound)
+            self._head_moved(store.head(self.sid))
+            if reply is not None:
+                reply.set(rewound)
+        elif isinstance(message, TurnAdded):
+            await ctx.io(store.adopt_node, self.sid, message.node)
+            if message.node.id not in planner.view:  # a revived actor may have read it from disk already
+                self._added(message.node)
+            if reply is not None:
+                reply.set(message.node)
+        elif isinstance(message, HeadMoved):
+            await ctx.io(store.reload_meta, self.sid)
+            self._head_moved(message.node_id)
+            if reply is not None:
+                reply.set(None)
+
+    def _added(self, node: Node) -> None:
+        planner = self.planner
+        assert planner is not None
+        record = is_record_node(node)
+        planner.on_turn(
+            node.id,
+            node.predecessor,
+            count_tokens(node.content) if record else 0,
+            marked=record and is_marked(node.metadata, self.ctx.workspace_id),
+        )
+        self.ctx.emit("turn", session=self.sid, node=node.id, predecessor=node.predecessor, record=record)
+        self._head_moved(self.ctx.store.head(self.sid))
+
+    def _head_moved(self, head: str | None) -> None:
+        planner = self.planner
+        assert planner is not None
+        if head != planner.head:
+            planner.on_head(head, anyio.current_time())
+            self.ctx.emit("head", session=self.sid, head=head)
+
+    async def _batch_done(self, message: BatchDone) -> None:
+        planner = self.planner
+        if message.generation != self.handle.generation or planner is None:
+            return  # an answer to an earlier incarnation: its batch is offered again anyway
+        batch = message.batch
+        if message.outcome is not None:  # installed (or found consumed) and marked by the delivery task
+            planner.on_written(batch, message.outcome.node_ids)
+            self.ctx.emit(
+                "written", session=self.sid, nodes=list(message.outcome.node_ids), tx=message.outcome.tx
+            )
+        else:
+            failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
+            planner.on_failed(batch, retryable=failure.retryable, now=anyio.current_time())
+            self.ctx.emit("failed", session=self.sid, nodes=list(batch.node_ids), code=str(failure.code))
+
+    # -- after every message ---------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Start the next due batch, answer waiters, set the timer."""
+        planner = self.planner
+        handle = self.handle
+        now = anyio.current_time()
+        if planner is not None and planner.inflight is None:
+            batch = planner.next_batch(now)
+            if batch is not None:
+                assert self._tg is not None
+                self._tg.start_soon(self._deliver, batch, handle.generation)
+        if planner is None or not planner.busy():
+            handle.boundary = False
+            waiters, handle.waiters = handle.waiters, []
+            for waiter in waiters:
+                waiter.set(None)
+        deadlines: list[float] = []
+        if planner is not None:
+            if self.idle_armed:
+                deadlines.append(self.last_activity + self.ctx.config.idle_after)
+            if (deadline := planner.next_deadline()) is not None:
+                deadlines.append(deadline)
+        handle.timer.set(min(deadlines) if deadlines else None)
+
+    async def _deliver(self, batch: Batch, generation: int) -> None:
+        """Hand one batch to the writer and bring its answer back through the mailbox."""
+        self.ctx.emit("batch", session=self.sid, nodes=list(batch.node_ids), forced=batch.forced)
+        try:
+            answer = await self.ctx.writer.request(WriteRequest(batch))
+        except (ActorStopped, MailboxClosed) as exc:
+            answer = WriteFailure(ReasonCode.WRITER_CRASHED, str(exc))
+        if isinstance(answer, WriteOutcome):
+            answer = await self._mark(answer)
+        if isinstance(answer, WriteOutcome):
+            done = BatchDone(batch, outcome=answer, generation=generation)
+        else:
+            assert isinstance(answer, WriteFailure)
+            done = BatchDone(batch, failure=answer, generation=generation)
+        with contextlib.suppress(MailboxClosed):
+            await self.handle.mailbox.send(done)
+
+    async def _mark(self, outcome: WriteOutcome) -> WriteOutcome | WriteFailure:
+        """Step 3, off the actor's loop: a batch of hundreds of node rewrites (an fsync each) must not
+        stall this session's appends. Chunks let appends interleave under the store's session lock; the
+        view learns of the marks only when all are on disk (the answer goes through the mailbox)."""
+        ids = outcome.node_ids
+        try:
+            for start in range(0, len(ids), _MARK_CHUNK):
+                faults.hit("session:mark")
+                await self.ctx.io(
+                    mark_nodes,
+                    self.ctx.store,
+                    self.sid,
+                    ids[start : start + _MARK_CHUNK],
+                    self.ctx.workspace_id,
+                )
+        except Exception as exc:  # e.g. a full disk: the batch stays owed; the redo only marks
+            return classify(exc)
+        return outcome
+
+    def _may_retire(self) -> bool:
+        """After an end or idle boundary, a session that owes nothing gives back its memory."""
+        planner = self.planner
+        if not self.ending or self.handle.waiters or len(self.handle.mailbox):
+            return False
+        if planner is None:
+            return True
+        return planner.inflight is None and not planner.busy() and not planner.owes()
+
+    def _retire(self) -> None:
+        self.handle.retired = True
+        self.ctx.emit("retire", session=self.sid)
+        if self.handle.on_retire is not None:
+            self.handle.on_retire(self.handle)

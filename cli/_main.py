@@ -1,0 +1,240 @@
+"""The `dagmem` command line: parses arguments, checks `--home`, runs one command and shows its errors.
+
+Each command lives in its own module, imported when it runs (so `dagmem --help` stays fast). A user's
+mistake (a `DagmemError`, a bad `--home`, an unreadable file) prints one line and exits 2 (`--json`: an
+object `{"error", "code"}` on stdout); anything else is a bug and says so."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..memory.errors import DagmemError
+from ..memory.outcomes import WriteFailure, classify
+
+__all__ = ["main"]
+
+DEFAULT_HOME = Path(".dagmem")
+EXIT_USAGE = 2  # a user's mistake, as argparse uses it
+
+BENCHMARKS = ("runtime", "store", "write")
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", type=Path, default=DEFAULT_HOME, help="the dagmem home (default ./.dagmem)")
+    common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    common.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv for debug)")
+
+    parser = argparse.ArgumentParser(
+        prog="dagmem", description="Long-term memory for branching agent sessions."
+    )
+    parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser(
+        "demo", parents=[common], help="append, fork, write and show a branching conversation"
+    )
+    demo.add_argument("--session", default="demo", help="session id to use (default: demo)")
+
+    write = sub.add_parser(
+        "write",
+        parents=[common],
+        help="write what the sessions of a home owe: full batches, and everything of idle sessions",
+    )
+    write.add_argument("--session", action="append", help="only this session (repeatable)")
+    write.add_argument(
+        "--force", action="store_true", help="boundary-write every session: nothing stays owed"
+    )
+    write.add_argument(
+        "--distiller", default="extractive", choices=["extractive"], help="how topics are distilled"
+    )
+    write.add_argument(
+        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+    )
+    write.add_argument(
+        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+    )
+
+    sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
+
+    verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
+    verify.add_argument(
+        "--strict", action="store_true", help="records owed but not yet due are violations too"
+    )
+    verify.add_argument("--repair", action="store_true", help="drop markers whose record was never consumed")
+
+    bench = sub.add_parser(
+        "bench", parents=[common], help="run a benchmark; prints ratios measured side by side"
+    )
+    bench.add_argument("name", choices=BENCHMARKS, help="which benchmark")
+    bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+
+    sim = sub.add_parser(
+        "sim",
+        parents=[common],
+        help="drive thousands of branching sessions through the actors in virtual time, then check them",
+        description="Simulate branching sessions through the real runtime in deterministic virtual time, "
+        "with optional fault injection; check the result with the independent oracle; measure git growth. "
+        "--home is not used: the home is a scratch directory, or OUT/home with --real-fs.",
+    )
+    sim.add_argument(
+        "--sessions", type=_positive_int, default=2_000, help="sessions to simulate (default 2000)"
+    )
+    sim.add_argument("--seed", type=int, default=1, help="the same seed (and version) gives the same trace")
+    sim.add_argument(
+        "--faults",
+        type=float,
+        nargs="?",
+        const=0.02,
+        default=0.0,
+        metavar="RATE",
+        help="inject faults with this probability per fault-site hit: actor and writer crashes, torn "
+        "writes, lock contention, retryable and permanent failures (0.02 without a value; default 0)",
+    )
+    sim.add_argument(
+        "--threshold", type=_positive_int, default=1_500, help="batch size in tokens (default 1500)"
+    )
+    sim.add_argument(
+        "--content",
+        type=Path,
+        metavar="LOCOMO_JSON",
+        help="take turn text from a LoCoMo-format JSON file, read at run time (default: synthetic text)",
+    )
+    sim.add_argument(
+        "--real-fs",
+        action="store_true",
+        help="keep the sessions on disk too (FileSessionStore); the home is left at OUT/home",
+    )
+    sim.add_argument("--fsync", action="store_true", help="with --real-fs: fsync every durable write")
+    sim.add_argument(
+        "--git-sample",
+        type=int,
+        default=2,
+        metavar="K",
+        help="replay the K longest sessions into real git to measure its growth (default 2; 0: none)",
+    )
+    sim.add_argument(
+        "--out",
+        type=Path,
+        default=Path("sim-out"),
+        metavar="DIR",
+        help="where report.json and report.png go (trace.jsonl, home/ too) (default ./sim-out)",
+    )
+    sim.add_argument("--trace", action="store_true", help="also write the event trace to OUT/trace.jsonl")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
+    return value
+
+
+class CommandError(DagmemError):
+    """A user's mistake found by the command line itself; `code` is its reason code."""
+
+    def __init__(self, message: str, code: str = "INVALID_INPUT") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# Commands that read a home and must never create one; `write` needs its sessions/ too.
+_READS_HOME = {"status", "verify", "write"}
+
+
+def _check_home(command: str, home: Path) -> None:
+    if command not in _READS_HOME:
+        return
+    if home.is_symlink() and not home.exists():
+        raise CommandError(f"--home {home}: a broken symbolic link")
+    if home.exists() and not home.is_dir():
+        raise CommandError(f"--home {home}: not a directory")
+    if command == "write" and not (home / "sessions").is_dir():
+        raise CommandError(
+            f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
+        )
+    if command in ("status", "verify") and not home.is_dir():
+        raise CommandError(f"--home {home}: no such directory")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Dispatch to the command's module, imported only now (each pulls in what it needs)."""
+    command: str = args.command
+    if command == "write":
+        from ._write import write_command
+
+        return write_command(args)
+    if command == "status":
+        from ._write import status_command
+
+        return status_command(args)
+    if command == "verify":
+        from ._verify import command as verify_command
+
+        return verify_command(args)
+    if command == "demo":
+        from ._demo import command as demo_command
+
+        return demo_command(args)
+    if command == "sim":
+        from ._sim import command as sim_command
+
+        return sim_command(args)
+    from ._bench import command as bench_command
+
+    return bench_command(args)
+
+
+def _error(args: argparse.Namespace, message: str, code: str) -> int:
+    message = " ".join(message.split())  # one line, whatever the cause carried
+    if getattr(args, "json", False):
+        print(json.dumps({"error": message, "code": code}))
+    else:
+        print(f"error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        _check_home(args.command, args.home)
+        return _run(args)
+    except CommandError as exc:
+        return _error(args, str(exc), exc.code)
+    except WriteFailure as exc:
+        return _error(args, str(exc), str(exc.code))
+    except DagmemError as exc:
+        return _error(args, str(exc), str(getattr(exc, "code", None) or classify(exc).code))
+    except OSError as exc:  # an unreadable or unwritable file of the home: the user's to fix
+        return _error(args, str(exc), str(classify(exc).code))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

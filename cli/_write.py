@@ -1,0 +1,122 @@
+"""The `dagmem write` and `dagmem status` commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..memory.durable import load_status, read_workspace_id
+from ..memory.errors import SessionInvalid
+from ..memory.format import count_tokens
+from ..memory.outcomes import RETRYABLE
+from ..memory.policy import DagView
+from ..memory.store import FileSessionStore
+from ..memory.write import ExtractiveDistiller, SessionResult, exit_status, write_home
+
+__all__ = ["pending_by_session", "status_command", "write_command"]
+
+
+def _iso(at: float | None) -> str | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
+
+
+def write_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    home: Path = args.home
+    store = FileSessionStore(home)
+    sessions = args.session or store.session_ids()
+    console = Console(stderr=True)
+    results: list[SessionResult] = []
+    with Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress:
+        task = progress.add_task("writing", total=len(sessions))
+
+        def done(result: SessionResult) -> None:
+            progress.advance(task)
+            if not args.json and result.outcome in ("failed", "invalid"):
+                progress.console.print(f"[red]{result.session}: {result.reason_code}[/red] {result.detail}")
+
+        results = write_home(
+            home,
+            sessions=sessions,
+            force=args.force,
+            distiller=ExtractiveDistiller(),
+            threshold=args.threshold,
+            idle_after=args.idle_after,
+            on_session=done,
+        )
+    status = exit_status(results)
+    if args.json:
+        print(json.dumps({"home": str(home), "exit": status, "sessions": [r.as_json() for r in results]}))
+        return status
+    written = [r for r in results if r.outcome == "written"]
+    failed = [r for r in results if r.outcome in ("failed", "invalid")]
+    for result in written:
+        print(f"{result.session}: wrote {result.records} records in {result.batches} batches")
+    pending = sum(r.pending for r in results)
+    print(
+        f"{len(results)} sessions: {len(written)} written, {len(failed)} failed, "
+        f"{pending} records owed but not yet due" + (" (use --force to write them)" if pending else "")
+    )
+    return status
+
+
+def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:
+    """Records each session still owes this workspace (or why it cannot be read). Read-only."""
+    store = FileSessionStore(home, read_only=True)
+    out: dict[str, int | str] = {}
+    for session_id in store.session_ids():
+        try:
+            snapshot = store.load(session_id)
+            snapshot.require_valid()
+        except SessionInvalid as exc:
+            out[session_id] = f"invalid: {exc}"
+            continue
+        view = DagView.from_nodes(session_id, snapshot.nodes.values(), workspace_id or "w-none", count_tokens)
+        out[session_id] = view.pending_records()
+    return out
+
+
+def status_command(args: argparse.Namespace) -> int:
+    home: Path = args.home
+    state = home / "memory" / ".dagmem"
+    workspace_id = read_workspace_id(state / "workspace-id")
+    status = load_status(state / "status.json")
+    pending = pending_by_session(home, workspace_id)
+    failure = status.last_failure
+    report: dict[str, Any] = {
+        "home": str(home),
+        "workspace_id": workspace_id,
+        "last_outcome": status.last_outcome,
+        "last_success_at": status.last_success_at,
+        "last_failure": None
+        if failure is None
+        else {
+            "at": failure.at,
+            "reason_code": str(failure.reason_code),
+            "retryable": failure.retryable,
+            "will_retry": failure.reason_code in RETRYABLE and failure.retryable,
+        },
+        "pending_turns": sum(v for v in pending.values() if isinstance(v, int)),
+        "sessions": pending,
+    }
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"home          {home}")
+    print(f"workspace     {workspace_id or '(not created yet)'}")
+    print(f"last outcome  {status.last_outcome or '(nothing written yet)'}")
+    print(f"last success  {_iso(status.last_success_at) or '-'}")
+    if failure is not None:
+        retry = "will be retried" if report["last_failure"]["will_retry"] else "will not be retried"
+        print(f"last failure  {failure.reason_code} at {_iso(failure.at)} ({retry})")
+    print(f"pending turns {report['pending_turns']}")
+    for session_id, value in pending.items():
+        if value:
+            print(f"  {session_id}: {value}", file=sys.stdout)
+    return 0

@@ -1,0 +1,38 @@
+"""Durability: atomic replace and fsynced appends, the txlog, transactions (stage, commit point, move)
+and their recovery, the workspace id, the writer's status file."""
+
+from __future__ import annotations
+
+from ._atomic import append_bytes as append_bytes
+from ._atomic import atomic_write_many as atomic_write_many
+from ._atomic import fsync_dir as fsync_dir
+from ._atomic import is_temp_name as is_temp_name
+from ._atomic import sweep_temp as sweep_temp
+from ._status import LastFailure as LastFailure
+from ._status import WriterStatus as WriterStatus
+from ._status import load_status as load_status
+from ._status import save_status as save_status
+from ._transaction import Installer as Installer
+from ._transaction import Recovery as Recovery
+from ._transaction import sha256_hex as sha256_hex
+from ._txlog import TxLog as TxLog
+from ._wsid import ensure_workspace_id as ensure_workspace_id
+from ._wsid import read_workspace_id as read_workspace_id
+
+__all__ = [
+    "Installer",
+    "LastFailure",
+    "Recovery",
+    "TxLog",
+    "WriterStatus",
+    "append_bytes",
+    "atomic_write_many",
+    "ensure_workspace_id",
+    "fsync_dir",
+    "is_temp_name",
+    "load_status",
+    "read_workspace_id",
+    "save_status",
+    "sha256_hex",
+    "sweep_temp",
+]

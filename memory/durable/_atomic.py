@@ -1,0 +1,192 @@
+"""Durable file primitives: atomic rewrites (temp + fsync + rename + directory fsync) and fsynced appends.
+
+Every step passes a named fault site (`faults.hit`) so crash tests can stop the process between any two
+of them. `fsync=False` is for the simulator's speed only; the order of operations stays the same.
+Temp names are `.<name>.<pid>-<n>.tmp` (never `.json`/`.md`), so a reader globbing for data files never
+sees one, and `sweep_temp` can tell a dead writer's leftover from a live writer's file in progress.
+
+A failed step (an `OSError`, not a simulated death) puts things back as they were: a rewrite removes its
+temp file, an append truncates what it added (or removes the file it created).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import faults
+
+__all__ = [
+    "TMP_SUFFIX",
+    "append_bytes",
+    "atomic_write",
+    "atomic_write_many",
+    "fsync_dir",
+    "is_temp_name",
+    "pid_alive",
+    "sweep_temp",
+    "temp_owner",
+]
+
+log = logging.getLogger("dagmem.durable")
+
+TMP_SUFFIX = ".tmp"
+_counter = itertools.count()
+# `.<name>.<pid>-<n>.tmp`; the workspace id's temp (wsid.py) has a hex token where `n` is.
+_TEMP_NAME = re.compile(r"\..+\.([1-9][0-9]{0,9})-[0-9A-Za-z]+\.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(".") and name.endswith(TMP_SUFFIX)
+
+
+def temp_owner(name: str) -> int | None:
+    """The pid of the process that wrote the temp file `name`, or None if the name is not one of ours."""
+    match = _TEMP_NAME.fullmatch(name)
+    return None if match is None else int(match.group(1))
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a zombie counts until it is reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def sweep_temp(directory: Path) -> list[Path]:
+    """Remove the temp files in `directory` whose writer is dead; returns them. A live process's temp file
+    (its name carries the pid) is never touched: that process may be between its write and its rename.
+    Names that carry no pid are not ours and are left alone."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    for entry in entries:
+        if not is_temp_name(entry.name):
+            continue
+        pid = temp_owner(entry.name)
+        if pid is None or pid_alive(pid) or not entry.is_file(follow_symlinks=False):
+            continue
+        faults.hit("sweep:unlink")
+        try:
+            os.unlink(entry.path)
+        except FileNotFoundError:
+            continue
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _temp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}-{next(_counter)}{TMP_SUFFIX}")
+
+
+def _write_all(fd: int, data: bytes, site: str) -> None:
+    try:
+        faults.hit(f"{site}:write")
+    except faults.Tear as tear:
+        os.write(fd, data[: tear.keep])
+        raise
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def fsync_dir(directory: Path, *, site: str = "dir") -> None:
+    faults.hit(f"{site}:dirsync")
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(path: Path, data: bytes, *, fsync: bool, site: str) -> Path:
+    tmp = _temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        _write_all(fd, data, site)
+        if fsync:
+            faults.hit(f"{site}:fsync")
+            os.fsync(fd)
+    except faults.InjectedCrash:
+        os.close(fd)  # a 'dead' process leaves its temp file behind, as a real crash would
+        raise
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True, site: str = "file") -> None:
+    """Replace `path` with `data` so that a reader sees the old bytes or the new, never a mix."""
+    atomic_write_many([(path, data)], fsync=fsync, site=site)
+
+
+def atomic_write_many(items: Iterable[tuple[Path, bytes]], *, fsync: bool = True, site: str = "file") -> None:
+    """Atomically replace several files; each is atomic on its own, and each directory is fsynced once."""
+    directories: dict[Path, None] = {}
+    for path, data in items:
+        tmp = _write_temp(path, data, fsync=fsync, site=site)
+        try:
+            faults.hit(f"{site}:rename")
+            os.replace(tmp, path)
+        except faults.InjectedCrash:
+            raise  # a 'dead' process leaves its temp file behind
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        directories[path.parent] = None
+    if fsync:
+        for directory in directories:
+            fsync_dir(directory, site=site)
+
+
+def append_bytes(path: Path, data: bytes, *, fsync: bool = True, site: str = "append") -> int:
+    """Append `data` to `path` (created if missing) and fsync it; returns the offset it was written at.
+
+    The caller serialises appends to `path` (a lock). If a step fails, the file is put back as it was
+    (truncated to its old size, or removed if this call created it) before the error propagates, so a
+    failed append never leaves a half record, nor a whole one its caller believes was not written."""
+    created = not path.exists()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    offset = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        try:
+            _write_all(fd, data, site)
+            if fsync:
+                faults.hit(f"{site}:fsync")
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created and fsync:
+            fsync_dir(path.parent, site=site)
+    except faults.InjectedCrash:
+        raise  # a 'dead' process leaves what it wrote
+    except BaseException:
+        _undo_append(path, offset, created=created, fsync=fsync)
+        raise
+    return offset
+
+
+def _undo_append(path: Path, offset: int, *, created: bool, fsync: bool) -> None:
+    try:
+        if created and offset == 0:
+            path.unlink(missing_ok=True)
+            return
+        with path.open("r+b") as f:
+            f.truncate(offset)
+            if fsync:
+                os.fsync(f.fileno())
+    except OSError as exc:  # the original error is the one to report
+        log.warning("could not undo a failed append to %s: %s", path, exc)

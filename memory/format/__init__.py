@@ -1,0 +1,95 @@
+"""On-disk formats, pure: node files and session meta, the evidence archive's frames (codec and strict
+scanner), topic files (model, parse, validate), txlog lines, the core block, token counting. Bytes in,
+models out; nothing here writes a file."""
+
+from __future__ import annotations
+
+from ._archive_codec import HEADER as HEADER
+from ._archive_codec import ArchiveRecord as ArchiveRecord
+from ._archive_codec import anchor_of as anchor_of
+from ._archive_codec import render_frame as render_frame
+from ._archive_scan import ScanResult as ScanResult
+from ._archive_scan import scan_archive as scan_archive
+from ._core import plan_core as plan_core
+from ._core import render_core as render_core
+from ._ids import check_id as check_id
+from ._ids import is_valid_id as is_valid_id
+from ._node import HEAD as HEAD
+from ._node import MARKER_KEY as MARKER_KEY
+from ._node import SHARD_SIZE as SHARD_SIZE
+from ._node import HeadType as HeadType
+from ._node import Node as Node
+from ._node import Role as Role
+from ._node import node_filename as node_filename
+from ._node import node_relpath as node_relpath
+from ._node import parse_node_filename as parse_node_filename
+from ._node import shard_of as shard_of
+from ._session import BranchInfo as BranchInfo
+from ._session import Problem as Problem
+from ._session import SessionMeta as SessionMeta
+from ._session import SessionSnapshot as SessionSnapshot
+from ._session import Tip as Tip
+from ._session import graph_problems as graph_problems
+from ._session import parse_node as parse_node
+from ._session import walk_branch as walk_branch
+from ._tokens import count_tokens as count_tokens
+from ._topic_model import Block as Block
+from ._topic_model import Citation as Citation
+from ._topic_model import SourceRef as SourceRef
+from ._topic_model import Topic as Topic
+from ._topic_model import TopicFormatError as TopicFormatError
+from ._topic_model import block_id as block_id
+from ._topic_model import block_links as block_links
+from ._topic_model import citation_id as citation_id
+from ._topic_model import inert as inert
+from ._topic_model import make_block as make_block
+from ._topic_model import render_topic as render_topic
+from ._topic_parse import parse_topic as parse_topic
+from ._topic_validate import validate_topic as validate_topic
+from ._txrecord import TxRecord as TxRecord
+
+__all__ = [
+    "HEAD",
+    "HEADER",
+    "MARKER_KEY",
+    "SHARD_SIZE",
+    "ArchiveRecord",
+    "Block",
+    "BranchInfo",
+    "Citation",
+    "HeadType",
+    "Node",
+    "Problem",
+    "Role",
+    "ScanResult",
+    "SessionMeta",
+    "SessionSnapshot",
+    "SourceRef",
+    "Tip",
+    "Topic",
+    "TopicFormatError",
+    "TxRecord",
+    "anchor_of",
+    "block_id",
+    "block_links",
+    "check_id",
+    "citation_id",
+    "count_tokens",
+    "graph_problems",
+    "inert",
+    "is_valid_id",
+    "make_block",
+    "node_filename",
+    "node_relpath",
+    "parse_node",
+    "parse_node_filename",
+    "parse_topic",
+    "plan_core",
+    "render_core",
+    "render_frame",
+    "render_topic",
+    "scan_archive",
+    "shard_of",
+    "validate_topic",
+    "walk_branch",
+]

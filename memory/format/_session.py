@@ -1,0 +1,170 @@
+"""Session metadata, a loaded snapshot of one session, and the pure DAG walks over it.
+
+Tips come from the DAG, never from `meta.branches`: a tip is a node that is no other node's predecessor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import BrokenChain, SessionInvalid, UnknownNode
+from ._node import Node
+
+__all__ = [
+    "BranchInfo",
+    "Problem",
+    "SessionMeta",
+    "SessionSnapshot",
+    "Tip",
+    "graph_problems",
+    "walk_branch",
+]
+
+
+class BranchInfo(BaseModel):
+    """People's annotations of a tip; they never decide what is written."""
+
+    model_config = ConfigDict(extra="allow")
+    archived: bool = False
+    name: str | None = None
+
+
+class SessionMeta(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    head: str | None = None
+    created_at: float
+    updated_at: float
+    branches: dict[str, BranchInfo] = Field(default_factory=dict)
+    merged: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> bytes:
+        return (json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> SessionMeta:
+        return cls.model_validate_json(data)
+
+
+class Tip(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    id: str
+    archived: bool = False
+    merged: bool = False
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a session on disk: the file and what is wrong with it."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def walk_branch(session_id: str, predecessors: Mapping[str, str | None], tip: str) -> list[str]:
+    """Node ids from the root to `tip`, oldest first. A cycle or a missing predecessor raises
+    `BrokenChain` naming the node."""
+    if tip not in predecessors:
+        raise UnknownNode(session_id, tip)
+    path: list[str] = []
+    seen: set[str] = set()
+    current: str | None = tip
+    while current is not None:
+        if current in seen:
+            raise BrokenChain(session_id, current, "predecessor chain has a cycle")
+        if current not in predecessors:
+            raise BrokenChain(session_id, path[-1], f"predecessor {current!r} does not exist")
+        seen.add(current)
+        path.append(current)
+        current = predecessors[current]
+    path.reverse()
+    return path
+
+
+def graph_problems(predecessors: Mapping[str, str | None]) -> list[tuple[str, str]]:
+    """(node_id, reason) for every missing predecessor and one node of every cycle; O(n)."""
+    problems: list[tuple[str, str]] = []
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = done (reaches a root or a reported fault)
+    for start in predecessors:
+        walk: list[str] = []
+        current: str | None = start
+        while current is not None and state.get(current, 0) == 0:
+            state[current] = 1
+            walk.append(current)
+            parent = predecessors[current]
+            if parent is not None and parent not in predecessors:
+                problems.append((current, f"predecessor {parent!r} does not exist"))
+                current = None
+                break
+            current = parent
+        if current is not None and state.get(current) == 1:
+            problems.append((current, "predecessor chain has a cycle"))
+        for node_id in walk:
+            state[node_id] = 2
+    return problems
+
+
+@dataclass
+class SessionSnapshot:
+    """Everything read from one session: its meta, its valid nodes (by seq) and what was wrong."""
+
+    session_id: str
+    meta: SessionMeta
+    nodes: dict[str, Node]
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def require_valid(self) -> None:
+        if self.problems:
+            first = self.problems[0]
+            raise SessionInvalid(self.session_id, first.path, first.reason)
+
+    @property
+    def predecessors(self) -> dict[str, str | None]:
+        return {node_id: node.predecessor for node_id, node in self.nodes.items()}
+
+    def tips(self) -> list[Tip]:
+        """Every node without a child, in seq order, with its people's annotations."""
+        parents = {node.predecessor for node in self.nodes.values()}
+        merged = set(self.meta.merged)
+        tips = []
+        for node_id in self.nodes:
+            if node_id in parents:
+                continue
+            info = self.meta.branches.get(node_id, BranchInfo())
+            tips.append(Tip(id=node_id, archived=info.archived, merged=node_id in merged, name=info.name))
+        return tips
+
+    def branch(self, tip: str) -> list[Node]:
+        """The nodes from the root to `tip`, oldest first (the head branch when `tip` is the head)."""
+        return [self.nodes[node_id] for node_id in walk_branch(self.session_id, self.predecessors, tip)]
+
+
+def parse_node(data: bytes) -> tuple[Node | None, str | None]:
+    """(node, None) or (None, reason) for the bytes of a node file."""
+    try:
+        raw: Any = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, f"malformed JSON: {exc}"
+    if not isinstance(raw, dict):
+        return None, "malformed node: not a JSON object"
+    try:
+        return Node.model_validate(raw), None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "node"
+        return None, f"malformed node: {where}: {first['msg']}"

@@ -1,0 +1,157 @@
+"""Parsing a topic file into its model (DESIGN §2); every file is checked on its own as it is parsed."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Final
+
+from ._topic_model import (
+    _BREAK_CHAR,
+    _REF,
+    _SOURCE,
+    _SPACE,
+    Block,
+    Citation,
+    SourceRef,
+    Topic,
+    TopicFormatError,
+)
+from ._topic_validate import _FileChecker
+
+__all__ = ["parse_topic"]
+
+_DEFINITION: Final = re.compile(
+    r"\[\^(?P<cid>[^\]\s]*)\]: Time: `(?P<date>[^`]*)`; Sources: (?P<sources>.*)\Z"
+)
+
+
+_DEFINITION_START: Final = re.compile(r"\[\^[^\]\s]*\]:")
+
+
+def _parse_sources(text: str) -> tuple[SourceRef, ...] | None:
+    sources, pos = [], 0
+    while True:
+        match = _SOURCE.match(text, pos)
+        if match is None:
+            return None
+        sources.append(SourceRef(match["label"], match["sid"], match["anchor"]))
+        pos = match.end()
+        if pos == len(text):
+            return tuple(sources)
+        if not text.startswith(", ", pos):
+            return None
+        pos += 2
+
+
+def _split_claim_line(line: str) -> tuple[str, list[str], str] | None:
+    """(claim, citation ids, block id) of `<claim> [^id] ... ^id`, the claim being all before the longest
+    trailing run of references; None without a trailing ` ^<id>`. Linear in the line's length."""
+    at = line.rfind(" ^")
+    if at < 0 or _SPACE.search(line, at + 2):
+        return None
+    refs: list[str] = []
+    end = at
+    while (start := line.rfind(" [^", 0, end)) >= 0 and (ref := _REF.fullmatch(line, start, end)) is not None:
+        refs.append(ref[1])
+        end = start
+    refs.reverse()
+    return line[:end], refs, line[at + 2 :]
+
+
+def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str], first: int) -> Block:
+    """The block whose claim is lines[0], on file line `first`."""
+    claim_line = lines[0]
+    if _DEFINITION_START.match(claim_line):
+        raise fail(first, "block starts with a definition line instead of its claim line")
+    split = _split_claim_line(claim_line)
+    if split is None:
+        raise fail(first, "claim line does not end with its block id ' ^b-<8 hex>'")
+    claim, refs, bid = split
+    if not refs:
+        raise fail(first, "block has no citation (the claim ends with [^c-<10 hex>] before its block id)")
+    if len(lines) == 1:
+        raise fail(first, f"citation [^{refs[0]}] is used but has no definition in its block")
+    definitions: dict[str, tuple[int, Citation]] = {}
+    for number, line in enumerate(lines[1:], start=first + 1):
+        match = _DEFINITION.match(line)
+        if match is None:
+            raise fail(
+                number,
+                "malformed definition line (expected [^c-<10 hex>]: Time: `YYYY-MM-DD`; "
+                "Sources: [label](../sources/<sid>.md#src-<16 hex>), ...)",
+            )
+        cid = match["cid"]
+        if cid in definitions:
+            raise fail(number, f"citation [^{cid}] is defined twice in its block")
+        if not match["sources"]:
+            raise fail(number, f"citation [^{cid}] has no source")
+        sources = _parse_sources(match["sources"])
+        if sources is None:
+            raise fail(
+                number, "malformed Sources list (expected [label](../sources/<sid>.md#src-<16 hex>), ...)"
+            )
+        definitions[cid] = (number, Citation(cid, match["date"], sources))
+    used: set[str] = set()
+    for cid in refs:
+        if cid in used:
+            raise fail(first, f"citation [^{cid}] is used twice in one claim")
+        used.add(cid)
+        if cid not in definitions:
+            raise fail(first, f"citation [^{cid}] is used but has no definition in its block")
+    for cid, (number, _) in definitions.items():
+        if cid not in used:
+            raise fail(number, f"definition [^{cid}] has no use in its claim")
+    if list(definitions) != refs:
+        raise fail(first + 1, "definitions are not in the order of their citations in the claim")
+    citations = tuple(definitions[cid][1] for cid in refs)
+    return Block(bid, claim, citations)
+
+
+def parse_topic(text: str, path: str) -> Topic:
+    """The topic in `text` (the file at `path`, used in errors). Strict: any departure from the format or
+    from the one-file rules raises TopicFormatError, so a parsed file renders back to the same text."""
+    return _parse_topic_cached(text, path)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_topic_cached(text: str, path: str) -> Topic:
+    # A write parses the same old text twice (the distiller, then the validator); a Topic is immutable,
+    # so sharing the result is safe. Errors are not cached (lru_cache does not keep exceptions).
+    checker = _FileChecker(path)
+
+    def fail(line: int, reason: str) -> TopicFormatError:
+        return checker.fail(line, reason)
+
+    if not text:
+        raise fail(1, "file is empty (expected '# <title>')")
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        bad = _BREAK_CHAR.search(line)
+        if bad is not None:
+            raise fail(number, f"line break character {bad.group()!r} inside a line (only \\n ends a line)")
+    if lines[-1] != "":
+        raise fail(len(lines), "file does not end with a newline")
+    lines.pop()
+    if lines[-1] == "" and len(lines) > 1:
+        raise fail(len(lines), "empty line at the end of the file")
+    if not lines[0].startswith("# "):
+        raise fail(1, "first line is not the title '# <title>'")
+    title = lines[0][2:]
+    checker.title(title)
+    blocks: list[Block] = []
+    if len(lines) > 1 and lines[1] != "":
+        raise fail(2, "no empty line after the title")
+    number = 3
+    while number <= len(lines):
+        end = number
+        while end <= len(lines) and lines[end - 1] != "":
+            end += 1
+        if end == number:
+            raise fail(number, "more than one empty line between blocks")
+        block = _parse_block(fail, lines[number - 1 : end - 1], number)
+        checker.block(block, number)
+        blocks.append(block)
+        number = end + 1
+    return Topic(title, tuple(blocks))

@@ -1,0 +1,215 @@
+"""The rules a topic file obeys: claim syntax, ids, citation definitions, and (`validate_topic`) what
+needs the rest of the workspace: archived sources, batch-only new citations, block links."""
+
+from __future__ import annotations
+
+import datetime
+import posixpath
+from collections.abc import Callable, Collection
+
+from ._archive_codec import anchor_of
+from ._ids import is_valid_id
+from ._topic_model import (
+    _ANCHOR,
+    _BLOCK_ID,
+    _BREAK_CHAR,
+    _CITATION_ID,
+    _DATE,
+    _SURROGATE,
+    Block,
+    Citation,
+    Topic,
+    TopicFormatError,
+    _scan_claim,
+    block_links,
+)
+
+__all__ = ["validate_topic"]
+
+
+def _claim_lines(topic: Topic) -> list[int]:
+    """The 1-based line of each block's claim in `render_topic(topic)`."""
+    lines, line = [], 3
+    for block in topic.blocks:
+        lines.append(line)
+        line += len(block.citations) + 2
+    return lines
+
+
+def _line_break_reason(text: str, what: str) -> str | None:
+    if "\n" in text or _BREAK_CHAR.search(text):
+        return f"{what} contains a line break"
+    if _SURROGATE.search(text):
+        return f"{what} contains a lone surrogate (not encodable as UTF-8)"
+    return None
+
+
+def _claim_reason(claim: str) -> str | None:
+    if not claim.strip():
+        return "claim is empty"
+    reason = _line_break_reason(claim, "claim")
+    if reason is not None:
+        return reason
+    if claim.lstrip(" \t").startswith("#"):
+        return "claim starts with '#' (a heading)"
+    try:
+        block_links(claim)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _label_reason(label: str) -> str | None:
+    if not label.strip():
+        return "source label is empty"
+    reason = _line_break_reason(label, "source label")
+    if reason is not None:
+        return reason
+    for char, why in (("[", "'['"), ("]", "']'"), ("\\", "a backslash"), ("`", "a backtick")):
+        if char in label:
+            return f"source label {label!r} contains {why}"
+    if label.startswith("^"):
+        return f"source label {label!r} starts with '^'"
+    return None
+
+
+def _date_reason(date: str) -> str | None:
+    if not _DATE.fullmatch(date):
+        return f"date {date!r} is not YYYY-MM-DD"
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        return f"date {date!r} is not a real calendar date"
+    return None
+
+
+class _FileChecker:
+    """The rules of one file, fed block by block so errors come in file order."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.block_ids: set[str] = set()
+        self.citation_ids: set[str] = set()
+
+    def fail(self, line: int | None, reason: str) -> TopicFormatError:
+        return TopicFormatError(self.path, line, reason)
+
+    def title(self, title: str) -> None:
+        if not title.strip():
+            raise self.fail(1, "title is empty")
+        reason = _line_break_reason(title, "title")
+        if reason is None:
+            try:  # the claim rules, with no link allowed at all
+                _scan_claim(title, 0, len(title), None)
+            except ValueError as error:
+                reason = f"title: {error}".replace("inside a claim", "inside the title")
+        if reason is not None:
+            raise self.fail(1, reason)
+
+    def block(self, block: Block, line: int) -> None:
+        if not _BLOCK_ID.fullmatch(block.id):
+            raise self.fail(line, f"malformed block id {block.id!r} (expected b-<8 hex>)")
+        if block.id in self.block_ids:
+            raise self.fail(line, f"duplicate block id ^{block.id}")
+        self.block_ids.add(block.id)
+        reason = _claim_reason(block.claim)
+        if reason is not None:
+            raise self.fail(line, reason)
+        if not block.citations:
+            raise self.fail(line, "block has no citation")
+        for offset, citation in enumerate(block.citations, start=1):
+            self.citation(citation, line + offset)
+
+    def citation(self, citation: Citation, line: int) -> None:
+        if not _CITATION_ID.fullmatch(citation.id):
+            raise self.fail(line, f"malformed citation id {citation.id!r} (expected c-<10 hex>)")
+        if citation.id in self.citation_ids:
+            raise self.fail(line, f"duplicate citation id [^{citation.id}]")
+        self.citation_ids.add(citation.id)
+        reason = _date_reason(citation.date)
+        if reason is not None:
+            raise self.fail(line, reason)
+        if not citation.sources:
+            raise self.fail(line, f"citation [^{citation.id}] has no source")
+        seen: set[tuple[str, str]] = set()
+        for source in citation.sources:
+            reason = _label_reason(source.label)
+            if reason is None and not is_valid_id(source.session_id):
+                reason = f"invalid session id {source.session_id!r} in source link"
+            if reason is None and not _ANCHOR.fullmatch(source.anchor):
+                reason = f"malformed source anchor {source.anchor!r} (expected src-<16 hex>)"
+            if reason is None and (source.session_id, source.anchor) in seen:
+                reason = f"source {source.session_id}.md#{source.anchor} listed twice in one citation"
+            if reason is not None:
+                raise self.fail(line, reason)
+            seen.add((source.session_id, source.anchor))
+
+
+def _check_topic(path: str, topic: Topic) -> list[int]:
+    checker = _FileChecker(path)
+    checker.title(topic.title)
+    lines = _claim_lines(topic)
+    for block, line in zip(topic.blocks, lines, strict=True):
+        checker.block(block, line)
+    return lines
+
+
+def _link_target(path: str, slug: str) -> str:
+    return posixpath.normpath(posixpath.join(posixpath.dirname(path), f"{slug}.md"))
+
+
+def validate_topic(
+    path: str,
+    new: Topic,
+    old: Topic | None,
+    *,
+    batch_sources: Collection[str],
+    is_archived: Callable[[str, str], bool],
+    block_exists: Callable[[str, str], bool],
+) -> None:
+    """Raise TopicFormatError unless `new` may replace `old` (None: a new file) at `path`.
+
+    Besides the one-file rules: every source link resolves (`is_archived(session_id, anchor)`); every block
+    link resolves (in `new` itself for this file, else `block_exists(topic_relpath, block_id)` with the
+    target's path resolved against `path`'s directory); and a (block, source) pair that the same block id
+    did not already cite in `old` must cite a source of this transaction's batch (`batch_sources`).
+    """
+    lines = _check_topic(path, new)
+    own_path = posixpath.normpath(path)
+    own_blocks = {block.id for block in new.blocks}
+    batch = {(source_id.partition("/")[0], anchor_of(source_id)) for source_id in batch_sources}
+    carried = {
+        (block.id, source.session_id, source.anchor)
+        for block in (old.blocks if old is not None else ())
+        for citation in block.citations
+        for source in citation.sources
+    }
+    archived: dict[tuple[str, str], bool] = {}
+    unchanged = set(old.blocks) if old is not None else set()
+    for block, line in zip(new.blocks, lines, strict=True):
+        if block in unchanged:
+            continue  # checked when it was installed; archives are append-only (O(edit), not O(file))
+        for link in block_links(block.claim):
+            target, bid = _link_target(path, link["slug"]), link["bid"]
+            exists = bid in own_blocks if target == own_path else block_exists(target, bid)
+            if not exists:
+                raise TopicFormatError(
+                    path, line, f"dangling block link {link['slug']}.md#^{bid}: no such block"
+                )
+        for offset, citation in enumerate(block.citations, start=1):
+            for source in citation.sources:
+                key = (source.session_id, source.anchor)
+                where = f"../sources/{source.session_id}.md#{source.anchor}"
+                if key not in archived:
+                    archived[key] = is_archived(*key)
+                if not archived[key]:
+                    raise TopicFormatError(
+                        path, line + offset, f"source link {where} does not resolve to an archived record"
+                    )
+                if (block.id, *key) not in carried and key not in batch:
+                    raise TopicFormatError(
+                        path,
+                        line + offset,
+                        f"source {where} is not evidence of this transaction: a block may newly cite only "
+                        "sources of the batch",
+                    )

@@ -1,0 +1,491 @@
+"""The session store: sessions as DAGs of node files (DESIGN §2), on disk or in memory.
+
+One class holds the logic; a small backend does the I/O. `FileSessionStore` writes real files (temp +
+fsync + rename + directory fsync, optional git); `MemorySessionStore` keeps the same bytes in dicts for
+the simulator's speed. The shared test suite runs against both.
+
+Appends are O(1): each session's id index (id -> file) is read once per process from the file names and
+kept. A session's single writer is the process that appends to it (the runtime's session actor, or the
+host); `load()` always re-reads from storage."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
+from ..format import (
+    HEAD,
+    BranchInfo,
+    HeadType,
+    Node,
+    Problem,
+    Role,
+    SessionMeta,
+    SessionSnapshot,
+    Tip,
+    check_id,
+    graph_problems,
+    is_valid_id,
+    parse_node,
+    parse_node_filename,
+    shard_of,
+    walk_branch,
+)
+
+__all__ = ["SessionStore"]
+
+Clock = Callable[[], float]
+
+
+class _Backend(Protocol):
+    """Raw storage of one home's `sessions/` tree; paths are relative to a session's directory."""
+
+    def sessions(self) -> list[str]: ...
+    def exists(self, sid: str) -> bool: ...
+    def read(self, sid: str, relpath: str) -> bytes | None: ...
+    def history(self, sid: str) -> list[str]: ...
+    def write(self, sid: str, items: list[tuple[str, bytes]], site: str) -> None: ...
+    def commit(self, sid: str, relpaths: list[str], message: str) -> None: ...
+    def path(self, sid: str, relpath: str = "") -> Path: ...
+    def sweep(self, sid: str) -> list[Path]: ...
+
+
+@dataclass
+class _Live:
+    """What the store keeps per session between calls: meta, id -> relpath, the highest seq."""
+
+    meta: SessionMeta
+    index: dict[str, str]
+    max_seq: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput(f"metadata must be a mapping, not {type(metadata).__name__}")
+    try:
+        return dict(json.loads(json.dumps(dict(metadata), ensure_ascii=False)))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+def _check_role(role: object) -> Role:
+    if isinstance(role, str) and role in _ROLE_NAMES:
+        return Role(role)
+    raise InvalidInput(f"invalid role {role!r}: expected one of {', '.join(_ROLE_NAMES)}")
+
+
+_ROLE_NAMES = tuple(role.value for role in Role)
+
+
+class SessionStore:
+    """Sessions as DAGs. Every mutating call validates first and writes nothing on bad input."""
+
+    #: True when calls do blocking file I/O (async callers should run them in a worker thread).
+    blocking: bool = True
+
+    def __init__(self, backend: _Backend, *, clock: Clock = time.time) -> None:
+        self._backend = backend
+        self._clock = clock
+        self._live: dict[str, _Live] = {}
+        self._guard = threading.Lock()
+        self._swept: set[str] = set()
+        self._read_only = False
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def session_ids(self) -> list[str]:
+        """Every session directory name, sorted (invalid names included: `load` reports them)."""
+        return sorted(self._backend.sessions())
+
+    def has_session(self, session_id: str) -> bool:
+        return is_valid_id(session_id) and self._backend.exists(session_id)
+
+    def path(self, session_id: str, relpath: str = "") -> Path:
+        return self._backend.path(session_id, relpath)
+
+    def load(self, session_id: str) -> SessionSnapshot:
+        """Read a whole session from storage. Malformed files are skipped and reported in `problems`,
+        each with its path; they never raise."""
+        if not is_valid_id(session_id):
+            return SessionSnapshot(
+                session_id,
+                SessionMeta(id=session_id, created_at=0.0, updated_at=0.0),
+                {},
+                [Problem(self._backend.path(session_id), "session directory name is not a valid id")],
+            )
+        if not self._backend.exists(session_id):
+            raise UnknownSession(session_id)
+        self._sweep_once(session_id)
+        # meta.json first: an append writes the node file before meta.json, so a head read now is among
+        # the node files listed next, even while another process appends to the session.
+        meta_data = self._backend.read(session_id, "meta.json")
+        problems: list[Problem] = []
+        nodes: list[Node] = []
+        seen: dict[str, str] = {}
+        for relpath in self._backend.history(session_id):
+            node = self._read_node_file(session_id, relpath, problems)
+            if node is None:
+                continue
+            if node.id in seen:
+                problems.append(Problem(self.path(session_id, relpath), f"duplicate node id {node.id!r}"))
+                continue
+            seen[node.id] = relpath
+            nodes.append(node)
+        nodes.sort(key=lambda n: (n.seq, n.id))
+        by_id = {node.id: node for node in nodes}
+        for node_id, reason in graph_problems({n.id: n.predecessor for n in nodes}):
+            problems.append(Problem(self.path(session_id, seen[node_id]), reason))
+        meta = self._read_meta(session_id, by_id, problems, meta_data)
+        return SessionSnapshot(session_id, meta, by_id, problems)
+
+    def _read_node_file(self, sid: str, relpath: str, problems: list[Problem]) -> Node | None:
+        path = self.path(sid, relpath)
+        parts = relpath.split("/")
+        parsed = parse_node_filename(parts[-1]) if len(parts) == 3 else None
+        if parsed is None:
+            problems.append(Problem(path, "not a node file name (history/<shard>/<seq:06d>-<r>-<id>.json)"))
+            return None
+        data = self._backend.read(sid, relpath)
+        if data is None:
+            return None  # removed between listing and reading
+        node, reason = parse_node(data)
+        if node is None:
+            problems.append(Problem(path, reason or "malformed node"))
+            return None
+        seq, role, node_id = parsed
+        mismatch = [
+            what
+            for what, ok in (
+                ("id", node.id == node_id),
+                ("seq", node.seq == seq),
+                ("role letter", node.role == role),
+                ("shard", parts[1] == shard_of(node.seq)),
+            )
+            if not ok
+        ]
+        if mismatch:
+            problems.append(Problem(path, f"file name disagrees with its JSON ({', '.join(mismatch)})"))
+            return None
+        return node
+
+    def _read_meta(
+        self, sid: str, nodes: Mapping[str, Node], problems: list[Problem], data: bytes | None
+    ) -> SessionMeta:
+        meta: SessionMeta | None = None
+        if data is not None:
+            try:
+                meta = SessionMeta.from_json(data)
+            except ValueError as exc:
+                problems.append(Problem(self.path(sid, "meta.json"), f"malformed meta.json: {exc}"))
+            else:
+                if meta.id != sid:
+                    problems.append(
+                        Problem(self.path(sid, "meta.json"), f"meta id {meta.id!r} is not {sid!r}")
+                    )
+                if meta.head is not None and meta.head not in nodes:
+                    problems.append(
+                        Problem(
+                            self.path(sid, "meta.json"), f"head {meta.head!r} is not a node of the session"
+                        )
+                    )
+        if meta is None:
+            # A crash between the first node file and meta.json leaves no meta: derive it.
+            times = [node.created_at for node in nodes.values()] or [0.0]
+            meta = SessionMeta(id=sid, created_at=min(times), updated_at=max(times))
+        return meta
+
+    def meta(self, session_id: str) -> SessionMeta:
+        return self._get_live(session_id).meta.model_copy(deep=True)
+
+    def head(self, session_id: str) -> str | None:
+        return self._get_live(session_id).meta.head
+
+    def read_nodes(self, session_id: str, node_ids: Iterable[str]) -> list[Node]:
+        """The named nodes, read fresh from storage, in the order asked; O(len(node_ids))."""
+        live = self._get_live(session_id)
+        nodes = []
+        for node_id in node_ids:
+            relpath = live.index.get(node_id)
+            if relpath is None:
+                # Another process may have appended it since this one indexed the session (a host that
+                # appends while `dagmem write` marks): look at the files again before calling it unknown.
+                live.max_seq = max(live.max_seq, self._index_files(session_id, live.index))
+                relpath = live.index.get(node_id)
+            data = None if relpath is None else self._backend.read(session_id, relpath)
+            node = None if data is None else parse_node(data)[0]
+            if node is None:
+                raise UnknownNode(session_id, node_id)
+            nodes.append(node)
+        return nodes
+
+    def tips(self, session_id: str) -> list[Tip]:
+        return self.load(session_id).tips()
+
+    def branch(self, session_id: str, tip: str) -> list[Node]:
+        """Root to `tip`, oldest first; a cycle or missing predecessor raises `BrokenChain`."""
+        snapshot = self.load(session_id)
+        if tip not in snapshot.nodes:
+            raise UnknownNode(session_id, tip)
+        return snapshot.branch(tip)
+
+    # -- writing ---------------------------------------------------------------------------------------
+
+    def append(
+        self,
+        session_id: str,
+        role: Role | str,
+        content: str,
+        *,
+        predecessor: str | HeadType | None = HEAD,
+        node_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Node:
+        """Add a node. `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks
+        there. The head moves when the predecessor is the head (or the session is empty)."""
+        check_id(session_id, "session id")
+        role = _check_role(role)
+        if not isinstance(content, str):
+            raise InvalidInput(f"content must be a string, not {type(content).__name__}")
+        if node_id is not None:
+            check_id(node_id, "node id")
+        if predecessor is not None and predecessor is not HEAD:
+            check_id(predecessor, "predecessor id")
+        clean_metadata = _check_metadata(metadata)
+        live = self._get_live(session_id, create=True)
+        with live.lock:
+            head = live.meta.head
+            parent = head if predecessor is HEAD else predecessor
+            assert not isinstance(parent, HeadType)
+            if parent is not None and parent not in live.index:
+                raise UnknownNode(session_id, parent)
+            if node_id is None:
+                node_id = self._new_id(live)
+            elif node_id in live.index:
+                raise InvalidInput(f"session {session_id!r} already has a node {node_id!r}")
+            now = self._clock()
+            node = Node(
+                id=node_id,
+                seq=live.max_seq + 1,
+                role=role,
+                content=content,
+                predecessor=parent,
+                created_at=now,
+                metadata=clean_metadata,
+            )
+            meta = live.meta.model_copy(deep=True)
+            if parent == head or not live.index:
+                meta.head = node.id
+            meta.updated_at = now
+            relpath = node.relpath
+            self._backend.write(session_id, [(relpath, node.to_json())], "node")
+            self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            live.index[node.id] = relpath
+            live.max_seq = node.seq
+            live.meta = meta
+            self._backend.commit(session_id, [relpath, "meta.json"], f"turn {node.seq}: {role} {node.id}")
+        return node
+
+    @staticmethod
+    def _new_id(live: _Live) -> str:
+        # Derived from the seq, so ids are deterministic (the simulator replays traces from a seed).
+        base = f"n{live.max_seq + 1}"
+        candidate, k = base, 1
+        while candidate in live.index:
+            k += 1
+            candidate = f"{base}-{k}"
+        return candidate
+
+    def set_head(self, session_id: str, node_id: str | None) -> None:
+        """Move the head (None: no head). Does not change `updated_at`."""
+        if node_id is not None:
+            check_id(node_id, "node id")
+        live = self._get_live(session_id)
+        with live.lock:
+            if node_id is not None and node_id not in live.index:
+                raise UnknownNode(session_id, node_id)
+            meta = live.meta.model_copy(deep=True)
+            meta.head = node_id
+            self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            live.meta = meta
+            self._backend.commit(session_id, ["meta.json"], f"head: {node_id}")
+
+    def annotate_branch(
+        self,
+        session_id: str,
+        tip: str,
+        *,
+        archived: bool | None = None,
+        name: str | None = None,
+        merged: bool | None = None,
+    ) -> None:
+        """Set people's annotations of a tip (archived, name, merged); they never decide what is written."""
+        check_id(tip, "tip id")
+        live = self._get_live(session_id)
+        with live.lock:
+            if tip not in live.index:
+                raise UnknownNode(session_id, tip)
+            meta = live.meta.model_copy(deep=True)
+            info = meta.branches.setdefault(tip, BranchInfo())
+            if archived is not None:
+                info.archived = archived
+            if name is not None:
+                info.name = name
+            if merged is True and tip not in meta.merged:
+                meta.merged.append(tip)
+            elif merged is False and tip in meta.merged:
+                meta.merged.remove(tip)
+            self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            live.meta = meta
+            self._backend.commit(session_id, ["meta.json"], f"annotate {tip}")
+
+    def update_node_metadata(
+        self,
+        session_id: str,
+        node_ids: Iterable[str],
+        update: Callable[[str, dict[str, Any]], dict[str, Any]],
+        *,
+        site: str = "mark",
+    ) -> list[str]:
+        """Rewrite the metadata of exactly these nodes: `update(node_id, old) -> new`. Never touches
+        `meta.json` (so never `updated_at`) or any other node. Unknown ids raise before anything is
+        written. Returns the ids whose bytes changed."""
+        live = self._get_live(session_id)
+        with live.lock:
+            nodes = self.read_nodes(session_id, list(dict.fromkeys(node_ids)))
+            items: list[tuple[str, bytes]] = []
+            changed: list[str] = []
+            for node in nodes:
+                new = update(node.id, dict(node.metadata))
+                if new == node.metadata:
+                    continue
+                rewritten = node.model_copy(update={"metadata": _check_metadata(new)})
+                items.append((live.index[node.id], rewritten.to_json()))
+                changed.append(node.id)
+            if items:
+                self._backend.write(session_id, items, site)
+                self._backend.commit(
+                    session_id, [relpath for relpath, _ in items], f"{site}: {len(items)} nodes"
+                )
+            return changed
+
+    def merge_node_metadata(self, session_id: str, patches: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """Shallow-merge a patch into each named node's metadata, as one batch."""
+        clean = {check_id(node_id, "node id"): _check_metadata(patch) for node_id, patch in patches.items()}
+        return self.update_node_metadata(session_id, clean, lambda node_id, old: {**old, **clean[node_id]})
+
+    def rewind(self, session_id: str, node_id: str) -> list[str]:
+        """Undo the head branch back to `node_id` (inclusive): those nodes get `metadata.rewound` and
+        the head moves to `node_id`'s predecessor. Returns the rewound ids, oldest first."""
+        check_id(node_id, "node id")
+        snapshot = self.load(session_id)
+        head = snapshot.meta.head
+        if node_id not in snapshot.nodes:
+            raise UnknownNode(session_id, node_id)
+        path = [] if head is None else walk_branch(session_id, snapshot.predecessors, head)
+        if node_id not in path:
+            raise InvalidInput(f"node {node_id!r} is not on the head branch of session {session_id!r}")
+        rewound = path[path.index(node_id) :]
+        now = self._clock()
+        self.merge_node_metadata(session_id, {nid: {"rewound": True, "rewound_at": now} for nid in rewound})
+        self.set_head(session_id, snapshot.nodes[node_id].predecessor)
+        return rewound
+
+    def adopt_node(self, session_id: str, node: Node) -> None:
+        """A host wrote this node's file itself (the adapter protocol): index it without a rescan. The
+        file must exist at its documented path and hold exactly this node."""
+        live = self._get_live(session_id, create=True)
+        with live.lock:
+            data = self._backend.read(session_id, node.relpath)
+            stored = None if data is None else parse_node(data)[0]
+            if stored is None:
+                raise InvalidInput(
+                    f"session {session_id!r}: no readable node file at {self.path(session_id, node.relpath)}"
+                )
+            if stored != node:
+                raise InvalidInput(f"session {session_id!r}: {node.relpath} does not hold the node announced")
+            if node.predecessor is not None and node.predecessor not in live.index:
+                raise UnknownNode(session_id, node.predecessor)
+            live.index[node.id] = node.relpath
+            live.max_seq = max(live.max_seq, node.seq)
+
+    def reload_meta(self, session_id: str) -> SessionMeta:
+        """Re-read `meta.json` (a host moved the head itself)."""
+        live = self._get_live(session_id)
+        with live.lock:
+            data = self._backend.read(session_id, "meta.json")
+            if data is not None:
+                try:
+                    live.meta = SessionMeta.from_json(data)
+                except ValueError as exc:
+                    raise SessionInvalid(
+                        session_id, self.path(session_id, "meta.json"), f"malformed meta.json: {exc}"
+                    ) from None
+            return live.meta.model_copy(deep=True)
+
+    def forget(self, session_id: str) -> None:
+        """Drop what this process keeps of a session (it is re-read on next use)."""
+        with self._guard:
+            self._live.pop(session_id, None)
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    def _sweep_once(self, session_id: str) -> None:
+        """The first time this store (this process) opens a session, remove the temp files that dead
+        writers left in it (a process killed between a write and its rename)."""
+        if session_id in self._swept or self._read_only:
+            return
+        self._swept.add(session_id)
+        self._backend.sweep(session_id)
+
+    def _get_live(self, session_id: str, *, create: bool = False) -> _Live:
+        check_id(session_id, "session id")
+        with self._guard:
+            live = self._live.get(session_id)
+            if live is not None:
+                return live
+            live = self._open(session_id, create=create)
+            self._live[session_id] = live
+            return live
+
+    def _index_files(self, sid: str, index: dict[str, str]) -> int:
+        """Add every node file of the session to `index` (id -> relpath); returns the highest seq."""
+        max_seq = 0
+        for relpath in self._backend.history(sid):
+            parsed = parse_node_filename(relpath.rsplit("/", 1)[-1])
+            if parsed is None:
+                continue
+            seq, _role, node_id = parsed
+            index.setdefault(node_id, relpath)
+            max_seq = max(max_seq, seq)
+        return max_seq
+
+    def _open(self, sid: str, *, create: bool) -> _Live:
+        if not self._backend.exists(sid):
+            if not create:
+                raise UnknownSession(sid)
+            now = self._clock()
+            return _Live(SessionMeta(id=sid, created_at=now, updated_at=now), {}, 0)
+        self._sweep_once(sid)
+        index: dict[str, str] = {}
+        max_seq = self._index_files(sid, index)
+        data = self._backend.read(sid, "meta.json")
+        if data is None:
+            now = self._clock()
+            meta = SessionMeta(id=sid, created_at=now, updated_at=now)
+        else:
+            try:
+                meta = SessionMeta.from_json(data)
+            except ValueError as exc:
+                raise SessionInvalid(
+                    sid, self.path(sid, "meta.json"), f"malformed meta.json: {exc}"
+                ) from None
+        return _Live(meta, index, max_seq)

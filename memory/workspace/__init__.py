@@ -1,0 +1,9 @@
+"""The workspace `memory/`: the archive appender, the SQLite index (a cache of the files), and the
+`Workspace` facade (lock, recovery, status) that the write core uses."""
+
+from __future__ import annotations
+
+from ._archive import SessionArchive as SessionArchive
+from ._workspace import Workspace as Workspace
+
+__all__ = ["SessionArchive", "Workspace"]

@@ -1,0 +1,212 @@
+"""A SQLite cache of what the workspace files say: archived source ids (per session archive) and
+consumed source ids (from the txlog). It keeps every write O(batch) instead of O(workspace).
+
+It is only a cache: the files are the truth. The txlog part remembers how many bytes of the txlog it has
+read and the hash of the last line it read; a longer txlog is read from there (O(new lines)), anything
+else (shorter, different, or an unreadable database) rebuilds it from the files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from ..durable import TxLog
+from ..format import TxRecord
+
+__all__ = ["ArchivedIds", "Index"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS consumed (source_id TEXT PRIMARY KEY, tx TEXT NOT NULL, migrated INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS txlog_state (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL,
+    last_start INTEGER NOT NULL, last_sha TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS archive_files (session TEXT PRIMARY KEY, valid_end INTEGER NOT NULL,
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS archived (source_id TEXT PRIMARY KEY, session TEXT NOT NULL, anchor TEXT NOT NULL,
+    offset INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS archived_by_anchor ON archived (session, anchor);
+"""
+
+
+class Index:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        for attempt in range(2):
+            try:
+                db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=OFF")  # a cache: a lost update is caught up from the files
+                db.executescript(_SCHEMA)
+                return db
+            except sqlite3.DatabaseError:
+                if attempt:
+                    raise
+                # An unreadable cache is rebuilt from the files.
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- consumed (from the txlog) ---------------------------------------------------------------------
+
+    def sync_txlog(self, txlog: TxLog) -> None:
+        """Bring the consumed ids up to date with the txlog: read only lines added since last time."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT size, last_start, last_sha FROM txlog_state WHERE id = 1"
+            ).fetchone()
+            size = txlog.size()
+            if row is not None and row[0] == size and self._line_sha(txlog, row[1], row[0]) == row[2]:
+                return
+            if row is None or row[0] > size or self._line_sha(txlog, row[1], row[0]) != row[2]:
+                with self._transaction() as db:
+                    db.execute("DELETE FROM consumed")
+                    db.execute("DELETE FROM txlog_state")
+                start = 0
+            else:
+                start = int(row[0])
+            previous = start
+            for end, record in txlog.read_from(start):
+                self.add_tx(record, start=previous, end=end, txlog=txlog)
+                previous = end
+
+    @staticmethod
+    def _line_sha(txlog: TxLog, start: int, end: int) -> str:
+        if end == 0:
+            return ""
+        try:
+            with txlog.path.open("rb") as f:
+                f.seek(start)
+                return hashlib.sha256(f.read(end - start)).hexdigest()
+        except FileNotFoundError:
+            return "missing"
+
+    def add_tx(self, record: TxRecord, *, start: int, end: int, txlog: TxLog) -> None:
+        """Record a committed line that spans bytes [start, end) of the txlog."""
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO consumed (source_id, tx, migrated) VALUES (?, ?, ?)",
+                [(source_id, record.tx, int(record.migrated)) for source_id in record.consumed],
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO txlog_state (id, size, last_start, last_sha) VALUES (1, ?, ?, ?)",
+                (end, start, self._line_sha(txlog, start, end)),
+            )
+
+    def consumed(self, source_ids: Iterable[str]) -> dict[str, str]:
+        """source id -> the tx that consumed it, for those of `source_ids` already consumed."""
+        ids = list(source_ids)
+        found: dict[str, str] = {}
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for source_id, tx in self._db.execute(
+                    f"SELECT source_id, tx FROM consumed WHERE source_id IN ({marks})", chunk
+                ):
+                    found[source_id] = tx
+        return found
+
+    # -- archived (from sources/<sid>.md) --------------------------------------------------------------
+
+    def archive_state(self, session: str) -> tuple[int, int, int] | None:
+        """(valid_end, size, mtime_ns) of a session archive as last indexed, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT valid_end, size, mtime_ns FROM archive_files WHERE session = ?", (session,)
+            ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+
+    def set_archive(
+        self,
+        session: str,
+        *,
+        valid_end: int,
+        size: int,
+        mtime_ns: int,
+        added: Sequence[tuple[str, str, int]] = (),
+        replace: bool = False,
+    ) -> None:
+        """Record an archive's state and the (source_id, anchor, offset) of frames added to it;
+        `replace` drops what was known of that session first (after a full rescan)."""
+        with self._transaction() as db:
+            if replace:
+                db.execute("DELETE FROM archived WHERE session = ?", (session,))
+            db.executemany(
+                "INSERT OR REPLACE INTO archived (source_id, session, anchor, offset) VALUES (?, ?, ?, ?)",
+                [(source_id, session, anchor, offset) for source_id, anchor, offset in added],
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO archive_files (session, valid_end, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                (session, valid_end, size, mtime_ns),
+            )
+
+    def has_anchor(self, session: str, anchor: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM archived WHERE session = ? AND anchor = ? LIMIT 1", (session, anchor)
+            ).fetchone()
+        return row is not None
+
+    def archived_ids(self, session: str) -> ArchivedIds:
+        return ArchivedIds(self, session)
+
+
+class ArchivedIds(Mapping[str, int]):
+    """A session's archived source ids -> frame offsets, looked up in the index one key at a time (so
+    resuming an archive does not load every id of a long session)."""
+
+    def __init__(self, index: Index, session: str) -> None:
+        self._index = index
+        self._session = session
+
+    def _query(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
+        with self._index._lock:
+            return list(self._index._db.execute(sql, args))
+
+    def __getitem__(self, source_id: str) -> int:
+        rows = self._query(
+            "SELECT offset FROM archived WHERE source_id = ? AND session = ?", (source_id, self._session)
+        )
+        if not rows:
+            raise KeyError(source_id)
+        return int(str(rows[0][0]))
+
+    def __contains__(self, source_id: object) -> bool:
+        return isinstance(source_id, str) and bool(
+            self._query(
+                "SELECT 1 FROM archived WHERE source_id = ? AND session = ?", (source_id, self._session)
+            )
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        rows = self._query(
+            "SELECT source_id FROM archived WHERE session = ? ORDER BY offset", (self._session,)
+        )
+        return iter([str(row[0]) for row in rows])
+
+    def __len__(self) -> int:
+        rows = self._query("SELECT COUNT(*) FROM archived WHERE session = ?", (self._session,))
+        return int(str(rows[0][0]))

@@ -1,0 +1,192 @@
+"""A memory workspace (`<home>/memory/`): its id, lock, archives, txlog, index and status (DESIGN §2).
+
+Opening a workspace creates its directories and id, and recovers what a dead process left (a torn txlog
+line, a stage, temp files) under the lock. The lock (`flock`, released by the kernel when a process dies)
+is taken for installs only, never across a model call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from .. import faults
+from ..durable import Installer, Recovery, TxLog, WriterStatus, ensure_workspace_id, load_status, save_status
+from ..format import ArchiveRecord, anchor_of
+from ..outcomes import ReasonCode, WriteFailure
+from ._archive import SessionArchive
+from ._index import Index
+
+__all__ = ["Workspace"]
+
+log = logging.getLogger("dagmem.workspace")
+
+_ARCHIVES_KEPT = 256
+
+
+class Workspace:
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        fsync: bool = True,
+        clock: Callable[[], float] = time.time,
+        lock_timeout: float = 10.0,
+        workspace_id: str | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+        self.clock = clock
+        self.lock_timeout = lock_timeout
+        self.sources = self.root / "sources"
+        self.topics = self.root / "topics"
+        self.state = self.root / ".dagmem"
+        for directory in (self.root, self.sources, self.topics, self.state):
+            directory.mkdir(parents=True, exist_ok=True)
+        self.workspace_id = ensure_workspace_id(self.state / "workspace-id", fsync=fsync, new_id=workspace_id)
+        self.txlog = TxLog(self.state / "txlog.jsonl", fsync=fsync)
+        self.installer = Installer(self.root, self.state / "stage", self.txlog, fsync=fsync)
+        self.index = Index(self.state / "index.sqlite3")
+        self._archives: OrderedDict[str, SessionArchive] = OrderedDict()
+        with self.lock():
+            report = self.recover(full=True)
+        if report:
+            log.warning("recovered %s: %s", self.root, report)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the lock and recovery -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the workspace lock; `CONCURRENT_UPDATE` (retryable) if it stays busy past `timeout`."""
+        faults.hit("lock")
+        deadline = time.monotonic() + (self.lock_timeout if timeout is None else timeout)
+        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            delay = 0.001
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise WriteFailure(
+                            ReasonCode.CONCURRENT_UPDATE, "the workspace lock is busy"
+                        ) from None
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def recover(self, *, full: bool = False) -> Recovery:
+        """Under the lock: finish or discard a dead writer's transaction; `full` also removes the temp
+        files that dead writers left in the workspace (never a live process's: it may be mid-write)."""
+        report = self.installer.recover(sweep=[self.root, self.state] if full else ())
+        self.index.sync_txlog(self.txlog)
+        return report
+
+    # -- evidence --------------------------------------------------------------------------------------
+
+    def _archive(self, session_id: str) -> SessionArchive:
+        archive = self._archives.get(session_id)
+        if archive is not None:
+            self._archives.move_to_end(session_id)
+            return archive
+        path = self.sources / f"{session_id}.md"
+        state = self.index.archive_state(session_id)
+        archive = SessionArchive(path, session_id, fsync=self.fsync)
+        if state is not None:
+            valid_end, size, mtime_ns = state
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                stat = None
+            # Trust the index only if the file is as it left it, or longer (a crash after an append).
+            if stat is not None and (
+                stat.st_size > size or (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns)
+            ):
+                archive = SessionArchive.from_state(
+                    path,
+                    session_id,
+                    valid_end=valid_end,
+                    ids=self.index.archived_ids(session_id),
+                    fsync=self.fsync,
+                )
+        self._archives[session_id] = archive
+        if len(self._archives) > _ARCHIVES_KEPT:
+            self._archives.popitem(last=False)
+        return archive
+
+    def archive(self, session_id: str, records: Sequence[ArchiveRecord]) -> list[str]:
+        """Archive the records not archived yet (idempotent, append-only, O(batch)); returns the new ids."""
+        archive = self._archive(session_id)
+        try:
+            new = archive.append(records)
+        except BaseException:
+            self._archives.pop(session_id, None)  # re-read its state from the file next time
+            raise
+        adopted, rescanned = archive.take_changes()
+        stat = archive.path.stat()
+        ids = archive.ids()
+        self.index.set_archive(
+            session_id,
+            valid_end=archive.valid_end,
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            added=[(source_id, anchor_of(source_id), ids[source_id]) for source_id in (*adopted, *new)],
+            replace=rescanned,
+        )
+        return new
+
+    def is_archived(self, session_id: str, anchor: str) -> bool:
+        return self.index.has_anchor(session_id, anchor)
+
+    def consumed(self, source_ids: Iterable[str]) -> dict[str, str]:
+        """Which of these source ids a committed transaction consumed (source id -> tx)."""
+        self.index.sync_txlog(self.txlog)
+        return self.index.consumed(source_ids)
+
+    # -- files -----------------------------------------------------------------------------------------
+
+    def read_bytes(self, relpath: str) -> bytes | None:
+        try:
+            return (self.root / relpath).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    # -- status ----------------------------------------------------------------------------------------
+
+    @property
+    def status_path(self) -> Path:
+        return self.state / "status.json"
+
+    def status(self) -> WriterStatus:
+        return load_status(self.status_path)
+
+    def record_success(self) -> WriterStatus:
+        status = self.status().succeeded(self.clock())
+        save_status(self.status_path, status, fsync=self.fsync)
+        return status
+
+    def record_failure(self, code: ReasonCode, retryable: bool) -> WriterStatus:
+        status = self.status().failed(self.clock(), code, retryable)
+        save_status(self.status_path, status, fsync=self.fsync)
+        return status

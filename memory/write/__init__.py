@@ -1,0 +1,40 @@
+"""The one write core (archive → distil → install → mark) and what feeds it: distillers, and the
+`dagmem write` pass over a home."""
+
+from __future__ import annotations
+
+from ._core import WriteOutcome as WriteOutcome
+from ._core import mark_nodes as mark_nodes
+from ._core import records_of as records_of
+from ._core import write_batch as write_batch
+from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
+from ._distill import BatchInput as BatchInput
+from ._distill import Distiller as Distiller
+from ._distill import Edits as Edits
+from ._distill import ExtractiveDistiller as ExtractiveDistiller
+from ._distill import TopicReader as TopicReader
+from ._pass import EXIT_FAILED as EXIT_FAILED
+from ._pass import EXIT_OK as EXIT_OK
+from ._pass import SessionResult as SessionResult
+from ._pass import exit_status as exit_status
+from ._pass import write_home as write_home
+from ._pass import write_session as write_session
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "TOPIC_FILE_LIMIT",
+    "BatchInput",
+    "Distiller",
+    "Edits",
+    "ExtractiveDistiller",
+    "SessionResult",
+    "TopicReader",
+    "WriteOutcome",
+    "exit_status",
+    "mark_nodes",
+    "records_of",
+    "write_batch",
+    "write_home",
+    "write_session",
+]

@@ -1,0 +1,213 @@
+"""The write of one batch: archive → install → (the caller) mark (DESIGN §4).
+
+`write_batch` archives the evidence, distils outside the lock, and installs the edits as one transaction
+under the lock. It returns the node ids the caller may now mark: those it committed, or found already
+committed by an earlier (crashed, or concurrent) writer. Marking is the caller's step 3 (`mark_nodes`),
+so that in the runtime the session actor stays the only writer of its session's node metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..durable import sha256_hex
+from ..format import (
+    ArchiveRecord,
+    Node,
+    TopicFormatError,
+    anchor_of,
+    parse_topic,
+    render_core,
+    validate_topic,
+)
+from ..outcomes import ReasonCode, WriteFailure, classify
+from ..policy import with_marker
+from ..store import SessionStore
+from ..workspace import Workspace
+from ._distill import BatchInput, Distiller
+
+__all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
+
+log = logging.getLogger("dagmem.write")
+
+TOPIC_PATH = re.compile(r"topics/[a-z0-9][a-z0-9_-]{0,63}\.md")
+CORE_MASTER = "topics/core.md"
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    node_ids: tuple[str, ...]  # the records now consumed, oldest first, to mark: the batch or a prefix of it
+    tx: str | None  # the transaction committed by this call; None if all were consumed already
+    files: dict[str, str | None] = field(default_factory=dict)
+
+
+def records_of(session_id: str, nodes: Sequence[Node]) -> list[ArchiveRecord]:
+    return [
+        ArchiveRecord(session_id, node.id, str(node.role), node.seq, node.created_at, node.content)
+        for node in nodes
+    ]
+
+
+class _Reader:
+    """Hands topic files to the distiller and remembers what each looked like (sha256, or None when
+    absent), so the install can tell whether anyone changed them meanwhile."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.bases: dict[str, str | None] = {}
+
+    def read(self, relpath: str) -> str | None:
+        if TOPIC_PATH.fullmatch(relpath) is None:
+            raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
+        data = self.workspace.read_bytes(relpath)
+        self.bases.setdefault(relpath, None if data is None else sha256_hex(data))
+        return None if data is None else data.decode("utf-8")
+
+    def size(self, relpath: str) -> int | None:
+        if TOPIC_PATH.fullmatch(relpath) is None:
+            raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
+        try:
+            return (self.workspace.root / relpath).stat().st_size
+        except FileNotFoundError:
+            return None
+
+
+def write_batch(
+    workspace: Workspace, session_id: str, records: Sequence[ArchiveRecord], distiller: Distiller
+) -> WriteOutcome:
+    """Archive, distil and install one batch (all of one session). Raises `WriteFailure`; on any failure
+    nothing is installed and the batch stays owed."""
+    try:
+        return _write(workspace, session_id, records, distiller)
+    except WriteFailure:
+        raise
+    except Exception as exc:
+        raise classify(exc) from exc
+
+
+def _write(
+    workspace: Workspace, session_id: str, records: Sequence[ArchiveRecord], distiller: Distiller
+) -> WriteOutcome:
+    if not records:
+        raise WriteFailure(ReasonCode.INVALID_INPUT, "an empty batch")
+    all_ids = tuple(r.node_id for r in records)
+    source_ids = [r.source_id for r in records]
+
+    # 1. Archive the evidence (idempotent, append-only).
+    workspace.archive(session_id, records)
+
+    # A redo after a crash, or another writer that got there first: consumed records are only marked,
+    # once their transaction is installed (its install may have failed part way, or be running now).
+    # A consumed leading run is marked on its own: a crash between the marks of a committed batch leaves
+    # one, and batching what follows as usual writes exactly what a run without the crash wrote.
+    done = workspace.consumed(source_ids)
+    prefix = 0
+    while prefix < len(records) and records[prefix].source_id in done:
+        prefix += 1
+    if prefix:
+        with workspace.lock():
+            workspace.recover()
+        return WriteOutcome(all_ids[:prefix], None)
+    todo = [r for r in records if r.source_id not in done]
+
+    # 2a. Distil, outside the lock (a model call can take minutes).
+    reader = _Reader(workspace)
+    try:
+        edits = distiller.distill(BatchInput(session_id, tuple(todo)), reader)
+    except WriteFailure:
+        raise
+    except Exception as exc:
+        failure = classify(exc)
+        if failure.code is ReasonCode.WRITER_FAILURE_UNKNOWN:
+            failure = WriteFailure(ReasonCode.DISTILLER_FAILED, failure.detail)
+        raise failure from exc
+    new_files: dict[str, bytes | None] = {}
+    for relpath, text in edits.items():
+        if TOPIC_PATH.fullmatch(relpath) is None:
+            raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"edit outside topics/: {relpath!r}")
+        new_files[relpath] = None if text is None else text.encode("utf-8")
+
+    # 2b. Install, under the lock.
+    with workspace.lock():
+        workspace.recover()
+        done = workspace.consumed(source_ids)
+        if len(done) == len(source_ids):
+            return WriteOutcome(all_ids, None)
+        if any(r.source_id in done for r in todo):
+            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was consumed meanwhile")
+        current: dict[str, bytes | None] = {path: workspace.read_bytes(path) for path in new_files}
+        for path, data in current.items():
+            base = reader.bases.get(path)
+            if (None if data is None else sha256_hex(data)) != base:
+                raise WriteFailure(
+                    ReasonCode.CONCURRENT_UPDATE, f"{path} changed while the batch was distilled"
+                )
+        changed = {path: data for path, data in new_files.items() if data != current[path]}
+        if not changed:
+            raise WriteFailure(ReasonCode.WRITER_NO_PROGRESS, "the distiller's edits changed no file")
+        _validate(workspace, changed, current, [r.source_id for r in todo])
+        if CORE_MASTER in changed:
+            master = changed[CORE_MASTER]
+            changed["core.md"] = None if master is None else render_core(master.decode()).encode()
+        record, end = workspace.installer.commit(
+            session_id, [r.source_id for r in todo], changed, at=workspace.clock()
+        )
+        workspace.index.add_tx(record, start=end - len(record.to_line()), end=end, txlog=workspace.txlog)
+    log.debug("session %s: tx %s consumed %d records", session_id, record.tx, len(todo))
+    return WriteOutcome(all_ids, record.tx, dict(record.files))
+
+
+def _validate(
+    workspace: Workspace,
+    changed: dict[str, bytes | None],
+    current: dict[str, bytes | None],
+    batch: list[str],
+) -> None:
+    """Every touched topic must parse and validate, and every record of the batch must be cited."""
+    cited: set[tuple[str, str]] = set()
+
+    def block_exists(relpath: str, block_id: str) -> bool:
+        data = changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
+        if data is None:
+            return False
+        return any(block.id == block_id for block in parse_topic(data.decode(), relpath).blocks)
+
+    try:
+        for path, data in changed.items():
+            if data is None:
+                continue
+            new = parse_topic(data.decode("utf-8"), path)
+            old_bytes = current[path]
+            old = None if old_bytes is None else parse_topic(old_bytes.decode("utf-8"), path)
+            validate_topic(
+                path,
+                new,
+                old,
+                batch_sources=batch,
+                is_archived=workspace.is_archived,
+                block_exists=block_exists,
+            )
+            cited.update(
+                (source.session_id, source.anchor)
+                for block in new.blocks
+                for citation in block.citations
+                for source in citation.sources
+            )
+    except (TopicFormatError, UnicodeDecodeError) as exc:
+        raise WriteFailure(ReasonCode.INVALID_TOPIC_FORMAT, str(exc)) from exc
+    uncited = [s for s in batch if (s.partition("/")[0], anchor_of(s)) not in cited]
+    if uncited:
+        raise WriteFailure(
+            ReasonCode.INVALID_TOPIC_FORMAT,
+            f"{len(uncited)} records of the batch are not cited: {uncited[:5]}",
+        )
+
+
+def mark_nodes(store: SessionStore, session_id: str, node_ids: Sequence[str], workspace_id: str) -> list[str]:
+    """Step 3: mark exactly these nodes for this workspace (rewrites only them; never `updated_at`)."""
+    return store.update_node_metadata(
+        session_id, node_ids, lambda _id, metadata: with_marker(metadata, workspace_id)
+    )

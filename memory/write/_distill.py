@@ -1,0 +1,165 @@
+"""Distillers turn a batch of records into topic edits. The default is deterministic and offline.
+
+A distiller reads only the topic files it touches (through the `TopicReader` it is given) and returns
+whole new texts for them; the transaction validates and installs them. The same batch distilled twice
+gives the same bytes (ids are derived from content).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from ..format import ArchiveRecord, Block, Topic, inert, make_block, parse_topic, render_topic
+
+__all__ = ["BatchInput", "Distiller", "Edits", "ExtractiveDistiller", "TopicReader"]
+
+Edits = Mapping[str, str | None]  # "topics/<slug>.md" -> the file's new text, or None to delete it
+
+
+@dataclass(frozen=True)
+class BatchInput:
+    """The records to distil, oldest first. Every one of them must be cited by some block."""
+
+    session_id: str
+    records: tuple[ArchiveRecord, ...]
+
+
+class TopicReader(Protocol):
+    def read(self, relpath: str) -> str | None:
+        """The current text of a topic file (e.g. "topics/lisbon.md"), None if it does not exist."""
+        ...
+
+    def size(self, relpath: str) -> int | None:
+        """The size in bytes of a topic file without reading it, None if it does not exist."""
+        ...
+
+
+class Distiller(Protocol):
+    name: str
+
+    def distill(self, batch: BatchInput, topics: TopicReader) -> Edits: ...
+
+
+# A compact English stopword list: function words carry no topic.
+_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren as at be because been before being
+    below between both but by can cannot could couldn did didn do does doesn doing don down during each few
+    for from further get got had hadn has hasn have haven having he her here hers herself him himself his how
+    i if in into is isn it its itself just know let like ll me more most much must my myself no nor not now of
+    off oh ok okay on once only or other ought our ours ourselves out over own really re same say said she
+    should shouldn so some such sure than thank thanks that the their theirs them themselves then there these
+    they this those through to too under until up us very was wasn way we well were weren what when where
+    which while who whom why will with won would wouldn yeah yes yet you your yours yourself yourselves
+    going go great good think thing things one lot want make really something anything time way actually
+    maybe please could would also still even back""".split()
+)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{2,}")
+_SLUG_CHARS = re.compile(r"[^a-z0-9]+")
+_EXCERPT = 400
+# A topic file stops growing at this size and its word continues in `<slug>--2.md`, `--3`, ...: a write
+# rewrites and re-parses the files it touches, so their size bounds the cost of a write.
+TOPIC_FILE_LIMIT = 16 * 1024
+
+
+def _keywords(text: str) -> list[str]:
+    return [
+        w for w in (m.group().casefold() for m in _WORD.finditer(text)) if len(w) >= 3 and w not in _STOPWORDS
+    ]
+
+
+def _slug(word: str) -> str:
+    # "Belém" -> "belem": strip accents so the file name stays readable ASCII.
+    ascii_word = unicodedata.normalize("NFKD", word.casefold()).encode("ascii", "ignore").decode()
+    slug = _SLUG_CHARS.sub("-", ascii_word).strip("-")[:48]
+    if not slug:  # a word with no ASCII letters: name the file by a stable hash of it
+        slug = "t-" + hashlib.sha256(word.encode()).hexdigest()[:10]
+    return slug
+
+
+def _excerpt(text: str) -> str:
+    folded = " ".join(text.split())
+    if len(folded) <= _EXCERPT:
+        return folded
+    cut = folded.rfind(" ", 0, _EXCERPT)
+    return folded[: cut if cut > _EXCERPT // 2 else _EXCERPT] + " …"
+
+
+def _date(created_at: float) -> str:
+    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
+
+
+def _exchanges(records: Sequence[ArchiveRecord]) -> list[list[ArchiveRecord]]:
+    """A user turn and the assistant turns that answer it; a leading assistant turn stands alone."""
+    groups: list[list[ArchiveRecord]] = []
+    for record in records:
+        if record.role == "user" or not groups:
+            groups.append([record])
+        else:
+            groups[-1].append(record)
+    return groups
+
+
+def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
+    """The most salient word of an exchange: the user's words count double; ties go to the longer
+    word, then the alphabetically first (so the choice is deterministic)."""
+    counts: Counter[str] = Counter()
+    for record in exchange:
+        weight = 2 if record.role == "user" else 1
+        for word in _keywords(record.content):
+            counts[word] += weight
+    if not counts:
+        return "notes"
+    return min(counts, key=lambda w: (-counts[w], -len(w), w))
+
+
+def _open_part(slug: str, topics: TopicReader) -> str:
+    """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide)."""
+    part = 1
+    while True:
+        path = f"topics/{slug}.md" if part == 1 else f"topics/{slug}--{part}.md"
+        size = topics.size(path)
+        if size is None or size < TOPIC_FILE_LIMIT:
+            return path
+        part += 1
+
+
+class ExtractiveDistiller:
+    """Groups each batch's exchanges into topic files by their most salient word and writes one block
+    per exchange: the quoted gist of each turn, citing every turn of the exchange. Deterministic, offline,
+    and it cites every record of the batch."""
+
+    name = "extractive"
+
+    def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
+        by_topic: dict[str, list[list[ArchiveRecord]]] = {}
+        titles: dict[str, str] = {}
+        current_part: dict[str, str] = {}
+        for exchange in _exchanges(batch.records):
+            word = _topic_word(exchange)
+            slug = _slug(word)
+            if slug not in current_part:
+                current_part[slug] = _open_part(slug, topics)
+            path = current_part[slug]
+            by_topic.setdefault(path, []).append(exchange)
+            titles.setdefault(path, word[:1].upper() + word[1:])
+        edits: dict[str, str | None] = {}
+        for path, exchanges in by_topic.items():
+            current = topics.read(path)
+            topic = parse_topic(current, path) if current is not None else Topic(inert(titles[path]), ())
+            taken = {block.id for block in topic.blocks} | {
+                c.id for block in topic.blocks for c in block.citations
+            }
+            blocks: list[Block] = list(topic.blocks)
+            for exchange in exchanges:
+                claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
+                sources = [(f"{r.role} {r.session_id}/{r.node_id}", r.source_id) for r in exchange]
+                blocks.append(make_block(path, claim, [(_date(exchange[-1].created_at), sources)], taken))
+            edits[path] = render_topic(Topic(topic.title, tuple(blocks)))
+        return edits

@@ -1,0 +1,207 @@
+"""`dagmem write`: the write pass of DESIGN §3 over a home, for hosts that keep sessions in dagmem's
+on-disk format and do not embed the runtime.
+
+Every tip gets the per-turn rule (complete batches only); sessions idle for `idle_after` (or all, with
+`force`) get the boundary rule (head branch first, then every tip, until nothing is owed). A malformed
+session is refused with `INVALID_INPUT` naming the file, and every other session proceeds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..errors import SessionInvalid, UnknownSession
+from ..format import count_tokens
+from ..outcomes import ReasonCode, WriteFailure, classify
+from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner
+from ..store import FileSessionStore, SessionStore
+from ..workspace import Workspace
+from ._core import mark_nodes, records_of, write_batch
+from ._distill import Distiller, ExtractiveDistiller
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_RETRY",
+    "SessionResult",
+    "exit_status",
+    "write_home",
+    "write_session",
+]
+
+log = logging.getLogger("dagmem.writepass")
+
+EXIT_OK, EXIT_FAILED, EXIT_RETRY = 0, 1, 75
+DEFAULT_IDLE_AFTER = 1800.0
+
+
+@dataclass
+class SessionResult:
+    session: str
+    outcome: Literal["written", "nothing-due", "failed", "invalid"]
+    batches: int = 0
+    records: int = 0
+    pending: int = 0  # records still owed afterwards (not yet due, or left by a failure)
+    reason_code: ReasonCode | None = None
+    retryable: bool | None = None
+    detail: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "session": self.session,
+            "outcome": self.outcome,
+            "batches": self.batches,
+            "records": self.records,
+            "pending": self.pending,
+            "reason_code": None if self.reason_code is None else str(self.reason_code),
+            "retryable": self.retryable,
+            "detail": self.detail,
+        }
+
+
+def write_session(
+    store: SessionStore,
+    workspace: Workspace,
+    session_id: str,
+    *,
+    boundary: bool,
+    distiller: Distiller,
+    threshold: int = DEFAULT_THRESHOLD,
+    attempts: int = 3,
+    retry_delay: float = 0.2,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SessionResult:
+    """Write what one session owes now. Never raises for a problem of this session: it is in the result."""
+    try:
+        snapshot = store.load(session_id)
+        snapshot.require_valid()
+    except (SessionInvalid, UnknownSession) as exc:
+        return SessionResult(
+            session_id, "invalid", reason_code=ReasonCode.INVALID_INPUT, retryable=False, detail=str(exc)
+        )
+    view = DagView.from_nodes(session_id, snapshot.nodes.values(), workspace.workspace_id, count_tokens)
+    planner = SessionPlanner(
+        view,
+        snapshot.meta.head,
+        threshold=threshold,
+        max_attempts=attempts,
+        backoff=lambda n: retry_delay * n,
+    )
+    if boundary:
+        planner.on_boundary()
+    else:
+        planner.check_all_tips()
+    result = SessionResult(session_id, "nothing-due")
+    clock = time.monotonic
+    previous: tuple[str, ...] | None = None
+    while True:
+        batch = planner.next_batch(clock())
+        if batch is None:
+            deadline = planner.next_deadline()
+            if planner.inflight is None and deadline is not None and planner.busy():
+                sleep(max(0.0, deadline - clock()))
+                continue
+            break
+        if batch.node_ids == previous:  # the same batch again right after success: never spin
+            failure = WriteFailure(
+                ReasonCode.WRITER_NO_PROGRESS, "the batch is still owed after it was written"
+            )
+            planner.on_failed(batch, retryable=False, now=clock())
+            _failed(result, failure)
+            break
+        try:
+            outcome = write_batch(
+                workspace,
+                session_id,
+                records_of(session_id, [snapshot.nodes[i] for i in batch.node_ids]),
+                distiller,
+            )
+            mark_nodes(store, session_id, outcome.node_ids, workspace.workspace_id)
+        except Exception as exc:
+            failure = classify(exc)
+            log.warning(
+                "session %s: batch of %d records failed: %s", session_id, len(batch.node_ids), failure
+            )
+            planner.on_failed(batch, retryable=failure.retryable, now=clock())
+            _record_status(workspace.record_failure, failure.code, failure.retryable)
+            if planner.parked:
+                _failed(result, failure)
+                break
+            continue
+        planner.on_written(batch, outcome.node_ids)
+        _record_status(workspace.record_success)
+        previous = outcome.node_ids
+        result.outcome = "written"
+        result.batches += 1
+        result.records += len(batch.node_ids)
+    result.pending = view.pending_records()
+    return result
+
+
+def _record_status(update: Callable[..., object], *args: object) -> None:
+    """`status.json` reports outcomes; failing to rewrite it (a full disk) must neither fail the pass nor
+    hide the outcome, which the result carries anyway."""
+    try:
+        update(*args)
+    except OSError as exc:
+        log.warning("could not update the writer status: %s", exc)
+
+
+def _failed(result: SessionResult, failure: WriteFailure) -> None:
+    result.outcome = "failed"
+    result.reason_code = failure.code
+    result.retryable = failure.retryable
+    result.detail = failure.detail
+
+
+def write_home(
+    home: Path,
+    *,
+    sessions: Iterable[str] | None = None,
+    force: bool = False,
+    distiller: Distiller | None = None,
+    threshold: int = DEFAULT_THRESHOLD,
+    idle_after: float = DEFAULT_IDLE_AFTER,
+    now: float | None = None,
+    on_session: Callable[[SessionResult], None] | None = None,
+) -> list[SessionResult]:
+    """The write pass over a home (one result per session, in session-id order)."""
+    store = FileSessionStore(home)
+    distiller = distiller or ExtractiveDistiller()
+    now = time.time() if now is None else now
+    results: list[SessionResult] = []
+    with Workspace(home / "memory") as workspace:
+        for session_id in sorted(sessions) if sessions is not None else store.session_ids():
+            boundary = force
+            if not boundary and store.has_session(session_id):
+                try:
+                    boundary = now - store.meta(session_id).updated_at >= idle_after
+                except Exception:  # a malformed meta.json: write_session reports it
+                    boundary = False
+            result = write_session(
+                store, workspace, session_id, boundary=boundary, distiller=distiller, threshold=threshold
+            )
+            if result.outcome == "invalid":
+                _record_status(workspace.record_failure, ReasonCode.INVALID_INPUT, False)
+            store.forget(session_id)
+            results.append(result)
+            if on_session is not None:
+                on_session(result)
+    return results
+
+
+def exit_status(results: Iterable[SessionResult]) -> int:
+    """0 when every session is fine; 1 for any permanent failure or invalid session; 75 when only
+    retryable failures remain."""
+    status = EXIT_OK
+    for result in results:
+        if result.outcome == "invalid" or (result.outcome == "failed" and not result.retryable):
+            return EXIT_FAILED
+        if result.outcome == "failed":
+            status = EXIT_RETRY
+    return status

@@ -1,0 +1,227 @@
+"""The independent oracle (DESIGN §6): checks a home from its files alone.
+
+It shares only the file-format parsers with the writer (the strict archive scanner and the topic
+parser); it never reads the index, the planner or the DAG view, and it computes branches with its own
+walk. After a drain, every record reachable from a tip must be consumed exactly once and cited; in any
+state, no marker may exist without its consumption, no record may be stranded behind a marker, no source
+may be archived twice, and every consumed record must be archived and (unless migrated) cited.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..memory.format import MARKER_KEY, TopicFormatError, anchor_of, parse_topic, scan_archive
+from ..memory.store import SessionStore
+
+__all__ = ["OracleReport", "Violation", "check_home", "check_workspace"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str  # consumed-twice, marker-without-consumption, stranded, consumed-not-archived, ...
+    subject: str  # a source id, a file, a tx
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.subject}" + (f" ({self.detail})" if self.detail else "")
+
+
+@dataclass
+class OracleReport:
+    violations: list[Violation] = field(default_factory=list)
+    owed: list[str] = field(default_factory=list)  # records not yet consumed (a violation with `drained`)
+    records: int = 0
+    consumed: int = 0
+    archived: int = 0
+    cited: int = 0
+    marked: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "violations": [
+                {"kind": v.kind, "subject": v.subject, "detail": v.detail} for v in self.violations
+            ],
+            "owed": len(self.owed),
+            "records": self.records,
+            "consumed": self.consumed,
+            "archived": self.archived,
+            "cited": self.cited,
+            "marked": self.marked,
+        }
+
+
+def _is_record(node: Mapping[str, Any]) -> bool:
+    metadata = node.get("metadata") or {}
+    return (
+        node.get("role") in ("user", "assistant")
+        and isinstance(node.get("content"), str)
+        and bool(node["content"].strip())
+        and metadata.get("display") != "runtime"
+        and not metadata.get("rewound")
+    )
+
+
+def _marked(node: Mapping[str, Any], workspace_id: str) -> bool:
+    value = (node.get("metadata") or {}).get(MARKER_KEY)
+    return value == workspace_id or (isinstance(value, list) and workspace_id in value)
+
+
+@dataclass
+class _Workspace:
+    consumed: Counter[str]
+    migrated: set[str]
+    archived: dict[str, set[str]]  # session -> source ids archived (valid prefix)
+    cited: set[tuple[str, str]]  # (session, anchor)
+
+
+def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
+    """Read the txlog, archives and topics of a workspace, reporting what is wrong with them alone."""
+    consumed: Counter[str] = Counter()
+    migrated: set[str] = set()
+    txlog = memory / ".dagmem" / "txlog.jsonl"
+    if txlog.exists():
+        for number, line in enumerate(txlog.read_bytes().split(b"\n"), 1):
+            if not line:
+                continue
+            try:
+                entry = json.loads(line)
+                ids = [str(x) for x in entry["consumed"]]
+            except (ValueError, KeyError, TypeError):
+                report.violations.append(Violation("txlog-unreadable", f"line {number}"))
+                continue
+            consumed.update(ids)
+            if entry.get("migrated"):
+                migrated.update(ids)
+    for source_id, times in consumed.items():
+        if times > 1:
+            report.violations.append(Violation("consumed-twice", source_id, f"{times} txlog lines"))
+    archived: dict[str, set[str]] = {}
+    sources = memory / "sources"
+    for path in sorted(sources.glob("*.md")) if sources.is_dir() else []:
+        session = path.stem
+        data = path.read_bytes()
+        scan = scan_archive(data, session)
+        if scan.status == "corrupt":
+            report.violations.append(Violation("archive-corrupt", str(path), scan.reason or ""))
+        archived[session] = {frame.source_id for frame in scan.frames}
+        if scan.status != "complete":
+            # The strict scan stops at a frame whose source id it has seen: after a valid prefix, a whole
+            # frame again is not a torn write but evidence archived twice.
+            for frame in scan_archive(data, session, start=scan.valid_end).frames:
+                if frame.source_id in archived[session]:
+                    report.violations.append(Violation("archived-twice", frame.source_id, str(path)))
+    anchors: dict[str, set[str]] = {}  # session -> anchors of its archived frames, computed once
+
+    def archived_anchors(session: str) -> set[str]:
+        found = anchors.get(session)
+        if found is None:
+            found = anchors[session] = {anchor_of(s) for s in archived.get(session, ())}
+        return found
+
+    cited: set[tuple[str, str]] = set()
+    topics = memory / "topics"
+    for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
+        relpath = path.relative_to(memory).as_posix()
+        try:
+            topic = parse_topic(path.read_text(encoding="utf-8"), relpath)
+        except (TopicFormatError, UnicodeDecodeError) as exc:
+            report.violations.append(Violation("topic-unreadable", relpath, str(exc)))
+            continue
+        for block in topic.blocks:
+            for citation in block.citations:
+                for source in citation.sources:
+                    key = (source.session_id, source.anchor)
+                    cited.add(key)
+                    if source.anchor not in archived_anchors(source.session_id):
+                        report.violations.append(
+                            Violation(
+                                "dangling-citation",
+                                f"{relpath}#{block.id}",
+                                f"{source.session_id}#{source.anchor}",
+                            )
+                        )
+    for source_id in consumed:
+        session = source_id.partition("/")[0]
+        if source_id not in archived.get(session, set()):
+            report.violations.append(Violation("consumed-not-archived", source_id))
+        if source_id not in migrated and (session, anchor_of(source_id)) not in cited:
+            report.violations.append(Violation("consumed-not-cited", source_id))
+    report.consumed = len(consumed)
+    report.archived = sum(len(v) for v in archived.values())
+    report.cited = len(cited)
+    return _Workspace(consumed, migrated, archived, cited)
+
+
+def _branches(nodes: Mapping[str, Mapping[str, Any]]) -> Iterable[list[str]]:
+    """Every root -> tip path, walked independently of the writer's DAG code."""
+    parents = {str(n.get("predecessor")) for n in nodes.values() if n.get("predecessor") is not None}
+    for tip in nodes:
+        if tip in parents:
+            continue
+        path: list[str] = []
+        current: str | None = tip
+        seen: set[str] = set()
+        while current is not None and current in nodes and current not in seen:
+            seen.add(current)
+            path.append(current)
+            predecessor = nodes[current].get("predecessor")
+            current = None if predecessor is None else str(predecessor)
+        yield path[::-1]
+
+
+def check_home(
+    store: SessionStore,
+    memory: Path,
+    workspace_id: str | None,
+    *,
+    drained: bool = False,
+    sessions: Iterable[str] | None = None,
+) -> OracleReport:
+    """Check sessions (from `store`) against the workspace at `memory`. With `drained`, any record still
+    owed is a violation too."""
+    report = OracleReport()
+    ws = check_workspace(memory, report)
+    wsid = workspace_id or ""
+    for session_id in sessions if sessions is not None else store.session_ids():
+        snapshot = store.load(session_id)
+        nodes = {nid: node.model_dump(mode="json") for nid, node in snapshot.nodes.items()}
+        for problem in snapshot.problems:
+            report.violations.append(Violation("session-invalid", session_id, str(problem)))
+        records = {nid for nid, node in nodes.items() if _is_record(node)}
+        report.records += len(records)
+        for node_id, node in nodes.items():
+            if not _marked(node, wsid):
+                continue
+            report.marked += 1
+            if ws.consumed[f"{session_id}/{node_id}"] == 0:
+                report.violations.append(Violation("marker-without-consumption", f"{session_id}/{node_id}"))
+        owed: set[str] = set()
+        for path in _branches(nodes):
+            newest_mark = max(
+                (i for i, nid in enumerate(path) if nid in records and _marked(nodes[nid], wsid)), default=-1
+            )
+            for i, node_id in enumerate(path):
+                if node_id not in records:
+                    continue
+                source_id = f"{session_id}/{node_id}"
+                if i < newest_mark and not _marked(nodes[node_id], wsid):
+                    report.violations.append(
+                        Violation("stranded", source_id, "unmarked, older than a marked record")
+                    )
+                if ws.consumed[source_id] == 0:
+                    owed.add(source_id)
+        report.owed.extend(sorted(owed))
+        if drained:
+            report.violations.extend(Violation("owed-after-drain", s) for s in sorted(owed))
+    return report
