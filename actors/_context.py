@@ -67,6 +67,7 @@ class Context:
     offload: bool  # run blocking work in worker threads
     trace: Trace | None = None
     status: WriterStatus = field(default_factory=WriterStatus)
+    status_problem: str | None = None  # why status.json could not be written, while it cannot
 
     async def io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking work: in a worker thread for real I/O, inline otherwise (virtual time must not

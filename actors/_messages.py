@@ -102,6 +102,6 @@ SessionMessage = Append | SetHead | Rewind | TurnAdded | HeadMoved | EndSession 
 
 @dataclass(frozen=True)
 class WriteRequest:
-    """Request: write one batch (archive → install); replies with a `WriteOutcome` or a `WriteFailure`."""
+    """Request: apply one batch (archive → install → mark); replies with an `Applied`."""
 
     batch: Batch

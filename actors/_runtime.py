@@ -52,6 +52,7 @@ class RuntimeStatus(BaseModel):
     last_failure: LastFailure | None
     pending_turns: int  # records the live sessions still owe (each counted once)
     live_sessions: int
+    status_problem: str | None = None  # why status.json could not be written (the writer carries on)
 
 
 class Runtime:
@@ -324,34 +325,48 @@ class Runtime:
 
     async def flush(self, force: bool = False) -> None:
         """Return when every due batch is written and marked. `force=True` first boundary-writes every
-        session of the store (live or not), so nothing is owed afterwards."""
+        session of the store (live or not), so nothing is owed afterwards. If the runtime dies meanwhile,
+        raise `RuntimeCrashed`: never return with turns owed because an actor was restarted under us."""
         self._check_open()
         if force:
-            store = self._ctx.store
-            ids = await self._ctx.io(store.session_ids)
+            ids = await self._ctx.io(self._ctx.store.session_ids)
             limiter = anyio.CapacityLimiter(32)
 
             async def force_one(session_id: str) -> None:
-                # A runtime that dies meanwhile is reported once, below, not as an exception group.
                 async with limiter:
-                    with contextlib.suppress(MailboxClosed, RuntimeCrashed):
-                        live = session_id in self._sessions
-                        handle = await self._handle(session_id, retire_after_flush=not live)
-                        await handle.mailbox.request(Flush(force=True))
+                    await self._flush_session(session_id, Flush(force=True))
 
             async with anyio.create_task_group() as tg:
                 for session_id in ids:
                     tg.start_soon(force_one, session_id)
         else:
             async with anyio.create_task_group() as tg:
-                for handle in list(self._sessions.values()):
-                    tg.start_soon(self._flush_one, handle)
-        self._check_open()
+                for session_id in list(self._sessions):
+                    tg.start_soon(self._flush_session, session_id, Flush())
+        self._check_open()  # a runtime that died meanwhile raises here, once
 
-    @staticmethod
-    async def _flush_one(handle: SessionHandle) -> None:
-        with contextlib.suppress(MailboxClosed, RuntimeCrashed):
-            await handle.mailbox.request(Flush())
+    async def _flush_session(self, session_id: str, message: Flush) -> None:
+        with contextlib.suppress(RuntimeCrashed, MailboxClosed):  # raised once by `flush`, not per session
+            await self._until_answered(session_id, message)
+
+    async def _until_answered(self, session_id: str, message: Flush) -> None:
+        """Ask one session to flush until it answers: a session (or the sessions supervisor) restarted
+        mid-flush closes the mailbox we waited on, and the restarted actor, rebuilt from disk, is asked
+        again. Ends when it answers, or raises when the runtime has died or is closing."""
+        delay = 0.01
+        while True:
+            self._check_open()
+            live = session_id in self._sessions
+            handle = None
+            try:
+                handle = await self._handle(session_id, retire_after_flush=not live)
+                await handle.mailbox.request(message)
+                return
+            except MailboxClosed:
+                if handle is not None and handle.retired:
+                    return  # it retired, which it does only when it owes nothing
+            await anyio.sleep(delay)  # let the supervisor finish restarting it
+            delay = min(1.0, delay * 2)
 
     def status(self) -> RuntimeStatus:
         """The writer's last outcome and the records the live sessions still owe."""
@@ -367,6 +382,7 @@ class Runtime:
             last_failure=status.last_failure,
             pending_turns=pending,
             live_sessions=len(self._sessions),
+            status_problem=self._ctx.status_problem,
         )
 
     async def recall(

@@ -2,8 +2,8 @@
 
 It holds the session's DAG view and planner (ids, edges, token counts, marks; never the text), applies
 turns and head moves, and sends due batches to the writer one at a time through a delivery task, so a
-slow writer never blocks a turn. It is the only writer of its session's node metadata: it marks a batch
-when the writer's answer arrives. A crash loses nothing: the restarted actor rebuilds from disk, and a
+slow writer never blocks a turn. The writer applies a batch whole (archive → install → mark) and the view
+learns of the marks from its answer. A crash loses nothing: the restarted actor rebuilds from disk, and a
 batch that was in flight is simply offered again (the writer then only marks it).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,8 +21,8 @@ from ..memory import faults
 from ..memory.errors import DagmemError, InvalidInput, SessionInvalid
 from ..memory.format import Node, count_tokens
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
-from ..memory.policy import Batch, DagView, SessionPlanner, is_marked, is_record_node
-from ..memory.write import WriteOutcome, mark_nodes
+from ..memory.policy import Batch, DagView, SessionPlanner, exponential_backoff, is_marked, is_record_node
+from ..memory.write import Applied
 from ..supervision import Supervisor
 from ._context import Context
 from ._mailbox import ActorStopped, Envelope, Mailbox, MailboxClosed, Reply
@@ -43,8 +44,6 @@ from ._timer import Timer
 __all__ = ["SessionActor", "SessionCrashed", "SessionHandle"]
 
 log = logging.getLogger("dagmem.session")
-
-_MARK_CHUNK = 32  # node files marked per store call
 
 
 class SessionCrashed(DagmemError):
@@ -137,7 +136,7 @@ class SessionActor:
             threshold=config.token_threshold,
             abandon_after=config.abandon_after,
             max_attempts=config.max_attempts,
-            backoff=lambda n: min(60.0, config.retry_base * 2 ** (n - 1)),
+            backoff=exponential_backoff(config.retry_base),
         )
         if len(view):
             self.idle_armed = True  # a session revived from disk ends after idle_after too
@@ -154,6 +153,9 @@ class SessionActor:
         except InvalidInput as exc:  # the caller's mistake: answer it, stay up
             if reply is not None:
                 reply.fail(exc)
+        except (OSError, sqlite3.Error) as exc:  # the store could not write (a full disk): nothing was
+            if reply is not None:  # written; the caller gets a classified, retryable-or-not failure
+                reply.fail(classify(exc))
         except BaseException as exc:
             if reply is not None:
                 reply.fail(SessionCrashed(f"session {self.sid!r} crashed: {exc!r}"))
@@ -263,7 +265,9 @@ class SessionActor:
             )
         else:
             failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
-            planner.on_failed(batch, retryable=failure.retryable, now=anyio.current_time())
+            # A full disk is waited out (retried at the capped backoff), never parked: space comes back.
+            wait_out = failure.code is ReasonCode.DISK_FULL
+            planner.on_failed(batch, retryable=failure.retryable, now=anyio.current_time(), wait_out=wait_out)
             self.ctx.emit("failed", session=self.sid, nodes=list(batch.node_ids), code=str(failure.code))
 
     # -- after every message ---------------------------------------------------------------------------
@@ -292,40 +296,17 @@ class SessionActor:
         handle.timer.set(min(deadlines) if deadlines else None)
 
     async def _deliver(self, batch: Batch, generation: int) -> None:
-        """Hand one batch to the writer and bring its answer back through the mailbox."""
+        """Hand one batch to the writer (which writes and marks it) and bring its answer back through
+        the mailbox: the view learns of the marks only once they are all on disk."""
         self.ctx.emit("batch", session=self.sid, nodes=list(batch.node_ids), forced=batch.forced)
         try:
             answer = await self.ctx.writer.request(WriteRequest(batch))
         except (ActorStopped, MailboxClosed) as exc:
-            answer = WriteFailure(ReasonCode.WRITER_CRASHED, str(exc))
-        if isinstance(answer, WriteOutcome):
-            answer = await self._mark(answer)
-        if isinstance(answer, WriteOutcome):
-            done = BatchDone(batch, outcome=answer, generation=generation)
-        else:
-            assert isinstance(answer, WriteFailure)
-            done = BatchDone(batch, failure=answer, generation=generation)
+            answer = Applied(batch, failure=WriteFailure(ReasonCode.WRITER_CRASHED, str(exc)))
+        assert isinstance(answer, Applied)
+        done = BatchDone(batch, outcome=answer.outcome, failure=answer.failure, generation=generation)
         with contextlib.suppress(MailboxClosed):
             await self.handle.mailbox.send(done)
-
-    async def _mark(self, outcome: WriteOutcome) -> WriteOutcome | WriteFailure:
-        """Step 3, off the actor's loop: a batch of hundreds of node rewrites (an fsync each) must not
-        stall this session's appends. Chunks let appends interleave under the store's session lock; the
-        view learns of the marks only when all are on disk (the answer goes through the mailbox)."""
-        ids = outcome.node_ids
-        try:
-            for start in range(0, len(ids), _MARK_CHUNK):
-                faults.hit("session:mark")
-                await self.ctx.io(
-                    mark_nodes,
-                    self.ctx.store,
-                    self.sid,
-                    ids[start : start + _MARK_CHUNK],
-                    self.ctx.workspace_id,
-                )
-        except Exception as exc:  # e.g. a full disk: the batch stays owed; the redo only marks
-            return classify(exc)
-        return outcome
 
     def _may_retire(self) -> bool:
         """After an end or idle boundary, a session that owes nothing gives back its memory."""

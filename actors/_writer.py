@@ -1,8 +1,8 @@
 """The writer actor: one per workspace, it serialises every session's transactions (DESIGN §5).
 
-It owns the open `Workspace` (a restart reopens it, which recovers what a crash left). A write's
-failure is an answer, not a crash: it is recorded in `status.json` and sent back to the session, which
-retries with backoff or parks. A crash (a bug, or an injected process death) fails the request in hand
+It owns the open `Workspace` (a restart reopens it, which recovers what a crash left) and hands each batch
+to the one write core (`BatchWriter.apply`: archive → distil → install → mark, status). A write's failure
+is an answer, not a crash: it is sent back to the session, which retries with backoff or parks. A crash (a bug, or an injected process death) fails the request in hand
 with `ActorStopped`; the batch stays owed and is offered again.
 """
 
@@ -13,10 +13,8 @@ import logging
 import anyio
 
 from ..memory import faults
-from ..memory.outcomes import WriteFailure, classify
-from ..memory.policy import Batch
 from ..memory.workspace import Workspace
-from ..memory.write import WriteOutcome, records_of, write_batch
+from ..memory.write import BatchWriter
 from ._context import Context
 from ._mailbox import ActorStopped, Envelope
 from ._messages import WriteRequest
@@ -40,48 +38,40 @@ class WriterActor:
             workspace_id=ctx.workspace_id,
         )
         try:
-            ctx.status = workspace.status()
+            writer = BatchWriter(workspace, ctx.store, ctx.distiller)
+            ctx.status = writer.status
             task_status.started()
             while True:
                 try:
                     envelope = await ctx.writer.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     return
-                await self._handle(workspace, envelope)
+                await self._handle(writer, envelope)
         finally:
             workspace.close()
 
-    async def _handle(self, workspace: Workspace, envelope: Envelope[WriteRequest]) -> None:
+    async def _handle(self, writer: BatchWriter, envelope: Envelope[WriteRequest]) -> None:
         batch = envelope.message.batch
         reply = envelope.reply
         try:
             faults.hit("writer:batch")
-            answer = await self.ctx.io(self._write, workspace, batch)
+            applied = await self.ctx.io(writer.apply, batch)
         except BaseException as exc:
             if reply is not None:
                 reply.fail(ActorStopped(f"the writer stopped while writing {batch.session_id}: {exc!r}"))
             raise
-        if isinstance(answer, WriteOutcome):
-            self.ctx.emit("write", session=batch.session_id, nodes=len(batch.node_ids), tx=answer.tx)
+        self.ctx.status = writer.status
+        self.ctx.status_problem = writer.status_problem
+        if applied.failure is None:
+            self.ctx.emit(
+                "write",
+                session=batch.session_id,
+                nodes=len(batch.node_ids),
+                tx=applied.outcome and applied.outcome.tx,
+            )
         else:
-            self.ctx.emit("write", session=batch.session_id, nodes=len(batch.node_ids), code=str(answer.code))
+            self.ctx.emit(
+                "write", session=batch.session_id, nodes=len(batch.node_ids), code=str(applied.failure.code)
+            )
         if reply is not None:
-            reply.set(answer)
-
-    def _write(self, workspace: Workspace, batch: Batch) -> WriteOutcome | WriteFailure:
-        """Runs in a worker thread when the store does real I/O."""
-        ctx = self.ctx
-        try:
-            nodes = ctx.store.read_nodes(batch.session_id, batch.node_ids)
-            outcome = write_batch(
-                workspace, batch.session_id, records_of(batch.session_id, nodes), ctx.distiller
-            )
-        except Exception as exc:  # write_batch raises WriteFailure; a store read can fail too
-            failure = classify(exc)
-            log.warning(
-                "session %s: batch of %d records failed: %s", batch.session_id, len(batch.node_ids), failure
-            )
-            ctx.status = workspace.record_failure(failure.code, failure.retryable)
-            return failure
-        ctx.status = workspace.record_success()
-        return outcome
+            reply.set(applied)

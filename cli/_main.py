@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import math
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +22,8 @@ from ..memory.outcomes import WriteFailure, classify
 __all__ = ["main"]
 
 DEFAULT_HOME = Path(".dagmem")
-EXIT_USAGE = 2  # a user's mistake, as argparse uses it
+# Exit statuses: a permanent failure; a user's mistake (as argparse uses it); retry later.
+EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 
 BENCHMARKS = ("runtime", "store", "write")
 
@@ -206,13 +208,13 @@ def _run(args: argparse.Namespace) -> int:
     return bench_command(args)
 
 
-def _error(args: argparse.Namespace, message: str, code: str) -> int:
+def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT_USAGE) -> int:
     message = " ".join(message.split())  # one line, whatever the cause carried
     if getattr(args, "json", False):
         print(json.dumps({"error": message, "code": code}))
     else:
         print(f"error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -226,12 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     except CommandError as exc:
         return _error(args, str(exc), exc.code)
-    except WriteFailure as exc:
-        return _error(args, str(exc), str(exc.code))
+    except (WriteFailure, OSError, sqlite3.Error) as exc:
+        # The machine, not the user: a full disk (retryable: exit 75) or a file that cannot be written
+        # (permanent: exit 1), as `dagmem write` reports them per session.
+        failure = classify(exc)
+        return _error(args, str(exc), str(failure.code), EXIT_RETRY if failure.retryable else EXIT_FAILED)
     except DagmemError as exc:
         return _error(args, str(exc), str(getattr(exc, "code", None) or classify(exc).code))
-    except OSError as exc:  # an unreadable or unwritable file of the home: the user's to fix
-        return _error(args, str(exc), str(classify(exc).code))
     except KeyboardInterrupt:
         return 130
 

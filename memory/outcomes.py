@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import errno
+import sqlite3
 
 from .errors import ArchiveCorrupt, DagmemError, InvalidInput
 from .faults import InjectedCrash
@@ -79,6 +80,15 @@ def classify(exc: BaseException) -> WriteFailure:
         return WriteFailure(ReasonCode.ARCHIVE_CORRUPT, str(exc))
     if isinstance(exc, InvalidInput):
         return WriteFailure(ReasonCode.INVALID_INPUT, str(exc))
+    if isinstance(exc, sqlite3.Error):  # the index cache; SQLite's errors are not OSErrors
+        text = str(exc).lower()
+        if "full" in text:  # "database or disk is full"
+            return WriteFailure(ReasonCode.DISK_FULL, str(exc))
+        if "readonly" in text or "read-only" in text or "unable to open" in text:
+            return WriteFailure(ReasonCode.PERMISSION_DENIED, str(exc))
+        if "locked" in text or "busy" in text:
+            return WriteFailure(ReasonCode.CONCURRENT_UPDATE, str(exc))
+        return WriteFailure(ReasonCode.IO_ERROR, f"{type(exc).__name__}: {exc}")
     if isinstance(exc, OSError):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return WriteFailure(ReasonCode.DISK_FULL, str(exc))

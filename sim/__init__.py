@@ -8,9 +8,6 @@ real git; `report` prints, saves and plots. `verify`, `bench*` and `crashload` r
 
 from __future__ import annotations
 
-from ._crashload import LoadConfig as LoadConfig
-from ._crashload import find_leftovers as find_leftovers
-from ._crashload import verify_home as verify_home
 from ._determinism import run_virtual as run_virtual
 from ._gitgrowth import measure as measure
 from ._oracle import OracleReport as OracleReport
@@ -23,15 +20,12 @@ from ._workload import plan_session as plan_session
 
 __all__ = [
     "EPOCH",
-    "LoadConfig",
     "OracleReport",
     "SimConfig",
     "SimResult",
     "check_home",
-    "find_leftovers",
     "measure",
     "plan_session",
     "run",
     "run_virtual",
-    "verify_home",
 ]

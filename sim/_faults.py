@@ -3,8 +3,8 @@
 Armed with `dagmem.memory.faults.armed(plan.hit)`, the plan sees every named fault site the product
 passes. At the sites below, each hit fails with probability `rate`, and a second draw picks how:
 
-- an **actor crash**: `InjectedCrash` in a session actor as it handles a turn or marks a batch;
-- a **writer crash** between the steps of a write (archive, stage, the txlog commit point, install, the
+- an **actor crash**: `InjectedCrash` in a session actor as it handles a turn;
+- a **writer crash** between the steps of a write (archive, stage, the txlog commit point, install, marks, the
   status file) or while recovering: `InjectedCrash`, or a `Tear` that first lands part of an append;
 - a **retryable failure**: lock contention (`CONCURRENT_UPDATE` as the install takes the workspace
   lock), or a model timeout from the distiller;
@@ -32,7 +32,7 @@ __all__ = ["SITES", "FaultPlan", "FaultyDistiller"]
 # site -> (kind, weight) choices. "distill" is not a product site: `FaultyDistiller` reports it.
 SITES: dict[str, tuple[tuple[str, float], ...]] = {
     "session:append": (("actor-crash", 1.0),),
-    "session:mark": (("actor-crash", 1.0),),
+    "write:mark": (("writer-crash", 1.0),),
     "writer:batch": (("writer-crash", 1.0),),
     "archive:write": (("writer-crash", 0.4), ("torn-write", 0.4), ("permanent-failure", 0.2)),
     "stage:write": (("writer-crash", 0.7), ("permanent-failure", 0.3)),

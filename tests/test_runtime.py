@@ -193,7 +193,7 @@ async def test_a_crashed_session_actor_is_restarted_with_its_state_rebuilt(tmp_p
     assert oracle(FileSessionStore(tmp_path), tmp_path).violations == []
 
 
-@pytest.mark.parametrize("site", ["writer:batch", "txlog:write", "install:rename", "session:mark"])
+@pytest.mark.parametrize("site", ["writer:batch", "txlog:write", "install:rename", "write:mark"])
 async def test_a_crash_mid_batch_leaves_it_owed_and_it_is_written_once(tmp_path: Path, site: str) -> None:
     async with Runtime.open(tmp_path) as rt:
         for i in range(6):

@@ -336,7 +336,7 @@ def test_end_session_survives_a_session_actor_crash_in_the_middle(tmp_path: Path
         async with Runtime.open(tmp_path, store=store, config=config, epoch=epoch, offload=False) as rt:
             ids = [await rt.append("s", "user" if i % 2 == 0 else "assistant", text(i)) for i in range(6)]
             await rt.append("s", "user", "a side branch", predecessor=ids[2])
-            with faults.armed(faults.crash_once("session:mark")):
+            with faults.armed(faults.crash_once("write:mark")):
                 await rt.end_session("s")
             assert rt.status().pending_turns == 0
             wsid = rt.workspace_id

@@ -8,6 +8,7 @@ from ._dagview import Unwritten as Unwritten
 from ._planner import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from ._planner import Batch as Batch
 from ._planner import SessionPlanner as SessionPlanner
+from ._planner import exponential_backoff as exponential_backoff
 from ._records import drop_marker as drop_marker
 from ._records import is_marked as is_marked
 from ._records import is_record_node as is_record_node
@@ -20,6 +21,7 @@ __all__ = [
     "SessionPlanner",
     "Unwritten",
     "drop_marker",
+    "exponential_backoff",
     "is_marked",
     "is_record_node",
     "with_marker",

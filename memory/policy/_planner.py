@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ._dagview import DagView
 
-__all__ = ["DEFAULT_THRESHOLD", "Batch", "SessionPlanner", "split_batches"]
+__all__ = ["DEFAULT_THRESHOLD", "Batch", "SessionPlanner", "exponential_backoff", "split_batches"]
 
 DEFAULT_THRESHOLD = 16_000
 
@@ -54,9 +54,19 @@ def split_batches(records: Sequence[tuple[str, int]], threshold: int) -> list[tu
 
 Backoff = Callable[[int], float]
 
+MAX_BACKOFF = 60.0
 
-def _default_backoff(attempt: int) -> float:
-    return float(min(60.0, 0.5 * 2 ** (attempt - 1)))
+
+def exponential_backoff(base: float, cap: float = MAX_BACKOFF) -> Backoff:
+    """The retry delay of every driver: `base` after the first failure, doubling, at most `cap`."""
+
+    def delay(attempt: int) -> float:
+        return float(min(cap, base * 2 ** (attempt - 1)))
+
+    return delay
+
+
+_default_backoff = exponential_backoff(0.5)
 
 
 class SessionPlanner:
@@ -131,11 +141,13 @@ class SessionPlanner:
         self._attempts = 0
         self._retry_at = None
 
-    def on_failed(self, batch: Batch, *, retryable: bool, now: float) -> None:
-        """The batch was not written: it stays owed. Retry with backoff, or park after a permanent failure."""
+    def on_failed(self, batch: Batch, *, retryable: bool, now: float, wait_out: bool = False) -> None:
+        """The batch was not written: it stays owed. Retry with backoff, or park after a permanent failure.
+        `wait_out`: the cause is outside and passes (a full disk): retry at the capped backoff for as long
+        as it takes, never park."""
         self.inflight = None
         self._attempts += 1
-        if retryable and self._attempts < self.max_attempts:
+        if retryable and (wait_out or self._attempts < self.max_attempts):
             self._retry_at = now + self._backoff(self._attempts)
             return
         self.parked = True

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ._apply import Applied as Applied
+from ._apply import BatchWriter as BatchWriter
 from ._core import WriteOutcome as WriteOutcome
 from ._core import mark_nodes as mark_nodes
 from ._core import records_of as records_of
@@ -24,7 +26,9 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "TOPIC_FILE_LIMIT",
+    "Applied",
     "BatchInput",
+    "BatchWriter",
     "Distiller",
     "Edits",
     "ExtractiveDistiller",

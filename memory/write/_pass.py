@@ -17,11 +17,11 @@ from typing import Literal
 
 from ..errors import SessionInvalid, UnknownSession
 from ..format import count_tokens
-from ..outcomes import ReasonCode, WriteFailure, classify
-from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner
+from ..outcomes import ReasonCode, WriteFailure
+from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, exponential_backoff
 from ..store import FileSessionStore, SessionStore
 from ..workspace import Workspace
-from ._core import mark_nodes, records_of, write_batch
+from ._apply import BatchWriter
 from ._distill import Distiller, ExtractiveDistiller
 
 __all__ = [
@@ -75,12 +75,15 @@ def write_session(
     attempts: int = 3,
     retry_delay: float = 0.2,
     sleep: Callable[[float], None] = time.sleep,
+    writer: BatchWriter | None = None,
 ) -> SessionResult:
     """Write what one session owes now. Never raises for a problem of this session: it is in the result."""
+    writer = writer or BatchWriter(workspace, store, distiller)
     try:
         snapshot = store.load(session_id)
         snapshot.require_valid()
     except (SessionInvalid, UnknownSession) as exc:
+        writer.record_invalid()
         return SessionResult(
             session_id, "invalid", reason_code=ReasonCode.INVALID_INPUT, retryable=False, detail=str(exc)
         )
@@ -90,7 +93,7 @@ def write_session(
         snapshot.meta.head,
         threshold=threshold,
         max_attempts=attempts,
-        backoff=lambda n: retry_delay * n,
+        backoff=exponential_backoff(retry_delay),
     )
     if boundary:
         planner.on_boundary()
@@ -98,7 +101,6 @@ def write_session(
         planner.check_all_tips()
     result = SessionResult(session_id, "nothing-due")
     clock = time.monotonic
-    previous: tuple[str, ...] | None = None
     while True:
         batch = planner.next_batch(clock())
         if batch is None:
@@ -107,49 +109,19 @@ def write_session(
                 sleep(max(0.0, deadline - clock()))
                 continue
             break
-        if batch.node_ids == previous:  # the same batch again right after success: never spin
-            failure = WriteFailure(
-                ReasonCode.WRITER_NO_PROGRESS, "the batch is still owed after it was written"
-            )
-            planner.on_failed(batch, retryable=False, now=clock())
-            _failed(result, failure)
-            break
-        try:
-            outcome = write_batch(
-                workspace,
-                session_id,
-                records_of(session_id, [snapshot.nodes[i] for i in batch.node_ids]),
-                distiller,
-            )
-            mark_nodes(store, session_id, outcome.node_ids, workspace.workspace_id)
-        except Exception as exc:
-            failure = classify(exc)
-            log.warning(
-                "session %s: batch of %d records failed: %s", session_id, len(batch.node_ids), failure
-            )
-            planner.on_failed(batch, retryable=failure.retryable, now=clock())
-            _record_status(workspace.record_failure, failure.code, failure.retryable)
+        applied = writer.apply(batch)
+        if applied.failure is not None:
+            planner.on_failed(batch, retryable=applied.failure.retryable, now=clock())
             if planner.parked:
-                _failed(result, failure)
+                _failed(result, applied.failure)
                 break
             continue
-        planner.on_written(batch, outcome.node_ids)
-        _record_status(workspace.record_success)
-        previous = outcome.node_ids
+        planner.on_written(batch, applied.node_ids)
         result.outcome = "written"
         result.batches += 1
-        result.records += len(batch.node_ids)
+        result.records += len(applied.node_ids)
     result.pending = view.pending_records()
     return result
-
-
-def _record_status(update: Callable[..., object], *args: object) -> None:
-    """`status.json` reports outcomes; failing to rewrite it (a full disk) must neither fail the pass nor
-    hide the outcome, which the result carries anyway."""
-    try:
-        update(*args)
-    except OSError as exc:
-        log.warning("could not update the writer status: %s", exc)
 
 
 def _failed(result: SessionResult, failure: WriteFailure) -> None:
@@ -176,6 +148,7 @@ def write_home(
     now = time.time() if now is None else now
     results: list[SessionResult] = []
     with Workspace(home / "memory") as workspace:
+        writer = BatchWriter(workspace, store, distiller)
         for session_id in sorted(sessions) if sessions is not None else store.session_ids():
             boundary = force
             if not boundary and store.has_session(session_id):
@@ -184,10 +157,14 @@ def write_home(
                 except Exception:  # a malformed meta.json: write_session reports it
                     boundary = False
             result = write_session(
-                store, workspace, session_id, boundary=boundary, distiller=distiller, threshold=threshold
+                store,
+                workspace,
+                session_id,
+                boundary=boundary,
+                distiller=distiller,
+                threshold=threshold,
+                writer=writer,
             )
-            if result.outcome == "invalid":
-                _record_status(workspace.record_failure, ReasonCode.INVALID_INPUT, False)
             store.forget(session_id)
             results.append(result)
             if on_session is not None:

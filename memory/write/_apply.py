@@ -1,0 +1,113 @@
+"""The one write core: apply a batch — archive → distil → install → mark — and record the outcome.
+
+Both drivers call it: the runtime's writer actor (one batch at a time, for every session) and `dagmem
+write` (`write_session`, over a home). It is synchronous and owns everything a batch's fate depends on,
+so the two cannot drift: reading the batch's nodes fresh from the store, the write itself (`write_batch`),
+step 3 (marking, in chunks so a host's appends interleave under the store's session lock), classifying
+any failure into a closed reason code, the no-progress guard, and `status.json`. A failure is returned,
+never raised; an injected crash (a simulated process death) is the only thing that propagates.
+
+Recording the status can fail too (a full disk, a `status.json` someone replaced with a directory). That
+must never stop the writer or cost a turn: the outcome is kept in memory (what `Runtime.status()` shows),
+the problem is logged once and kept in `status_problem`, and the next good write clears it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .. import faults
+from ..durable import WriterStatus, save_status
+from ..outcomes import ReasonCode, WriteFailure, classify
+from ..policy import Batch
+from ..store import SessionStore
+from ..workspace import Workspace
+from ._core import WriteOutcome, mark_nodes, records_of, write_batch
+from ._distill import Distiller
+
+__all__ = ["Applied", "BatchWriter"]
+
+log = logging.getLogger("dagmem.write")
+
+MARK_CHUNK = 32  # node files marked per store call: a host's appends interleave between chunks
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What applying one batch did: `outcome` when its records (all, or a leading run found consumed
+    already) are installed and marked; otherwise `failure`, and the batch is still owed."""
+
+    batch: Batch
+    outcome: WriteOutcome | None = None
+    failure: WriteFailure | None = None
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        return () if self.outcome is None else self.outcome.node_ids
+
+
+class BatchWriter:
+    """Applies batches to one workspace. Not thread-safe: one caller at a time (the writer actor, or the
+    write pass), which is what serialises a workspace's transactions within a process."""
+
+    def __init__(self, workspace: Workspace, store: SessionStore, distiller: Distiller) -> None:
+        self.workspace = workspace
+        self.store = store
+        self.distiller = distiller
+        self.status: WriterStatus = workspace.status()
+        self.status_problem: str | None = None  # why status.json could not be written, until it can
+        self._last: dict[str, tuple[str, ...]] = {}  # session -> the records its last batch wrote
+
+    def apply(self, batch: Batch) -> Applied:
+        session_id = batch.session_id
+        if self._last.pop(session_id, None) == batch.node_ids:
+            # The same records owed again right after they were written and marked: the marks did not
+            # take (or the view is wrong). Writing again would spin; stop and say so.
+            failure = WriteFailure(
+                ReasonCode.WRITER_NO_PROGRESS, "the batch is still owed after it was written"
+            )
+            self._record(failure)
+            return Applied(batch, failure=failure)
+        try:
+            nodes = self.store.read_nodes(session_id, batch.node_ids)
+            outcome = write_batch(self.workspace, session_id, records_of(session_id, nodes), self.distiller)
+            self._mark(session_id, outcome.node_ids)
+        except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
+            failure = classify(exc)
+            log.warning(
+                "session %s: batch of %d records failed: %s", session_id, len(batch.node_ids), failure
+            )
+            self._record(failure)
+            return Applied(batch, failure=failure)
+        self._last[session_id] = outcome.node_ids
+        self._record(None)
+        return Applied(batch, outcome=outcome)
+
+    def _mark(self, session_id: str, node_ids: Sequence[str]) -> None:
+        """Step 3, only after the install committed (or found the records consumed)."""
+        workspace_id = self.workspace.workspace_id
+        for start in range(0, len(node_ids), MARK_CHUNK):
+            faults.hit("write:mark")
+            mark_nodes(self.store, session_id, node_ids[start : start + MARK_CHUNK], workspace_id)
+
+    def record_invalid(self) -> None:
+        """A session refused as invalid input counts as a permanent failure of the writer."""
+        self._record(WriteFailure(ReasonCode.INVALID_INPUT, retryable=False))
+
+    def _record(self, failure: WriteFailure | None) -> None:
+        at = self.workspace.clock()
+        if failure is None:
+            self.status = self.status.succeeded(at)
+        else:
+            self.status = self.status.failed(at, failure.code, failure.retryable)
+        try:
+            save_status(self.workspace.status_path, self.status, fsync=self.workspace.fsync)
+        except Exception as exc:  # never stops the writer: the outcome is in memory and in the result
+            problem = f"could not write {self.workspace.status_path}: {exc}"
+            if problem != self.status_problem:
+                log.error("%s (the writer carries on; the status is kept in memory)", problem)
+            self.status_problem = problem
+        else:
+            self.status_problem = None
