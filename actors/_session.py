@@ -2,8 +2,10 @@
 
 It holds the session's DAG view and planner (ids, edges, token counts, marks; never the text), applies
 turns and head moves, and sends due batches to the writer one at a time through a delivery task, so a
-slow writer never blocks a turn. The writer applies a batch whole (archive → install → mark) and the view
-learns of the marks from its answer. A crash loses nothing: the restarted actor rebuilds from disk, and a
+slow writer never blocks a turn. What is due, when the session is idle or ended, whom to answer and when
+to retire are decided by the pure `SessionLifecycle` (memory.policy); this actor does the I/O and performs
+the actions it returns. The writer applies a batch whole (archive → install → mark) and the view learns of
+the marks from its answer. A crash loses nothing: the restarted actor rebuilds from disk, and a
 batch that was in flight is simply offered again (the writer then only marks it).
 """
 
@@ -21,7 +23,16 @@ from ..memory import faults
 from ..memory.errors import DagmemError, InvalidInput, SessionInvalid
 from ..memory.format import Node, count_tokens
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
-from ..memory.policy import Batch, DagView, SessionPlanner, exponential_backoff, is_marked, is_record_node
+from ..memory.policy import (
+    Batch,
+    Carryover,
+    DagView,
+    SessionLifecycle,
+    SessionPlanner,
+    exponential_backoff,
+    is_marked,
+    is_record_node,
+)
 from ..memory.write import Applied
 from ..supervision import Supervisor
 from ._context import Context
@@ -63,33 +74,31 @@ class SessionHandle:
     generation: int = 0
     retire_after_flush: bool = False
     retired: bool = False
-    # A boundary write asked for by `end_session` / `flush(force=True)` and not finished yet, and whether
-    # the session was ended: kept here so that an actor restarted mid-boundary carries on with it instead
-    # of answering the waiting caller at once while the session still owes records.
-    boundary: bool = False
-    ended: bool = False
-    waiters: list[Reply[object]] = field(default_factory=list)
+    # The lifecycle's part that outlives an actor restart: a boundary in progress, an end, the waiters.
+    carry: Carryover[Reply[object]] = field(default_factory=Carryover)
     on_retire: Callable[[SessionHandle], None] | None = None
     stopped: anyio.Event = field(default_factory=anyio.Event)  # its supervisor's run has ended
 
     def close(self, error: BaseException | None = None) -> None:
         """For good: refuse new messages and fail every call still waiting on this session."""
         self.mailbox.close(error)
-        waiters, self.waiters = self.waiters, []
+        waiters, self.carry.waiters = self.carry.waiters, []
         for waiter in waiters:
             waiter.fail(error or ActorStopped(f"session {self.session_id!r} stopped before it answered"))
 
 
 class SessionActor:
+    """A thin shell: it does the I/O and performs what its `SessionLifecycle` decides."""
+
+    life: SessionLifecycle[Reply[object]]  # made once the view is rebuilt
+
     def __init__(self, handle: SessionHandle, ctx: Context) -> None:
         self.handle = handle
         self.ctx = ctx
         self.sid = handle.session_id
         self.planner: SessionPlanner | None = None
         self.invalid: SessionInvalid | None = None
-        self.last_activity = anyio.current_time()
-        self.idle_armed = False
-        self.ending = handle.retire_after_flush or handle.ended
+        self._started_at = anyio.current_time()  # idle_after counts from here until the first activity
         self._tg: anyio.abc.TaskGroup | None = None
 
     # -- life ------------------------------------------------------------------------------------------
@@ -99,6 +108,13 @@ class SessionActor:
         handle.generation += 1
         handle.actor = self
         await self._rebuild()
+        self.life = SessionLifecycle(
+            self.planner,
+            handle.carry,
+            idle_after=self.ctx.config.idle_after,
+            now=self._started_at,
+            retire_when_done=handle.retire_after_flush,
+        )
         async with anyio.create_task_group() as tg:
             self._tg = tg
             task_status.started()
@@ -108,8 +124,7 @@ class SessionActor:
                     envelope = await handle.mailbox.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     break
-                await self._handle(envelope)
-                if self._may_retire():
+                if await self._handle(envelope):
                     self._retire()
                     break
             tg.cancel_scope.cancel()
@@ -138,15 +153,11 @@ class SessionActor:
             max_attempts=config.max_attempts,
             backoff=exponential_backoff(config.retry_base),
         )
-        if len(view):
-            self.idle_armed = True  # a session revived from disk ends after idle_after too
-            self.planner.check_all_tips()
-        if self.handle.boundary:
-            self.planner.on_boundary()  # the previous incarnation crashed in the middle of it
 
     # -- messages --------------------------------------------------------------------------------------
 
-    async def _handle(self, envelope: Envelope[SessionMessage]) -> None:
+    async def _handle(self, envelope: Envelope[SessionMessage]) -> bool:
+        """Handle one message; True when the session should retire now."""
         message, reply = envelope.message, envelope.reply
         try:
             await self._dispatch(message, reply)
@@ -160,41 +171,29 @@ class SessionActor:
             if reply is not None:
                 reply.fail(SessionCrashed(f"session {self.sid!r} crashed: {exc!r}"))
             raise
-        self._pump()
+        return self._pump(queued=len(self.handle.mailbox))
 
     async def _dispatch(self, message: SessionMessage, reply: Reply[object] | None) -> None:
-        ctx, now = self.ctx, anyio.current_time()
+        ctx, now, life = self.ctx, anyio.current_time(), self.life
         if isinstance(message, BatchDone):
             await self._batch_done(message)
             return
         if isinstance(message, Tick):
-            if (
-                self.idle_armed
-                and now >= self.last_activity + ctx.config.idle_after
-                and self.planner is not None
-            ):
+            if life.tick(now):
                 ctx.emit("idle", session=self.sid)
-                self.idle_armed = False
-                self.ending = True
-                self.planner.on_boundary()
             return
-        if isinstance(message, Flush | EndSession):
-            if isinstance(message, EndSession) or message.force:
-                if isinstance(message, EndSession):
-                    self.ending = self.handle.ended = True
-                self.handle.boundary = True
-                if self.planner is not None:
-                    self.planner.on_boundary()
-            if reply is not None:
-                self.handle.waiters.append(reply)
+        if isinstance(message, EndSession):
+            life.end(reply)
+            return
+        if isinstance(message, Flush):
+            life.flush(reply, force=message.force)
             return
         if self.invalid is not None:
             raise self.invalid
         planner = self.planner
         assert planner is not None
         store = ctx.store
-        self.last_activity = now
-        self.idle_armed = True
+        life.activity(now)
         if isinstance(message, Append):
             faults.hit("session:append")
             node = await ctx.io(
@@ -259,7 +258,7 @@ class SessionActor:
             return  # an answer to an earlier incarnation: its batch is offered again anyway
         batch = message.batch
         if message.outcome is not None:  # installed (or found consumed) and marked by the delivery task
-            planner.on_written(batch, message.outcome.node_ids)
+            self.life.written(batch, message.outcome.node_ids)
             self.ctx.emit(
                 "written", session=self.sid, nodes=list(message.outcome.node_ids), tx=message.outcome.tx
             )
@@ -267,33 +266,22 @@ class SessionActor:
             failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
             # A full disk is waited out (retried at the capped backoff), never parked: space comes back.
             wait_out = failure.code is ReasonCode.DISK_FULL
-            planner.on_failed(batch, retryable=failure.retryable, now=anyio.current_time(), wait_out=wait_out)
+            self.life.failed(batch, retryable=failure.retryable, now=anyio.current_time(), wait_out=wait_out)
             self.ctx.emit("failed", session=self.sid, nodes=list(batch.node_ids), code=str(failure.code))
 
     # -- after every message ---------------------------------------------------------------------------
 
-    def _pump(self) -> None:
-        """Start the next due batch, answer waiters, set the timer."""
-        planner = self.planner
-        handle = self.handle
-        now = anyio.current_time()
-        if planner is not None and planner.inflight is None:
-            batch = planner.next_batch(now)
-            if batch is not None:
-                assert self._tg is not None
-                self._tg.start_soon(self._deliver, batch, handle.generation)
-        if planner is None or not planner.busy():
-            handle.boundary = False
-            waiters, handle.waiters = handle.waiters, []
-            for waiter in waiters:
-                waiter.set(None)
-        deadlines: list[float] = []
-        if planner is not None:
-            if self.idle_armed:
-                deadlines.append(self.last_activity + self.ctx.config.idle_after)
-            if (deadline := planner.next_deadline()) is not None:
-                deadlines.append(deadline)
-        handle.timer.set(min(deadlines) if deadlines else None)
+    def _pump(self, *, queued: int | None = None) -> bool:
+        """Do what the lifecycle decides: start the next due batch, answer waiters, set the timer.
+        Returns whether to retire (only after a message: `queued` is what else waits in the mailbox)."""
+        actions = self.life.pump(anyio.current_time(), queued=queued)
+        if actions.start is not None:
+            assert self._tg is not None
+            self._tg.start_soon(self._deliver, actions.start, self.handle.generation)
+        for waiter in actions.answer:
+            waiter.set(None)
+        self.handle.timer.set(actions.timer)
+        return actions.retire
 
     async def _deliver(self, batch: Batch, generation: int) -> None:
         """Hand one batch to the writer (which writes and marks it) and bring its answer back through
@@ -307,15 +295,6 @@ class SessionActor:
         done = BatchDone(batch, outcome=answer.outcome, failure=answer.failure, generation=generation)
         with contextlib.suppress(MailboxClosed):
             await self.handle.mailbox.send(done)
-
-    def _may_retire(self) -> bool:
-        """After an end or idle boundary, a session that owes nothing gives back its memory."""
-        planner = self.planner
-        if not self.ending or self.handle.waiters or len(self.handle.mailbox):
-            return False
-        if planner is None:
-            return True
-        return planner.inflight is None and not planner.busy() and not planner.owes()
 
     def _retire(self) -> None:
         self.handle.retired = True

@@ -1,14 +1,19 @@
-"""Policy, pure: what a record is and what a marker means, the DAG view with its running sums, and the
-planner that decides which batch is due (DESIGN §3)."""
+"""Policy, pure: what a record is and what a marker means, the DAG view with its running sums, the
+planner that decides which batch is due (DESIGN §3), and the session lifecycle machine that decides idle,
+end, whom to answer and when to retire (DESIGN §5)."""
 
 from __future__ import annotations
 
 from ._dagview import DagView as DagView
 from ._dagview import Unwritten as Unwritten
+from ._lifecycle import Actions as Actions
+from ._lifecycle import Carryover as Carryover
+from ._lifecycle import SessionLifecycle as SessionLifecycle
 from ._planner import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from ._planner import Batch as Batch
 from ._planner import SessionPlanner as SessionPlanner
 from ._planner import exponential_backoff as exponential_backoff
+from ._planner import split_batches as split_batches
 from ._records import drop_marker as drop_marker
 from ._records import is_marked as is_marked
 from ._records import is_record_node as is_record_node
@@ -16,13 +21,17 @@ from ._records import with_marker as with_marker
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "Actions",
     "Batch",
+    "Carryover",
     "DagView",
+    "SessionLifecycle",
     "SessionPlanner",
     "Unwritten",
     "drop_marker",
     "exponential_backoff",
     "is_marked",
     "is_record_node",
+    "split_batches",
     "with_marker",
 ]
