@@ -8,12 +8,20 @@ drives the whole stack in virtual time. This module re-exports the public API; e
 
 from __future__ import annotations
 
+from .actors import EventHandler as EventHandler
 from .actors import Runtime as Runtime
+from .actors import RuntimeClosed as RuntimeClosed
+from .actors import RuntimeConfig as RuntimeConfig
 from .actors import RuntimeCrashed as RuntimeCrashed
 from .actors import RuntimeStatus as RuntimeStatus
+from .actors import SessionCrashed as SessionCrashed
+from .memory.durable import LastFailure as LastFailure
+from .memory.errors import ArchiveCorrupt as ArchiveCorrupt
 from .memory.errors import DagmemError as DagmemError
 from .memory.errors import InvalidInput as InvalidInput
 from .memory.errors import SessionInvalid as SessionInvalid
+from .memory.errors import UnknownNode as UnknownNode
+from .memory.errors import UnknownSession as UnknownSession
 from .memory.format import HEAD as HEAD
 from .memory.format import ArchiveRecord as ArchiveRecord
 from .memory.format import Node as Node
@@ -25,6 +33,7 @@ from .memory.format import count_tokens as count_tokens
 from .memory.outcomes import ReasonCode as ReasonCode
 from .memory.outcomes import WriteFailure as WriteFailure
 from .memory.store import FileSessionStore as FileSessionStore
+from .memory.store import GitError as GitError
 from .memory.store import MemorySessionStore as MemorySessionStore
 from .memory.store import SessionStore as SessionStore
 from .memory.write import BatchInput as BatchInput
@@ -32,32 +41,45 @@ from .memory.write import Distiller as Distiller
 from .memory.write import Edits as Edits
 from .memory.write import ExtractiveDistiller as ExtractiveDistiller
 from .memory.write import TopicReader as TopicReader
+from .supervision import RestartIntensityExceeded as RestartIntensityExceeded
+from .supervision import SupervisorEvent as SupervisorEvent
 
 __version__ = "0.1.0"
 
 __all__ = [
     "HEAD",
+    "ArchiveCorrupt",
     "ArchiveRecord",
     "BatchInput",
     "DagmemError",
     "Distiller",
     "Edits",
+    "EventHandler",
     "ExtractiveDistiller",
     "FileSessionStore",
+    "GitError",
     "InvalidInput",
+    "LastFailure",
     "MemorySessionStore",
     "Node",
     "ReasonCode",
+    "RestartIntensityExceeded",
     "Role",
     "Runtime",
+    "RuntimeClosed",
+    "RuntimeConfig",
     "RuntimeCrashed",
     "RuntimeStatus",
+    "SessionCrashed",
     "SessionInvalid",
     "SessionMeta",
     "SessionSnapshot",
     "SessionStore",
+    "SupervisorEvent",
     "Tip",
     "TopicReader",
+    "UnknownNode",
+    "UnknownSession",
     "WriteFailure",
     "count_tokens",
 ]

@@ -5,15 +5,19 @@ from __future__ import annotations
 from ._context import RuntimeConfig as RuntimeConfig
 from ._mailbox import ActorStopped as ActorStopped
 from ._mailbox import MailboxClosed as MailboxClosed
+from ._runtime import EventHandler as EventHandler
 from ._runtime import Runtime as Runtime
+from ._runtime import RuntimeClosed as RuntimeClosed
 from ._runtime import RuntimeCrashed as RuntimeCrashed
 from ._runtime import RuntimeStatus as RuntimeStatus
 from ._session import SessionCrashed as SessionCrashed
 
 __all__ = [
     "ActorStopped",
+    "EventHandler",
     "MailboxClosed",
     "Runtime",
+    "RuntimeClosed",
     "RuntimeConfig",
     "RuntimeCrashed",
     "RuntimeStatus",

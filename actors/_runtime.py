@@ -16,7 +16,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,14 @@ from ..memory.errors import DagmemError, InvalidInput
 from ..memory.format import HEAD, HeadType, Node, Role, check_id
 from ..memory.store import FileSessionStore, SessionStore
 from ..memory.write import Distiller, ExtractiveDistiller
-from ..supervision import ChildSpec, Restart, RestartIntensityExceeded, Strategy, Supervisor
+from ..supervision import (
+    ChildSpec,
+    Restart,
+    RestartIntensityExceeded,
+    Strategy,
+    Supervisor,
+    SupervisorEvent,
+)
 from ._context import Context, RuntimeConfig, Trace
 from ._mailbox import Mailbox, MailboxClosed
 from ._messages import Append, EndSession, Flush, HeadMoved, Rewind, SessionMessage, SetHead, TurnAdded
@@ -36,13 +43,20 @@ from ._session import SessionActor, SessionHandle
 from ._timer import Timer
 from ._writer import WriterActor
 
-__all__ = ["Runtime", "RuntimeCrashed", "RuntimeStatus"]
+__all__ = ["EventHandler", "Runtime", "RuntimeClosed", "RuntimeCrashed", "RuntimeStatus"]
 
 log = logging.getLogger("dagmem.runtime")
 
 
 class RuntimeCrashed(DagmemError):
     """The runtime's root supervisor gave up (restart intensity exceeded); the cause is chained."""
+
+
+class RuntimeClosed(MailboxClosed):
+    """The runtime was closed (its `async with` block has ended): it takes no more calls."""
+
+
+EventHandler = Callable[[SupervisorEvent], None]
 
 
 class RuntimeStatus(BaseModel):
@@ -58,7 +72,7 @@ class RuntimeStatus(BaseModel):
 class Runtime:
     """Embeds dagmem in a host: append turns, move heads, end sessions; memory is written behind."""
 
-    def __init__(self, ctx: Context, *, on_event: Any = None) -> None:
+    def __init__(self, ctx: Context, *, on_event: EventHandler | None = None) -> None:
         self._ctx = ctx
         self._sessions: dict[str, SessionHandle] = {}
         self._incarnations = 0
@@ -102,8 +116,8 @@ class Runtime:
         store: SessionStore | None = None,
         config: RuntimeConfig | None = None,
         trace: Trace | None = None,
-        epoch: Any = None,
-        on_event: Any = None,
+        epoch: Callable[[], float] | None = None,
+        on_event: EventHandler | None = None,
         offload: bool | None = None,
     ) -> AsyncIterator[Runtime]:
         """Start the actor tree over `home` (`sessions/` and `memory/`) and stop it on exit.
@@ -113,10 +127,22 @@ class Runtime:
         blocks the event loop but keeps a virtual clock exact (threads let it jump) and runs
         deterministic. `epoch` is the clock for times written to files (default `time.time`)."""
         home = Path(home)
+        scalars = {
+            "token_threshold": token_threshold,
+            "idle_after": idle_after,
+            "abandon_after": abandon_after,
+        }
         if config is None:
             config = RuntimeConfig(
                 token_threshold=token_threshold, idle_after=idle_after, abandon_after=abandon_after
             )
+        else:
+            defaults = RuntimeConfig()
+            clash = [name for name, value in scalars.items() if value != getattr(defaults, name)]
+            if clash:
+                raise InvalidInput(
+                    f"pass {', '.join(clash)} inside config=, not beside it (config= sets all)"
+                )
         store = store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync)
         memory = home / "memory"
         offload = store.blocking if offload is None else offload
@@ -186,7 +212,7 @@ class Runtime:
         if self._failed is not None:
             raise self._failed
         if self._closing:
-            raise MailboxClosed("the dagmem runtime is closed")
+            raise RuntimeClosed("the dagmem runtime is closed")
 
     async def _handle(self, session_id: str, *, retire_after_flush: bool = False) -> SessionHandle:
         self._check_open()

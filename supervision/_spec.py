@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..memory.errors import DagmemError
+
 __all__ = [
     "ChildInfo",
     "ChildSpec",
@@ -91,7 +93,7 @@ class SupervisorEvent:
     error: BaseException | None = None
 
 
-class RestartIntensityExceeded(Exception):
+class RestartIntensityExceeded(DagmemError):
     """More than `intensity` restarts happened within `period` seconds: the supervisor gave up.
 
     Raised by `Supervisor.run()` after all its children were stopped, chained (`__cause__`) from the

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..errors import DagmemError
+
 __all__ = ["TxRecord", "TxlogCorrupt"]
 
 
-class TxlogCorrupt(Exception):
+class TxlogCorrupt(DagmemError):
     """A complete line of the txlog does not parse: the workspace needs a person."""
 
 

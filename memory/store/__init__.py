@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ._base import SessionStore as SessionStore
 from ._file import FileSessionStore as FileSessionStore
+from ._git import GitError as GitError
 from ._git import SessionGit as SessionGit
 from ._memory import MemorySessionStore as MemorySessionStore
 
-__all__ = ["FileSessionStore", "MemorySessionStore", "SessionGit", "SessionStore"]
+__all__ = ["FileSessionStore", "GitError", "MemorySessionStore", "SessionGit", "SessionStore"]

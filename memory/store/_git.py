@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import faults
+from ..errors import DagmemError
 
 __all__ = ["GitError", "SessionGit"]
 
 _IDENTITY = ("-c", "user.name=dagmem", "-c", "user.email=dagmem@localhost")
 
 
-class GitError(RuntimeError):
-    pass
+class GitError(DagmemError):
+    """A git command of the optional session history failed."""
 
 
 def _env() -> dict[str, str]:

@@ -1,0 +1,95 @@
+"""The public surface: `dagmem.__all__` is exactly the module's public names, every one of them exists, and
+every exception dagmem defines derives from `dagmem.DagmemError` (one clause catches all of ours)."""
+
+from __future__ import annotations
+import __future__
+
+import importlib
+import inspect
+import pkgutil
+import types
+from pathlib import Path
+
+import pytest
+
+import dagmem
+
+
+def test_all_is_exactly_the_public_names_of_the_module() -> None:
+    public = {
+        name
+        for name, value in vars(dagmem).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType | __future__._Feature)
+    }
+    assert sorted(dagmem.__all__) == sorted(public)
+    assert len(set(dagmem.__all__)) == len(dagmem.__all__)
+
+
+def test_the_names_users_meet_are_exported() -> None:
+    for name in (
+        "Runtime",
+        "RuntimeConfig",
+        "RuntimeStatus",
+        "RuntimeClosed",
+        "RuntimeCrashed",
+        "SupervisorEvent",
+        "InvalidInput",
+        "UnknownNode",
+        "HEAD",
+        "WriteFailure",
+        "ReasonCode",
+    ):
+        assert name in dagmem.__all__, name
+
+
+def _all_modules() -> list[types.ModuleType]:
+    modules = [dagmem]
+    for info in pkgutil.walk_packages(dagmem.__path__, "dagmem."):
+        if info.name.startswith("dagmem.tests") or info.name.endswith("__main__"):
+            continue
+        modules.append(importlib.import_module(info.name))
+    return modules
+
+
+def test_every_exception_dagmem_defines_derives_from_dagmem_error() -> None:
+    # The simulated process death is a BaseException on purpose: nothing may catch it as an error.
+    exempt = {"dagmem.memory.faults.InjectedCrash", "dagmem.memory.faults.Tear"}
+    seen = []
+    for module in _all_modules():
+        for _name, value in inspect.getmembers(module, inspect.isclass):
+            if value.__module__ != module.__name__ or not issubclass(value, BaseException):
+                continue
+            qualified = f"{value.__module__}.{value.__qualname__}"
+            seen.append(qualified)
+            if qualified not in exempt:
+                assert issubclass(value, dagmem.DagmemError), qualified
+    assert len(seen) > 10  # the walk found the package's modules
+
+
+def test_nothing_outside_actors_imports_its_private_modules() -> None:
+    for module in _all_modules():
+        if module.__name__.startswith("dagmem.actors") or not getattr(module, "__file__", None):
+            continue
+        source = inspect.getsource(module)
+        assert "actors._" not in source, module.__name__
+
+
+@pytest.mark.anyio
+async def test_config_beside_a_scalar_it_overrides_is_invalid_input(tmp_path: Path) -> None:
+    config = dagmem.RuntimeConfig(token_threshold=500)
+    with pytest.raises(dagmem.InvalidInput, match="token_threshold"):
+        async with dagmem.Runtime.open(tmp_path, token_threshold=1000, config=config):
+            pass
+    assert not (tmp_path / "memory").exists()  # refused before anything was written
+    async with dagmem.Runtime.open(tmp_path, config=config) as rt:  # alone, it is the settings
+        await rt.append("s", "user", "hello")
+
+
+@pytest.mark.anyio
+async def test_a_closed_runtime_raises_runtime_closed(tmp_path: Path) -> None:
+    async with dagmem.Runtime.open(tmp_path) as rt:
+        await rt.append("s", "user", "hello")
+    with pytest.raises(dagmem.RuntimeClosed):
+        await rt.append("s", "user", "too late")
+    with pytest.raises(dagmem.RuntimeClosed):
+        await rt.flush()
