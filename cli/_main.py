@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..memory.errors import DagmemError
-from ..memory.outcomes import WriteFailure, classify
+from ..memory.outcomes import ReasonCode, WriteFailure, classify
 
 __all__ = ["main"]
 
@@ -161,6 +161,9 @@ class CommandError(DagmemError):
         self.code = code
 
 
+# Failures that name a damaged or mistaken file for the user to fix: exit 2, like any mistake.
+_DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
+
 # Commands that read a home and must never create one; `write` needs its sessions/ too.
 _READS_HOME = {"status", "verify", "write"}
 
@@ -232,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The machine, not the user: a full disk (retryable: exit 75) or a file that cannot be written
         # (permanent: exit 1), as `dagmem write` reports them per session.
         failure = classify(exc)
+        if failure.code in _DAMAGE:
+            return _error(args, str(exc), str(failure.code))
         return _error(args, str(exc), str(failure.code), EXIT_RETRY if failure.retryable else EXIT_FAILED)
     except DagmemError as exc:
         return _error(args, str(exc), str(getattr(exc, "code", None) or classify(exc).code))
