@@ -4,9 +4,10 @@
                [--real-fs [--fsync]] [--git-sample K] [--out DIR] [--trace] [--json]
 
 Runs the workload, drains, checks the home with the independent oracle, replays a sample of sessions into
-real git, then prints a summary table (or, with `--json`, one JSON object) and writes `DIR/report.json`
-and `DIR/report.png`; with `--trace`, `DIR/trace.jsonl` too; with `--real-fs`, the home is left at
-`DIR/home`. Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
+real git, then writes `DIR/report.json`, prints a summary table (or, with `--json`, one JSON object) and
+plots `DIR/report.png` when matplotlib is installed (the `sim` extra; without it one line on stderr says
+so, and the run is not lost); with `--trace`, `DIR/trace.jsonl` too; with `--real-fs`, the home is left
+at `DIR/home`. Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
 the command that replays the run are printed). A progress bar runs on stderr.
 """
 
@@ -125,9 +126,12 @@ def command(args: argparse.Namespace) -> int:
         growth = gitgrowth.measure(result.git_ops, progress=progress.git)
         git_s = time.perf_counter() - git_started
     report_path, plot_path = out / "report.json", out / "report.png"
+    plotting = report.can_plot()
+    if not plotting:
+        plot_path.unlink(missing_ok=True)  # an earlier run's plot is not this run's
     paths = {
         "report_path": str(report_path),
-        "plot_path": str(plot_path),
+        "plot_path": str(plot_path) if plotting else None,
         "trace_path": None if trace_path is None else str(trace_path),
     }
     summary: dict[str, Any] = report.build(
@@ -138,13 +142,16 @@ def command(args: argparse.Namespace) -> int:
         replay=replay_command(config, out),
         paths=paths,
     )
-    report.plot(result, growth, plot_path)
-    summary["wall_s"] = round(time.perf_counter() - started, 2)
+    # The results first, so that nothing after them (the plot) can lose the run.
     report_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(summary))
     else:
         report.print_summary(summary)
+    if plotting:
+        report.plot(result, growth, plot_path)
+    else:
+        print(report.NO_PLOT, file=sys.stderr)
     if summary["violations"]:
         ids = sorted({v["subject"] for v in summary["violations"]})
         print(

@@ -22,6 +22,7 @@ from dagmem.memory.format import MARKER_KEY
 from dagmem.memory.policy import DagView, SessionPlanner
 from dagmem.memory.write import write_home
 from dagmem.sim import EPOCH, OracleReport, SimConfig, check_home, measure, plan_session, run, run_virtual
+from dagmem.sim import _report as report
 
 LOCOMO = Path("/work/shared/data/locomo-dev.json")
 REQUIRED = {
@@ -169,6 +170,40 @@ def test_git_growth_replays_a_session_into_real_git() -> None:
     assert growth.packed
     assert growth.packed[-1][0] == growth.turns
     assert len(growth.per_turn) == growth.turns
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_sim_without_matplotlib_saves_the_run_and_says_how_to_get_the_plot(
+    tmp_path: Path, output: str
+) -> None:
+    """matplotlib is the optional extra `sim`: a plain install runs, saves and prints everything but the plot."""
+    (tmp_path / "report.png").write_bytes(b"an earlier run's plot")
+    no_matplotlib = (
+        "import sys; sys.modules['matplotlib'] = None; from dagmem.cli import main; sys.exit(main())"
+    )
+    args = ["sim", "--sessions", "5", "--git-sample", "0", "--out", str(tmp_path)]
+    result = subprocess.run(
+        [sys.executable, "-c", no_matplotlib, *args, *(["--json"] if output == "json" else [])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == report.NO_PLOT
+    assert "pip install 'dagmem[sim]'" in report.NO_PLOT
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["ok"]
+    assert saved["sessions"] == 5
+    assert saved["plot_path"] is None
+    assert not (tmp_path / "report.png").exists()
+    if output == "json":
+        assert json.loads(result.stdout)["trace_sha256"] == saved["trace_sha256"]
+    else:
+        assert "oracle violations" in result.stdout
+        assert saved["trace_sha256"] in result.stdout
+        assert "plot:" not in result.stdout
 
 
 # -- the oracle catches broken homes -------------------------------------------------------------------
