@@ -122,9 +122,15 @@ def print_summary(report: dict[str, Any]) -> None:
     table.add_column("value", overflow="fold")
     kinds = ", ".join(f"{k} {v:,}" for k, v in report["sessions_by_kind"].items())
     table.add_row("sessions", f"{report['sessions']:,} ({kinds})")
-    table.add_row("turns appended / records", f"{report['turns']:,} / {report['records']:,}")
+    oracle = report["oracle"]
+    # `records` counts the record nodes there are now; the txlog also holds records rewound after their
+    # write, so the written count may be the larger one.
     table.add_row(
-        "records consumed / cited", f"{report['oracle']['consumed']:,} / {report['oracle']['cited']:,}"
+        "turns appended / records now (not rewound)", f"{report['turns']:,} / {report['records']:,}"
+    )
+    table.add_row(
+        "records written (txlog) / cited",
+        f"{oracle['consumed']:,} (incl. {oracle['consumed_rewound']:,} rewound since) / {oracle['cited']:,}",
     )
     writes = report["writes"]
     failed = sum(v for k, v in writes.items() if k != "ok")
