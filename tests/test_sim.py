@@ -26,7 +26,6 @@ from dagmem.sim import EPOCH, OracleReport, SimConfig, check_home, measure, plan
 from dagmem.sim import _report as report
 from dagmem.sim._gitgrowth import commits as count_commits
 
-LOCOMO = Path("/work/shared/data/locomo-dev.json")
 REQUIRED = {
     "seed",
     "sessions",
@@ -40,6 +39,20 @@ REQUIRED = {
     "faults_injected",
     "git",
 }
+
+
+@pytest.fixture
+def locomo() -> Path:
+    """The LoCoMo development copy. It is CC BY-NC 4.0 and never part of the repository: put it (or a
+    symlink) at tests/data/locomo-dev.json, or name it with DAGMEM_LOCOMO."""
+    named = os.environ.get("DAGMEM_LOCOMO")
+    path = Path(named) if named else Path(__file__).parent / "data" / "locomo-dev.json"
+    if not path.is_file():
+        pytest.skip(
+            f"no LoCoMo data at {path}: link a LoCoMo-format JSON file there or set DAGMEM_LOCOMO to one "
+            "(CC BY-NC 4.0, kept out of the repository)"
+        )
+    return path
 
 
 def sim_subprocess(out: Path, *args: str, hashseed: str) -> dict[str, Any]:
@@ -141,16 +154,15 @@ def test_a_run_whose_supervision_gives_up_fails_clearly() -> None:
     assert result.supervision["escalated"] > 0
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="the LoCoMo development copy is not here")
-def test_locomo_content_is_read_at_run_time(tmp_path: Path) -> None:
+def test_locomo_content_is_read_at_run_time(tmp_path: Path, locomo: Path) -> None:
     texts = {
         turn["text"].strip()
-        for sample in json.loads(LOCOMO.read_text())
+        for sample in json.loads(locomo.read_text())
         for key, turns in sample["conversation"].items()
         if key.startswith("session_") and isinstance(turns, list)
         for turn in turns
     }
-    result = run(SimConfig(seed=4, sessions=15, content=LOCOMO, git_sample=0, real_fs=True, home=tmp_path))
+    result = run(SimConfig(seed=4, sessions=15, content=locomo, git_sample=0, real_fs=True, home=tmp_path))
     assert result.violations == []
     store = FileSessionStore(tmp_path)
     contents = [n.content for sid in store.session_ids() for n in store.load(sid).nodes.values()]
