@@ -4,10 +4,12 @@
                [--real-fs [--fsync]] [--git-sample K] [--out DIR] [--trace] [--json]
 
 Runs the workload, drains, checks the home with the independent oracle, replays a sample of sessions into
-real git, then prints a summary table (or, with `--json`, one JSON object) and writes `DIR/report.json`
-and `DIR/report.png`; with `--trace`, `DIR/trace.jsonl` too; with `--real-fs`, the home is left at
-`DIR/home`. Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
-the command that replays the run are printed). A progress bar runs on stderr.
+real git, then writes `DIR/report.json`, prints a summary table (or, with `--json`, one JSON object) and
+plots `DIR/report.png` when matplotlib is installed (the `sim` extra; without it one line on stderr says
+so, and the run is not lost); with `--trace`, `DIR/trace.jsonl` too; with `--real-fs`, the home is left
+at `DIR/home`. Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
+the command that replays the run are printed). Progress bars run on stderr: the sessions, then the git
+replay's commits.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..sim import SimConfig, SimResult, run
 from ..sim import _gitgrowth as gitgrowth
 from ..sim import _report as report
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 __all__ = ["command", "replay_command"]
 
@@ -66,6 +71,7 @@ class _Progress:
             transient=False,
         )
         self.task = self.progress.add_task("simulating sessions", total=sessions, virtual="")
+        self.git_task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         self.progress.start()
@@ -80,8 +86,17 @@ class _Progress:
     def phase(self, name: str) -> None:
         self.progress.update(self.task, description=name)
 
-    def git(self, session: str) -> None:
-        self.progress.update(self.task, description=f"git replay: {session} done")
+    def git_replay(self, sessions: int, commits: int) -> None:
+        """The git replay (a third of a run's wall time) gets a bar of its own, one step per commit."""
+        self.progress.update(self.task, description="sessions simulated and checked")
+        self.git_task = self.progress.add_task(
+            f"git replay of {sessions} session(s)", total=commits, virtual="commits"
+        )
+
+    def git_commits(self, count: int) -> None:
+        """Called from the replay's worker threads (rich's updates take a lock)."""
+        if self.git_task is not None:
+            self.progress.advance(self.git_task, count)
 
 
 def _prepare_home(out: Path) -> Path:
@@ -120,14 +135,17 @@ def command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with _Progress(config.sessions, enabled=sys.stderr.isatty()) as progress:
         result: SimResult = run(config, observer=progress)
-        progress.phase(f"git replay of {len(result.git_ops)} session(s)")
+        progress.git_replay(len(result.git_ops), gitgrowth.commits(result.git_ops))
         git_started = time.perf_counter()
-        growth = gitgrowth.measure(result.git_ops, progress=progress.git)
+        growth = gitgrowth.measure(result.git_ops, progress=progress.git_commits)
         git_s = time.perf_counter() - git_started
     report_path, plot_path = out / "report.json", out / "report.png"
+    plotting = report.can_plot()
+    if not plotting:
+        plot_path.unlink(missing_ok=True)  # an earlier run's plot is not this run's
     paths = {
         "report_path": str(report_path),
-        "plot_path": str(plot_path),
+        "plot_path": str(plot_path) if plotting else None,
         "trace_path": None if trace_path is None else str(trace_path),
     }
     summary: dict[str, Any] = report.build(
@@ -138,13 +156,16 @@ def command(args: argparse.Namespace) -> int:
         replay=replay_command(config, out),
         paths=paths,
     )
-    report.plot(result, growth, plot_path)
-    summary["wall_s"] = round(time.perf_counter() - started, 2)
+    # The results first, so that nothing after them (the plot) can lose the run.
     report_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(summary))
     else:
         report.print_summary(summary)
+    if plotting:
+        report.plot(result, growth, plot_path)
+    else:
+        print(report.NO_PLOT, file=sys.stderr)
     if summary["violations"]:
         ids = sorted({v["subject"] for v in summary["violations"]})
         print(

@@ -31,7 +31,7 @@ from ..memory.store import SessionGit
 from ..memory.store._git import _env
 from ._recording import FileCounts, GitOp
 
-__all__ = ["SessionGrowth", "file_rewrites", "measure"]
+__all__ = ["SessionGrowth", "commits", "file_rewrites", "measure"]
 
 GOAL_RATIO = 2.0  # last / first shard's loose bytes per turn, as in `dagmem bench store`
 
@@ -126,8 +126,18 @@ def _checkpoints(turns: int) -> set[int]:
     return points
 
 
-def replay(session: str, ops: list[GitOp], root: Path) -> SessionGrowth:
-    """Replay one session's writes and commits into a real repository under `root`."""
+def commits(ops: Mapping[str, list[GitOp]]) -> int:
+    """The commits `measure` replays: the total of its progress."""
+    return sum(
+        1 for session_ops in ops.values() for kind, _items, _message in session_ops if kind == "commit"
+    )
+
+
+def replay(
+    session: str, ops: list[GitOp], root: Path, on_commit: Callable[[int], None] | None = None
+) -> SessionGrowth:
+    """Replay one session's writes and commits into a real repository under `root`; `on_commit(1)` after
+    each commit (from this thread)."""
     started = time.perf_counter()
     repo = root / session
     repo.mkdir(parents=True)
@@ -145,6 +155,8 @@ def replay(session: str, ops: list[GitOp], root: Path) -> SessionGrowth:
             continue
         git.commit([relpath for relpath, _data in items], message)
         growth.commits += 1
+        if on_commit is not None:
+            on_commit(1)
         added = loose.added()
         growth.loose_bytes += added
         if message.startswith("turn "):
@@ -165,22 +177,20 @@ def measure(
     *,
     scratch: Path | None = None,
     workers: int = 2,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[SessionGrowth]:
-    """Replay the sampled sessions (in parallel: git runs in subprocesses); longest first."""
+    """Replay the sampled sessions (in parallel: git runs in subprocesses); longest first. `progress(n)`
+    is told of every n commits replayed (from the worker threads), out of `commits(ops)`."""
     if not ops:
         return []
     root = Path(tempfile.mkdtemp(prefix="dagmem-sim-git-", dir=scratch))
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(ops)))) as pool:
             futures = {
-                sid: pool.submit(replay, sid, list(session_ops), root) for sid, session_ops in ops.items()
+                sid: pool.submit(replay, sid, list(session_ops), root, progress)
+                for sid, session_ops in ops.items()
             }
-            results = []
-            for sid, future in futures.items():
-                results.append(future.result())
-                if progress is not None:
-                    progress(sid)
+            results = [future.result() for future in futures.values()]
     finally:
         shutil.rmtree(root, ignore_errors=True)
     results.sort(key=lambda g: (-g.turns, g.session))

@@ -36,8 +36,9 @@ class Violation:
 class OracleReport:
     violations: list[Violation] = field(default_factory=list)
     owed: list[str] = field(default_factory=list)  # records not yet consumed (a violation with `drained`)
-    records: int = 0
-    consumed: int = 0
+    records: int = 0  # record nodes now: user/assistant text, neither runtime display nor rewound
+    consumed: int = 0  # source ids in the txlog: every record written, including those rewound since
+    consumed_rewound: int = 0  # of `consumed`, nodes rewound after they were written (no longer records)
     archived: int = 0
     cited: int = 0
     marked: int = 0
@@ -55,6 +56,7 @@ class OracleReport:
             "owed": len(self.owed),
             "records": self.records,
             "consumed": self.consumed,
+            "consumed_rewound": self.consumed_rewound,
             "archived": self.archived,
             "cited": self.cited,
             "marked": self.marked,
@@ -200,6 +202,13 @@ def check_home(
             report.violations.append(Violation("session-invalid", session_id, str(problem)))
         records = {nid for nid, node in nodes.items() if _is_record(node)}
         report.records += len(records)
+        # A rewind after the write leaves the record consumed but no longer a record: this is why
+        # `consumed` may exceed `records` after a clean drain.
+        report.consumed_rewound += sum(
+            1
+            for nid, node in nodes.items()
+            if (node.get("metadata") or {}).get("rewound") and ws.consumed[f"{session_id}/{nid}"]
+        )
         for node_id, node in nodes.items():
             if not _marked(node, wsid):
                 continue

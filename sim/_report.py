@@ -4,7 +4,8 @@ The JSON holds at least `seed`, `sessions`, `turns`, `records`, `violations`, `t
 `turns_per_s`, `peak_rss_bytes`, `faults_injected` and `git`, plus the command that replays the run. The
 plot has four panels: git loose bytes per turn against session length (and per turn after `git gc`),
 node files written per turn against session length, and the writer's transaction latency, as a histogram
-and along the run (a write that grew with the workspace would show as a rising line).
+and along the run (a write that grew with the workspace would show as a rising line). The plot needs
+matplotlib, the optional extra `sim`; the JSON and the table do not.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from .. import __version__
 from ._gitgrowth import GOAL_RATIO, SessionGrowth, file_rewrites
 from ._runner import SimResult
 
-__all__ = ["build", "plot", "print_summary"]
+__all__ = ["NO_PLOT", "build", "can_plot", "plot", "print_summary"]
+
+# matplotlib is the optional extra `sim`: without it the run, its JSON and its table are all there.
+NO_PLOT = "dagmem sim: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
 
 
 def _percentile(ordered: list[float], q: float) -> float:
@@ -118,9 +122,15 @@ def print_summary(report: dict[str, Any]) -> None:
     table.add_column("value", overflow="fold")
     kinds = ", ".join(f"{k} {v:,}" for k, v in report["sessions_by_kind"].items())
     table.add_row("sessions", f"{report['sessions']:,} ({kinds})")
-    table.add_row("turns appended / records", f"{report['turns']:,} / {report['records']:,}")
+    oracle = report["oracle"]
+    # `records` counts the record nodes there are now; the txlog also holds records rewound after their
+    # write, so the written count may be the larger one.
     table.add_row(
-        "records consumed / cited", f"{report['oracle']['consumed']:,} / {report['oracle']['cited']:,}"
+        "turns appended / records now (not rewound)", f"{report['turns']:,} / {report['records']:,}"
+    )
+    table.add_row(
+        "records written (txlog) / cited",
+        f"{oracle['consumed']:,} (incl. {oracle['consumed_rewound']:,} rewound since) / {oracle['cited']:,}",
     )
     writes = report["writes"]
     failed = sum(v for k, v in writes.items() if k != "ok")
@@ -189,6 +199,15 @@ def _moving_mean(values: list[int], width: int) -> list[float]:
             total -= values[i - width]
         out.append(total / min(i + 1, width))
     return out
+
+
+def can_plot() -> bool:
+    """Whether matplotlib can be imported here."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def plot(result: SimResult, growth: list[SessionGrowth], path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
-import anyio.lowlevel
 import pytest
 
 import dagmem
@@ -267,36 +268,82 @@ async def test_two_hundred_sessions_with_forks_and_head_moves(tmp_path: Path) ->
     assert report.consumed == report.records > 800
 
 
-async def test_a_flood_of_appends_waits_on_full_mailboxes_and_drops_nothing(tmp_path: Path) -> None:
-    config = RuntimeConfig(session_mailbox=2, writer_mailbox=1, token_threshold=60, fsync=False)
-    peak = {"session": 0, "writer": 0}
+class GatedDistiller(ExtractiveDistiller):
+    """Holds the writer inside its first batch (in the writer's worker thread) until the gate opens."""
 
-    async with Runtime.open(tmp_path, config=config, store=FileSessionStore(tmp_path, fsync=False)) as rt:
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__()
+        self.gate = gate
 
-        async def watch() -> None:
-            while True:
-                for handle in list(rt._sessions.values()):
-                    peak["session"] = max(peak["session"], len(handle.mailbox))
-                peak["writer"] = max(peak["writer"], len(rt._ctx.writer))
-                await anyio.lowlevel.checkpoint()
+    def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
+        assert self.gate.wait(timeout=60), "the test never opened the gate"
+        return super().distill(batch, topics)
 
-        async def flood(sid: str) -> None:
-            for i in range(40):
-                await rt.append(sid, "user" if i % 2 == 0 else "assistant", text(i))
 
-        async with anyio.create_task_group() as outer:
-            outer.start_soon(watch)
-            async with anyio.create_task_group() as tg:
-                for n in range(8):
-                    for _ in range(3):  # three writers per session race on one mailbox
-                        tg.start_soon(flood, f"f{n}")
-            await rt.flush(force=True)
-            outer.cancel_scope.cancel()
-    assert peak["session"] <= 2
-    assert peak["writer"] <= 1
-    report = oracle(FileSessionStore(tmp_path), tmp_path)
+async def test_a_flood_with_the_writer_stuck_waits_on_bounded_mailboxes_and_drops_nothing(
+    tmp_path: Path,
+) -> None:
+    """DESIGN §5: mailboxes are bounded; a flood slows its callers, never queues without bound, never drops
+    a turn. Six callers per session flood a mailbox of two while the writer is stuck in its first batch:
+    every append returns, the callers beyond the room wait, and once the writer moves all is written."""
+    sessions, callers, turns = 8, 6, 10
+    config = RuntimeConfig(session_mailbox=2, writer_mailbox=1, token_threshold=200, fsync=False)
+    gate = threading.Event()
+    runtime: list[Runtime] = []
+    queued = {"session": 0, "writer": 0}  # the most messages seen waiting in a mailbox
+    held_back = 0  # the most callers of one session seen waiting for room (neither queued nor in hand)
+    in_flight = {f"f{n}": 0 for n in range(sessions)}  # appends called and not yet returned
+    session_full, writer_full = anyio.Event(), anyio.Event()
+
+    def trace(kind: str, fields: dict[str, Any]) -> None:
+        # Called by the actors themselves: the queues are read from the actors' mailboxes, no polling.
+        nonlocal held_back
+        rt = runtime[0]
+        if kind == "turn":  # the session actor has one append in hand
+            sid = fields["session"]
+            waiting = len(rt._sessions[sid].mailbox)
+            queued["session"] = max(queued["session"], waiting)
+            held_back = max(held_back, in_flight[sid] - 1 - waiting)
+            if waiting >= config.session_mailbox:
+                session_full.set()
+        elif kind == "batch":  # a session hands a batch to the writer
+            waiting = len(rt._ctx.writer)
+            queued["writer"] = max(queued["writer"], waiting)
+            if waiting >= config.writer_mailbox:
+                writer_full.set()
+
+    async def flood(rt: Runtime, sid: str) -> None:
+        for i in range(turns):
+            in_flight[sid] += 1
+            await rt.append(sid, "user" if i % 2 == 0 else "assistant", text(i))
+            in_flight[sid] -= 1
+
+    store = FileSessionStore(tmp_path, fsync=False)
+    try:
+        async with Runtime.open(
+            tmp_path, GatedDistiller(gate), config=config, store=store, trace=trace
+        ) as rt:
+            runtime.append(rt)
+            with anyio.fail_after(60):  # every append returns while the writer is stuck
+                async with anyio.create_task_group() as tg:
+                    for sid in in_flight:
+                        for _ in range(callers):
+                            tg.start_soon(flood, rt, sid)
+                await writer_full.wait()
+                await session_full.wait()
+            assert consumed(tmp_path) == []  # the writer was stuck all along
+            gate.set()
+            with anyio.fail_after(60):
+                await rt.flush(force=True)
+    finally:
+        gate.set()
+    assert queued == {"session": config.session_mailbox, "writer": config.writer_mailbox}
+    assert held_back > 0  # the callers beyond the mailbox's room waited: the flood was slowed, not queued
+    on_disk = FileSessionStore(tmp_path)
+    assert sum(len(on_disk.load(sid).nodes) for sid in in_flight) == sessions * callers * turns
+    report = oracle(on_disk, tmp_path)
     assert report.violations == []
-    assert report.records == report.consumed == 8 * 3 * 40
+    assert report.records == report.consumed == sessions * callers * turns
 
 
 # -- the adapter protocol ---------------------------------------------------------------------------------

@@ -16,14 +16,16 @@ import pytest
 from dagmem import FileSessionStore, MemorySessionStore, Runtime
 from dagmem.actors import RuntimeConfig
 from dagmem.cli import main as cli_main
+from dagmem.cli._sim import _Progress
 from dagmem.memory import faults
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import MARKER_KEY
 from dagmem.memory.policy import DagView, SessionPlanner
 from dagmem.memory.write import write_home
 from dagmem.sim import EPOCH, OracleReport, SimConfig, check_home, measure, plan_session, run, run_virtual
+from dagmem.sim import _report as report
+from dagmem.sim._gitgrowth import commits as count_commits
 
-LOCOMO = Path("/work/shared/data/locomo-dev.json")
 REQUIRED = {
     "seed",
     "sessions",
@@ -37,6 +39,20 @@ REQUIRED = {
     "faults_injected",
     "git",
 }
+
+
+@pytest.fixture
+def locomo() -> Path:
+    """The LoCoMo development copy. It is CC BY-NC 4.0 and never part of the repository: put it (or a
+    symlink) at tests/data/locomo-dev.json, or name it with DAGMEM_LOCOMO."""
+    named = os.environ.get("DAGMEM_LOCOMO")
+    path = Path(named) if named else Path(__file__).parent / "data" / "locomo-dev.json"
+    if not path.is_file():
+        pytest.skip(
+            f"no LoCoMo data at {path}: link a LoCoMo-format JSON file there or set DAGMEM_LOCOMO to one "
+            "(CC BY-NC 4.0, kept out of the repository)"
+        )
+    return path
 
 
 def sim_subprocess(out: Path, *args: str, hashseed: str) -> dict[str, Any]:
@@ -138,23 +154,22 @@ def test_a_run_whose_supervision_gives_up_fails_clearly() -> None:
     assert result.supervision["escalated"] > 0
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="the LoCoMo development copy is not here")
-def test_locomo_content_is_read_at_run_time(tmp_path: Path) -> None:
+def test_locomo_content_is_read_at_run_time(tmp_path: Path, locomo: Path) -> None:
     texts = {
         turn["text"].strip()
-        for sample in json.loads(LOCOMO.read_text())
+        for sample in json.loads(locomo.read_text())
         for key, turns in sample["conversation"].items()
         if key.startswith("session_") and isinstance(turns, list)
         for turn in turns
     }
-    result = run(SimConfig(seed=4, sessions=15, content=LOCOMO, git_sample=0, real_fs=True, home=tmp_path))
+    result = run(SimConfig(seed=4, sessions=15, content=locomo, git_sample=0, real_fs=True, home=tmp_path))
     assert result.violations == []
     store = FileSessionStore(tmp_path)
     contents = [n.content for sid in store.session_ids() for n in store.load(sid).nodes.values()]
     assert sum(c in texts for c in contents) > len(contents) // 2
 
 
-def test_git_growth_replays_a_session_into_real_git() -> None:
+def test_git_growth_replays_a_session_into_real_git_and_reports_each_commit() -> None:
     result = run(SimConfig(seed=6, sessions=40, git_sample=1))
     ((session, ops),) = result.git_ops.items()
     assert sum(kind == "commit" and message.startswith("turn ") for kind, _, message in ops) == (
@@ -162,13 +177,84 @@ def test_git_growth_replays_a_session_into_real_git() -> None:
     )
     # Replay its first 80 commits (a prefix of the writes and commits is a history of its own).
     commits = [i for i, (kind, _, _) in enumerate(ops) if kind == "commit"]
-    (growth,) = measure({session: ops[: commits[79] + 1]})
+    prefix = {session: ops[: commits[79] + 1]}
+    steps: list[int] = []  # the replay's progress: per commit, out of a total known up front
+    (growth,) = measure(prefix, progress=steps.append)
     assert growth.commits == 80
+    assert sum(steps) == len(steps) == count_commits(prefix) == 80
     assert growth.turns > 0
     assert growth.loose_bytes > 0
     assert growth.packed
     assert growth.packed[-1][0] == growth.turns
     assert len(growth.per_turn) == growth.turns
+
+
+def test_the_git_replay_has_a_progress_bar_of_its_own() -> None:
+    progress = _Progress(sessions=3, enabled=False)
+    for done in (1, 2, 3):
+        progress.session_done(done, 3, virtual_s=60.0 * done)
+    progress.git_replay(sessions=2, commits=10)
+    (sessions_bar, git_bar) = progress.progress.tasks
+    assert sessions_bar.finished
+    assert git_bar.description.startswith("git replay")
+    assert git_bar.total == 10
+    assert not git_bar.finished
+    for _ in range(10):
+        progress.git_commits(1)
+    assert git_bar.finished
+
+
+def test_the_summary_says_what_records_and_consumed_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """`records` are the record nodes there are now; the txlog also holds records rewound after their write,
+    so after a clean drain consumed = records + consumed-then-rewound, and the table says so."""
+    result = run(SimConfig(seed=7, sessions=40, git_sample=0))
+    oracle = result.oracle
+    assert result.violations == []
+    assert oracle.consumed_rewound > 0
+    assert oracle.consumed == oracle.records + oracle.consumed_rewound
+    summary = report.build(result, [], wall_s=1.0, git_s=0.0, replay="dagmem sim", paths={})
+    assert summary["oracle"]["consumed_rewound"] == oracle.consumed_rewound
+    report.print_summary(summary)
+    table = capsys.readouterr().out
+    assert f"{result.events['turn']:,} / {oracle.records:,}" in table
+    assert "records now (not rewound)" in table
+    assert (
+        f"{oracle.consumed:,} (incl. {oracle.consumed_rewound:,} rewound since) / {oracle.cited:,}" in table
+    )
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_sim_without_matplotlib_saves_the_run_and_says_how_to_get_the_plot(
+    tmp_path: Path, output: str
+) -> None:
+    """matplotlib is the optional extra `sim`: a plain install runs, saves and prints everything but the plot."""
+    (tmp_path / "report.png").write_bytes(b"an earlier run's plot")
+    no_matplotlib = (
+        "import sys; sys.modules['matplotlib'] = None; from dagmem.cli import main; sys.exit(main())"
+    )
+    args = ["sim", "--sessions", "5", "--git-sample", "0", "--out", str(tmp_path)]
+    result = subprocess.run(
+        [sys.executable, "-c", no_matplotlib, *args, *(["--json"] if output == "json" else [])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == report.NO_PLOT
+    assert "pip install 'dagmem[sim]'" in report.NO_PLOT
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["ok"]
+    assert saved["sessions"] == 5
+    assert saved["plot_path"] is None
+    assert not (tmp_path / "report.png").exists()
+    if output == "json":
+        assert json.loads(result.stdout)["trace_sha256"] == saved["trace_sha256"]
+    else:
+        assert "oracle violations" in result.stdout
+        assert saved["trace_sha256"] in result.stdout
+        assert "plot:" not in result.stdout
 
 
 # -- the oracle catches broken homes -------------------------------------------------------------------
