@@ -7,6 +7,7 @@ Tests marked `slow` run only with `--slow`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,3 +66,21 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> I
         yield FileSessionStore(tmp_path / "home", clock=clock)
     else:
         yield MemorySessionStore(clock=clock)
+
+
+@pytest.fixture
+def locomo() -> Path:
+    """The LoCoMo development split (CC BY-NC 4.0, never part of the repository): `$DAGMEM_LOCOMO`, else
+    `tests/data/locomo-dev.json`, else `shared/data/locomo-dev.json` beside the checkout (where the
+    project's shared folder lies). Skips, saying where it looked, when there is none."""
+    named = os.environ.get("DAGMEM_LOCOMO")
+    here = Path(__file__).resolve().parent
+    candidates = [Path(named)] if named else [here / "data", here.parent.parent / "shared" / "data"]
+    paths = [c if c.suffix == ".json" else c / "locomo-dev.json" for c in candidates]
+    for path in paths:
+        if path.is_file():
+            return path
+    pytest.skip(
+        f"no LoCoMo data at {', '.join(map(str, paths))}: set DAGMEM_LOCOMO to a LoCoMo-format JSON file "
+        "(CC BY-NC 4.0, kept out of the repository)"
+    )

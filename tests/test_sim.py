@@ -41,20 +41,6 @@ REQUIRED = {
 }
 
 
-@pytest.fixture
-def locomo() -> Path:
-    """The LoCoMo development copy. It is CC BY-NC 4.0 and never part of the repository: put it (or a
-    symlink) at tests/data/locomo-dev.json, or name it with DAGMEM_LOCOMO."""
-    named = os.environ.get("DAGMEM_LOCOMO")
-    path = Path(named) if named else Path(__file__).parent / "data" / "locomo-dev.json"
-    if not path.is_file():
-        pytest.skip(
-            f"no LoCoMo data at {path}: link a LoCoMo-format JSON file there or set DAGMEM_LOCOMO to one "
-            "(CC BY-NC 4.0, kept out of the repository)"
-        )
-    return path
-
-
 def sim_subprocess(out: Path, *args: str, hashseed: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
     result = subprocess.run(
