@@ -32,10 +32,10 @@ def command(args: argparse.Namespace) -> int:
     clock = SourceClock()
     store = FileSessionStore(home, clock=clock)
     if args.follow:
-        report = anyio.run(_follow, args, importer, store, clock)
+        report, shown = anyio.run(_follow, args, importer, store, clock)
     else:
-        report = _import(args, importer, store, clock)
-    _print(args, report)
+        report, shown = _import(args, importer, store, clock), 0
+    _print(args, report, shown)
     return 0
 
 
@@ -59,7 +59,8 @@ def _import(
 
 async def _follow(
     args: argparse.Namespace, importer: Importer, store: FileSessionStore, clock: SourceClock
-) -> ImportReport:
+) -> tuple[ImportReport, int]:
+    """Follow until Ctrl-C; returns the report and how many of its problems were printed already."""
     from ..actors import Runtime
 
     async with Runtime.open(args.home, store=store) as runtime:
@@ -80,10 +81,7 @@ async def _follow(
                     print(f"following {len(importer.sources)} files; Ctrl-C stops", file=sys.stderr)
                 await follower.run(interval=args.interval, on_poll=on_poll)
         await follower.finish()  # the boundary write, before the runtime stops
-        follower.report.problems = (
-            follower.report.problems[shown:] if not args.json else follower.report.problems
-        )
-        return follower.report
+        return follower.report, shown
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
@@ -93,11 +91,11 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
-def _print(args: argparse.Namespace, report: ImportReport) -> None:
+def _print(args: argparse.Namespace, report: ImportReport, shown: int) -> None:
     if args.json:
         print(json.dumps({"home": str(args.home), "format": args.format, **report.as_json()}))
         return
-    for problem in report.problems:
+    for problem in report.problems[shown:]:
         print(f"warning: {problem}", file=sys.stderr)
     for sid, count in sorted(report.sessions.items()):
         extra = f", {count.failed} refused" if count.failed else ""

@@ -376,12 +376,22 @@ def test_claude_fork_gives_two_tips_whose_shared_prefix_is_written_once(tmp_path
 
 def test_claude_retry_is_a_fork_of_two_replies(tmp_path: Path) -> None:
     c = Claude()
-    u1 = c.user(None, "Name a bread.")
-    first = c.text(u1, "msg_1", "Baguette.")
+    u1 = c.user(
+        None, [{"type": "text", "text": "Name a bread."}, {"type": "image", "source": {"data": "..."}}]
+    )
+    thought = c.assistant(
+        u1, "msg_1", [{"type": "thinking", "thinking": "French or Italian?", "signature": "x"}]
+    )
+    first = c.text(thought, "msg_1", "Baguette.")
     retry = c.text(u1, "msg_2", "Ciabatta.")  # regenerated: another message id, the same parent
     path = write_jsonl(tmp_path / "s.jsonl", c.lines)
     run_import(tmp_path / "home", "claude-code", path)
     assert tips(tmp_path / "home", SESSION) == {first, retry}
+    nodes = nodes_of(tmp_path / "home", SESSION)
+    assert nodes[u1].content == "Name a bread.\n\n[image]"  # list content: its text blocks (an image named)
+    assert str(nodes[thought].role) == "tool"  # a thinking block is a tool row, never a record
+    assert nodes[thought].content == "[thinking] French or Italian?"
+    assert nodes[retry].predecessor == u1
 
 
 def test_claude_sidechains_inline_and_subagent_files_are_branches_of_the_session(tmp_path: Path) -> None:
@@ -794,3 +804,34 @@ def test_follow_on_the_command_line_stops_cleanly_on_ctrl_c_with_a_boundary_writ
     assert json.loads(out)["added"] == 4
     verified = dagmem_cli("verify", "--strict", "--json", home=home)  # the boundary write left nothing owed
     assert verified.returncode == 0, verified.stdout
+
+
+def test_following_a_file_that_is_replaced_reads_it_again_without_duplicates(tmp_path: Path) -> None:
+    turns = [("user", "first"), ("assistant", "second")]
+    path = write_jsonl(tmp_path / f"rollout-{CODEX_ID}.jsonl", codex_lines(turns))
+    importer = Importer("codex", [path])
+    assert len(importer.poll(final=False)) == 3
+    replacement = write_jsonl(tmp_path / "new.jsonl", codex_lines([*turns, ("user", "third")]))
+    replacement.replace(path)  # a new file in its place (an editor's save, a log rotation)
+    assert [p.content for p in importer.poll(final=False)] == ["third"]
+
+
+def test_claude_a_project_directory_imports_every_session_and_its_sub_agents(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-u-project"
+    for n, sid in enumerate((SESSION, "6c8d0a1f-2e3b-4d4c-8f90-1b2c3d4e5f60")):
+        c = Claude(sid)
+        c.n = 100 * n
+        c.text(c.user(None, f"question in {sid}"), f"m{n}", "answer")
+        write_jsonl(project / f"{sid}.jsonl", c.lines)
+    agent = Claude(SESSION)
+    agent.n = 900
+    agent.user(None, "sub-agent prompt", isSidechain=True)
+    write_jsonl(project / SESSION / "subagents" / "agent-77.jsonl", agent.lines)
+    result = dagmem_cli("import", "claude-code", str(project), "--json", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["files"] == 3
+    assert {sid: s["added"] for sid, s in out["sessions"].items()} == {
+        SESSION: 3,
+        "6c8d0a1f-2e3b-4d4c-8f90-1b2c3d4e5f60": 2,
+    }

@@ -81,6 +81,7 @@ class _Source:
     parser: FileParser
     default_session: str
     mtime: float
+    restarts: int = 0
 
 
 @dataclass
@@ -151,7 +152,13 @@ class Importer:
     def poll(self, *, final: bool) -> list[Planned]:
         out: list[Planned] = []
         for source in self.sources.values():
-            for item in source.reader.read(final=final):
+            items = source.reader.read(final=final)
+            if source.reader.restarts != source.restarts:
+                # Read again from the start: a fresh parser derives the same keys (the mappers skip
+                # those they have), where one that carried on would chain them after the old end.
+                source.restarts = source.reader.restarts
+                source.parser = self.format.parser()
+            for item in items:
                 if isinstance(item, Problem):
                     self.problems.append(Problem(str(source.path), item.line, item.reason))
                     continue

@@ -29,6 +29,7 @@ class JsonlReader:
         self.path = path
         self.offset = 0  # bytes of the file consumed (whole lines only, unless final)
         self.lineno = 0
+        self.restarts = 0  # times the file was replaced or truncated and read again from its start
         self._identity: tuple[int, int] | None = None
 
     def size(self) -> int:
@@ -42,6 +43,7 @@ class JsonlReader:
             stat = self.path.stat()
             if self._identity not in (None, (stat.st_dev, stat.st_ino)) or stat.st_size < self.offset:
                 self.offset, self.lineno = 0, 0  # replaced or truncated: read it again (ids dedupe)
+                self.restarts += 1
             self._identity = (stat.st_dev, stat.st_ino)
             with self.path.open("rb") as f:
                 f.seek(self.offset)
@@ -85,6 +87,7 @@ class ArrayReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.seen = 0
+        self.restarts = 0
         self._stamp: tuple[int, int] | None = None
         self.offset = 0
 
@@ -110,6 +113,9 @@ class ArrayReader:
             return [Problem(str(self.path), elements.line, elements.reason)] if final else []
         self._stamp = (stat.st_size, stat.st_mtime_ns)
         self.offset = stat.st_size
+        if len(elements) < self.seen:  # rewritten shorter: read it again from its start (ids dedupe)
+            self.seen = 0
+            self.restarts += 1
         new = elements[self.seen :]
         self.seen = len(elements)
         return list(new)
