@@ -72,6 +72,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--repair", action="store_true", help="drop markers whose record was never consumed")
 
+    sub.add_parser(
+        "migrate",
+        parents=[common],
+        help="adopt a home written by a position-cursor system (runtime.json cursors)",
+    )
+
+    imp = sub.add_parser(
+        "import",
+        parents=[common],
+        help="import agent transcripts (claude-code, pi, codex, openai) as sessions",
+    )
+    imp.add_argument("format", choices=["claude-code", "pi", "codex", "openai"], help="the transcript format")
+    imp.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="transcript files or directories")
+    imp.add_argument("--session", help="import everything into this session id")
+    imp.add_argument(
+        "--follow", action="store_true", help="keep watching the files and feed new lines to a runtime"
+    )
+    imp.add_argument(
+        "--interval", type=_positive_float, default=1.0, help="with --follow: seconds between polls"
+    )
+
     bench = sub.add_parser(
         "bench", parents=[common], help="run a benchmark; prints ratios measured side by side"
     )
@@ -202,6 +223,14 @@ def _run(args: argparse.Namespace) -> int:
         from ._demo import command as demo_command
 
         return demo_command(args)
+    if command == "migrate":
+        from ._migrate import command as migrate_command
+
+        return migrate_command(args)
+    if command == "import":
+        from ._import import command as import_command
+
+        return import_command(args)
     if command == "sim":
         from ._sim import command as sim_command
 

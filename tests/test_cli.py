@@ -109,7 +109,7 @@ def test_verify_finds_a_marker_without_install_and_repair_drops_it(tmp_path: Pat
     assert dagmem("verify", "--strict", home=tmp_path).returncode == 0
 
 
-@pytest.mark.parametrize("command", ["write", "status", "verify", "demo"])
+@pytest.mark.parametrize("command", ["write", "status", "verify", "demo", "migrate", "import"])
 def test_every_command_has_help(command: str, tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "dagmem", command, "--help"], capture_output=True, text=True, check=False

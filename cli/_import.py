@@ -1,0 +1,103 @@
+"""`dagmem import FORMAT PATH... [--session ID] [--follow]`: agent transcripts into sessions (DESIGN §10).
+
+Without `--follow`, the files are read to their end and their new turns appended through the file store
+(a progress bar on stderr while it runs). With `--follow`, a `dagmem.Runtime` is started on the home and
+fed every new line as the files grow (polled), so memory is written as the conversation goes; Ctrl-C (or
+SIGTERM) stops it cleanly with a boundary write of every session followed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+
+from ..memory.adopt import Follower, Importer, ImportReport, SourceClock, import_into_store
+from ..memory.store import FileSessionStore
+from ._main import CommandError
+
+__all__ = ["command"]
+
+
+def command(args: argparse.Namespace) -> int:
+    home: Path = args.home
+    if home.exists() and not home.is_dir():
+        raise CommandError(f"--home {home}: not a directory")
+    importer = Importer(args.format, args.paths, session=args.session)  # bad paths raise before any write
+    if not importer.sources:
+        raise CommandError(f"no {args.format} transcript files under {' '.join(map(str, args.paths))}")
+    clock = SourceClock()
+    store = FileSessionStore(home, clock=clock)
+    if args.follow:
+        report, shown = anyio.run(_follow, args, importer, store, clock)
+    else:
+        report, shown = _import(args, importer, store, clock), 0
+    _print(args, report, shown)
+    return 0
+
+
+def _import(
+    args: argparse.Namespace, importer: Importer, store: FileSessionStore, clock: SourceClock
+) -> ImportReport:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress:
+        task = progress.add_task("importing", total=None)
+        return import_into_store(
+            importer,
+            store,
+            clock,
+            on_total=lambda total: progress.update(task, total=total),
+            on_node=lambda: progress.advance(task),
+        )
+
+
+async def _follow(
+    args: argparse.Namespace, importer: Importer, store: FileSessionStore, clock: SourceClock
+) -> tuple[ImportReport, int]:
+    """Follow until Ctrl-C; returns the report and how many of its problems were printed already."""
+    from ..actors import Runtime
+
+    async with Runtime.open(args.home, store=store) as runtime:
+        follower = Follower(importer, runtime, store, clock)
+        shown = 0
+
+        def on_poll(report: ImportReport) -> None:
+            nonlocal shown
+            if not args.json:
+                for problem in report.problems[shown:]:
+                    print(f"warning: {problem}", file=sys.stderr)
+            shown = len(report.problems)
+
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_stop_on_signal, scope)
+                if not args.json:
+                    print(f"following {len(importer.sources)} files; Ctrl-C stops", file=sys.stderr)
+                await follower.run(interval=args.interval, on_poll=on_poll)
+        await follower.finish()  # the boundary write, before the runtime stops
+        return follower.report, shown
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+def _print(args: argparse.Namespace, report: ImportReport, shown: int) -> None:
+    if args.json:
+        print(json.dumps({"home": str(args.home), "format": args.format, **report.as_json()}))
+        return
+    for problem in report.problems[shown:]:
+        print(f"warning: {problem}", file=sys.stderr)
+    for sid, count in sorted(report.sessions.items()):
+        extra = f", {count.failed} refused" if count.failed else ""
+        print(f"{sid}: {count.added} turns added, {count.present} already there{extra}")
+    print(f"{report.added} turns added from {report.files} files ({len(report.problems)} lines skipped)")

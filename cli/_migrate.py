@@ -1,0 +1,44 @@
+"""`dagmem migrate`: adopt a home written by a position-cursor system (DESIGN §4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..memory.adopt import RUNTIME_FILE, migrate_home, read_cursors
+from ..memory.store import FileSessionStore
+from ._main import CommandError
+
+__all__ = ["command"]
+
+
+def command(args: argparse.Namespace) -> int:
+    home: Path = args.home
+    if not home.is_dir():
+        raise CommandError(f"--home {home}: no such directory")
+    memory = home / "memory"
+    if read_cursors(memory) is None:  # nothing to adopt: create nothing (not even the workspace)
+        if args.json:
+            print(json.dumps({"home": str(home), "found": False, "ok": True, "sessions": []}))
+        else:
+            print(f"nothing to migrate: {memory / RUNTIME_FILE} has no cursors")
+        return 0
+    report = migrate_home(FileSessionStore(home), memory)
+    if args.json:
+        print(json.dumps({"home": str(home), **report.as_json()}))
+        return 0 if report.ok else 1
+    for s in report.sessions:
+        if s.outcome == "failed":
+            print(f"{s.session}: FAILED {s.reason_code}: {s.detail}")
+            continue
+        note = f" ({s.detail})" if s.detail else ""
+        print(
+            f"{s.session}: {s.kept} records verified in the archive ({s.archive}); "
+            f"{s.consumed} consumed now, {s.marked} marked now{note}"
+        )
+    if report.ok:
+        print("cursors removed from runtime.json: every session was migrated")
+        return 0
+    print("cursors kept in runtime.json: run `dagmem migrate` again once the failures are fixed")
+    return 1

@@ -1,0 +1,41 @@
+"""Adopting what hosts already have: `dagmem migrate` (a home written by a position-cursor system, DESIGN
+§4) and `dagmem import` (Claude Code, pi, Codex and OpenAI transcripts, DESIGN §10): one parser module per
+format, one shared core that maps their entries to nodes, appended through the store or a running runtime."""
+
+from __future__ import annotations
+
+from ._entries import Problem as Problem
+from ._entries import to_id as to_id
+from ._follow import Follower as Follower
+from ._follow import RuntimeLike as RuntimeLike
+from ._import import FORMATS as FORMATS
+from ._import import Importer as Importer
+from ._import import ImportReport as ImportReport
+from ._import import SourceClock as SourceClock
+from ._import import import_into_store as import_into_store
+from ._mapper import Planned as Planned
+from ._migrate import RUNTIME_FILE as RUNTIME_FILE
+from ._migrate import MigrationReport as MigrationReport
+from ._migrate import SessionMigration as SessionMigration
+from ._migrate import kept_records as kept_records
+from ._migrate import migrate_home as migrate_home
+from ._migrate import read_cursors as read_cursors
+
+__all__ = [
+    "FORMATS",
+    "RUNTIME_FILE",
+    "Follower",
+    "ImportReport",
+    "Importer",
+    "MigrationReport",
+    "Planned",
+    "Problem",
+    "RuntimeLike",
+    "SessionMigration",
+    "SourceClock",
+    "import_into_store",
+    "kept_records",
+    "migrate_home",
+    "read_cursors",
+    "to_id",
+]

@@ -1,0 +1,100 @@
+"""Codex CLI rollout files (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`), DESIGN §10.
+
+A rollout is linear. Each line is `{"timestamp", "type", "payload"}`: `session_meta` names the session,
+`response_item` payloads are the conversation, and `event_msg` (the UI's copy of the same turns),
+`turn_context` and compaction lines (`compacted`, and `compaction*` items) are skipped. Older rollouts put
+the meta object (`id`, `timestamp`) on the first line and the response items bare on the following lines;
+both are read.
+
+Items: a `message` from the user or the assistant is a record with its text blocks as text (`developer` and
+`system` messages, and the context Codex injects as user messages — `<environment_context>`,
+`<user_instructions>`, AGENTS.md — are `system` rows); function, custom-tool, shell and web-search calls and
+their outputs are `tool` rows; `reasoning` (opaque, often encrypted) is skipped. Rollout items carry no ids:
+each node's id is derived from the previous one's and the item itself (`chain_key`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ._entries import BadLine, Entry, Turn, block_text, chain_key, joined, render_json, source_time
+
+__all__ = ["CodexParser", "codex_session_id"]
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def codex_session_id(path: Path) -> str:
+    found = _UUID.findall(path.stem)
+    return found[-1] if found else path.stem
+
+
+class CodexParser:
+    def __init__(self) -> None:
+        self.session: str | None = None
+        self._previous: str | None = None
+
+    def parse(self, value: Any, line: int) -> list[Entry]:
+        if not isinstance(value, dict):
+            raise BadLine("not a JSON object")
+        kind = value.get("type")
+        time = source_time(value.get("timestamp"))
+        if kind == "session_meta" or (line == 1 and kind is None and "id" in value):
+            meta = value.get("payload") if kind == "session_meta" else value
+            if isinstance(meta, dict) and isinstance(meta.get("id"), str):
+                self.session = meta["id"]
+            return []
+        if kind == "response_item":
+            item = value.get("payload")
+            if not isinstance(item, dict):
+                raise BadLine("a response_item without a payload object")
+        elif kind in ("message", "reasoning", *_CALLS, *_OUTPUTS):
+            item = value  # an older rollout: the item itself
+        else:
+            return []  # event_msg, turn_context, compacted, record_type state, ...
+        turn = _turn(item)
+        if turn is None:
+            return []
+        key = chain_key(self._previous, item)
+        entry = Entry(key, self._previous, turn, line, time, self.session)
+        self._previous = key
+        return [entry]
+
+
+def _turn(item: dict[str, Any]) -> Turn | None:
+    kind = item.get("type")
+    info: dict[str, Any] = {"type": str(kind)}
+    if kind == "message":
+        role = item.get("role")
+        content = item.get("content")
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = joined(
+                str(b.get("text") or "")
+                for b in content
+                if isinstance(b, dict) and b.get("type") in ("input_text", "output_text", "text")
+            )
+        else:
+            raise BadLine("a message whose content is neither a string nor a list")
+        if role == "assistant":
+            return Turn("assistant", text, info)
+        if role == "user":
+            injected = text.lstrip().startswith(_INJECTED)
+            return Turn("system" if injected else "user", text, info)
+        if role in ("developer", "system"):
+            return Turn("system", text, info)
+        raise BadLine(f"a message with an unknown role {role!r}")
+    if kind in _CALLS:
+        name = str(item.get("name") or kind)
+        info["tools"] = [name]
+        arguments = item.get("arguments", item.get("input", item.get("action")))
+        text = arguments if isinstance(arguments, str) else render_json(arguments)
+        return Turn("tool", f"[{kind} {name}] {text}", info)
+    if kind in _OUTPUTS:
+        return Turn("tool", f"[{kind}] {block_text(item.get('output'))}", info)
+    return None  # reasoning, compaction summaries, anything newer

@@ -1,0 +1,99 @@
+"""`dagmem import --follow`: poll the files and feed what is new to a running runtime (`dagmem.Runtime`, or
+anything with its `append` / `set_head` / `end_session`), so the runtime writes memory as DESIGN §3 says:
+a branch's turns when they reach the threshold, an abandoned branch `abandon_after` after the source's head
+left it, and (`finish`, when following stops) a boundary write of every session followed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import anyio
+
+from ..errors import InvalidInput
+from ..format import HEAD, HeadType
+from ..store import SessionStore
+from ._import import Importer, ImportReport, SourceClock, StoreSink
+
+__all__ = ["Follower", "RuntimeLike"]
+
+
+class RuntimeLike(Protocol):
+    async def append(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        predecessor: str | HeadType | None = HEAD,
+        node_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str: ...
+
+    async def set_head(self, session_id: str, node_id: str | None) -> None: ...
+
+    async def end_session(self, session_id: str) -> None: ...
+
+
+class Follower:
+    """`store` must be the runtime's own store (opened with `clock`), so that node times are the source's."""
+
+    def __init__(
+        self, importer: Importer, runtime: RuntimeLike, store: SessionStore, clock: SourceClock
+    ) -> None:
+        self.importer = importer
+        self.runtime = runtime
+        self.report = ImportReport()
+        self._sink = StoreSink(store, clock, self.report)
+        self._clock = clock
+        self._problems_seen = 0
+
+    async def poll(self) -> int:
+        """Feed what is new in the files (whole lines only); returns the nodes appended."""
+        importer, sink = self.importer, self._sink
+        importer.discover()
+        self.report.files = len(importer.sources)
+        before = self.report.added
+        for node in importer.poll(final=False):
+            if await anyio.to_thread.run_sync(sink.skip, node):
+                continue
+            self._clock.now = node.time
+            try:
+                await self.runtime.append(
+                    node.session,
+                    node.role,
+                    node.content,
+                    predecessor=sink.predecessor(node),
+                    node_id=node.node_id,
+                    metadata=node.metadata,
+                )
+            except InvalidInput as exc:
+                sink.refused(node, exc)
+                continue
+            sink.added(node)
+        for sid, head in importer.heads().items():
+            target = await anyio.to_thread.run_sync(sink.head_to_set, sid, head)
+            if target is not None:
+                await self.runtime.set_head(sid, target)
+            self.report.count(sid).head = head
+        self.report.problems.extend(importer.problems[self._problems_seen :])
+        self._problems_seen = len(importer.problems)
+        for sid, mapper in importer.mappers.items():
+            self.report.count(sid).orphans = mapper.orphans
+        return self.report.added - before
+
+    async def run(
+        self, *, interval: float = 1.0, on_poll: Callable[[ImportReport], None] | None = None
+    ) -> None:
+        """Poll until cancelled."""
+        while True:
+            await self.poll()
+            if on_poll is not None:
+                on_poll(self.report)
+            await anyio.sleep(interval)
+
+    async def finish(self) -> None:
+        """The boundary write of every session followed (DESIGN §3): nothing they said stays owed."""
+        for sid in sorted(self.importer.mappers):
+            if sid in self.report.sessions:
+                await self.runtime.end_session(sid)

@@ -1,0 +1,307 @@
+"""`dagmem import FORMAT PATH...` (DESIGN §10): the formats, the files each path stands for, and the
+`Importer` that reads them (incrementally) into nodes to append; `import_into_store` appends them through a
+`SessionStore` (the follow loop, `follow`, through a running runtime instead).
+
+A node's time is its source's time: the store takes `created_at` from its clock, so the importer's store
+is given a `SourceClock` set to each node's time before its append (`updated_at` then is the time of the
+session's last turn, and `dagmem write` treats an old transcript as the idle session it is)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..errors import InvalidInput
+from ..format import check_id
+from ..store import SessionStore
+from ._claude_code import ClaudeCodeParser, claude_code_files
+from ._codex import CodexParser, codex_session_id
+from ._entries import BadLine, Entry, Problem, to_id
+from ._mapper import Planned, SessionMapper
+from ._openai import OpenAIParser
+from ._pi import PiParser, pi_session_id
+from ._readers import ArrayReader, JsonlReader, Reader
+
+__all__ = ["FORMATS", "Format", "ImportReport", "Importer", "SourceClock", "StoreSink", "import_into_store"]
+
+
+class FileParser(Protocol):
+    session: str | None
+
+    def parse(self, value: Any, line: int) -> list[Entry]: ...
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    files: Callable[[Path], list[Path]]
+    reader: Callable[[Path], Reader]
+    parser: Callable[[], FileParser]
+    default_session: Callable[[Path], str]
+
+
+def _jsonl_files(path: Path) -> list[Path]:
+    return sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+
+
+def _claude_session(path: Path) -> str:
+    return path.parent.parent.name if path.parent.name == "subagents" else path.stem
+
+
+FORMATS: dict[str, Format] = {
+    "claude-code": Format("claude-code", claude_code_files, JsonlReader, ClaudeCodeParser, _claude_session),
+    "pi": Format("pi", _jsonl_files, JsonlReader, PiParser, pi_session_id),
+    "codex": Format("codex", _jsonl_files, JsonlReader, CodexParser, codex_session_id),
+    "openai": Format(
+        "openai",
+        lambda p: sorted(p.rglob("*.json")) if p.is_dir() else [p],
+        ArrayReader,
+        OpenAIParser,
+        lambda p: p.stem,
+    ),
+}
+
+
+class SourceClock:
+    """The store's clock while importing: the time of the node being appended."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class _Source:
+    path: Path
+    reader: Reader
+    parser: FileParser
+    default_session: str
+    mtime: float
+    restarts: int = 0
+
+
+@dataclass
+class SessionCount:
+    added: int = 0
+    present: int = 0  # already in the session (an earlier import)
+    failed: int = 0
+    orphans: int = 0
+    head: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ImportReport:
+    sessions: dict[str, SessionCount] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0
+
+    def count(self, session: str) -> SessionCount:
+        return self.sessions.setdefault(session, SessionCount())
+
+    @property
+    def added(self) -> int:
+        return sum(c.added for c in self.sessions.values())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "added": self.added,
+            "sessions": {sid: c.as_json() for sid, c in sorted(self.sessions.items())},
+            "problems": [str(p) for p in self.problems],
+        }
+
+
+class Importer:
+    """Reads the files of `paths` in one format; `poll` returns the nodes of what is new since the last
+    poll. Files that appear under a directory (or as a new sub-agent file) are picked up by later polls."""
+
+    def __init__(self, fmt: str, paths: Sequence[Path], *, session: str | None = None) -> None:
+        if fmt not in FORMATS:
+            raise InvalidInput(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
+        self.format = FORMATS[fmt]
+        self.session = None if session is None else check_id(session, "--session")
+        self.paths = list(paths)
+        for path in self.paths:
+            if not path.exists():
+                raise InvalidInput(f"{path}: no such file or directory")
+        self.sources: dict[Path, _Source] = {}
+        self.mappers: dict[str, SessionMapper] = {}
+        self.problems: list[Problem] = []
+        self.discover()
+
+    def discover(self) -> None:
+        for path in self.paths:
+            for file in self.format.files(path):
+                if file in self.sources or not file.is_file():
+                    continue
+                self.sources[file] = _Source(
+                    file,
+                    self.format.reader(file),
+                    self.format.parser(),
+                    self.format.default_session(file),
+                    file.stat().st_mtime,
+                )
+
+    def poll(self, *, final: bool) -> list[Planned]:
+        out: list[Planned] = []
+        for source in self.sources.values():
+            items = source.reader.read(final=final)
+            if source.reader.restarts != source.restarts:
+                # Read again from the start: a fresh parser derives the same keys (the mappers skip
+                # those they have), where one that carried on would chain them after the old end.
+                source.restarts = source.reader.restarts
+                source.parser = self.format.parser()
+            for item in items:
+                if isinstance(item, Problem):
+                    self.problems.append(Problem(str(source.path), item.line, item.reason))
+                    continue
+                try:
+                    entries = source.parser.parse(item.value, item.line)
+                except BadLine as bad:
+                    self.problems.append(Problem(str(source.path), item.line, f"{bad}; skipped"))
+                    entries = bad.entries
+                for entry in entries:
+                    planned = self._map(source, entry)
+                    if planned is not None:
+                        out.append(planned)
+        return out
+
+    def _map(self, source: _Source, entry: Entry) -> Planned | None:
+        sid = self.session or to_id(entry.session or source.parser.session or source.default_session)
+        mapper = self.mappers.get(sid)
+        if mapper is None:
+            mapper = self.mappers[sid] = SessionMapper(sid, self.format.name)
+        return mapper.map(entry, str(source.path), source.mtime)
+
+    def heads(self) -> dict[str, str]:
+        return {sid: m.head for sid, m in self.mappers.items() if m.head is not None}
+
+    def total_bytes(self) -> int:
+        return sum(source.reader.size() for source in self.sources.values())
+
+
+class StoreSink:
+    """Appends planned nodes through a store: ids the session has are skipped (a second import adds only
+    what is new); a node the store refuses is reported and its children follow its predecessor."""
+
+    def __init__(self, store: SessionStore, clock: SourceClock, report: ImportReport) -> None:
+        self.store = store
+        self.clock = clock
+        self.report = report
+        self._known: dict[str, set[str] | None] = {}  # None: the session on disk is invalid
+        self._alias: dict[tuple[str, str], str | None] = {}
+
+    def known(self, sid: str) -> set[str] | None:
+        if sid not in self._known:
+            if not self.store.has_session(sid):
+                self._known[sid] = set()
+            else:
+                snapshot = self.store.load(sid)
+                if snapshot.problems:
+                    first = snapshot.problems[0]
+                    self.report.problems.append(
+                        Problem(
+                            str(first.path), 0, f"session {sid} is invalid ({first.reason}); not imported"
+                        )
+                    )
+                    self._known[sid] = None
+                else:
+                    self._known[sid] = set(snapshot.nodes)
+        return self._known[sid]
+
+    def predecessor(self, planned: Planned) -> str | None:
+        predecessor = planned.predecessor
+        while predecessor is not None and (planned.session, predecessor) in self._alias:
+            predecessor = self._alias[(planned.session, predecessor)]
+        return predecessor
+
+    def skip(self, planned: Planned) -> bool:
+        """True when the node needs no append: already there, or its session is not imported."""
+        known = self.known(planned.session)
+        count = self.report.count(planned.session)
+        if known is None:
+            count.failed += 1
+            return True
+        if planned.node_id in known:
+            count.present += 1
+            return True
+        return False
+
+    def refused(self, planned: Planned, error: Exception) -> None:
+        source = planned.metadata.get("source", {})
+        self.report.problems.append(
+            Problem(str(source.get("file")), int(source.get("line", 0)), f"not imported: {error}")
+        )
+        self._alias[(planned.session, planned.node_id)] = self.predecessor(planned)
+        self.report.count(planned.session).failed += 1
+
+    def added(self, planned: Planned) -> None:
+        known = self.known(planned.session)
+        assert known is not None
+        known.add(planned.node_id)
+        self.report.count(planned.session).added += 1
+
+    def append(self, planned: Planned) -> None:
+        if self.skip(planned):
+            return
+        self.clock.now = planned.time
+        try:
+            self.store.append(
+                planned.session,
+                planned.role,
+                planned.content,
+                predecessor=self.predecessor(planned),
+                node_id=planned.node_id,
+                metadata=planned.metadata,
+            )
+        except InvalidInput as exc:
+            self.refused(planned, exc)
+            return
+        self.added(planned)
+
+    def head_to_set(self, sid: str, head: str) -> str | None:
+        """The node the session's head should move to (the source's, or its nearest imported ancestor),
+        or None when it is there already."""
+        known = self.known(sid)
+        target: str | None = head
+        while target is not None and (sid, target) in self._alias:
+            target = self._alias[(sid, target)]
+        if known is None or target is None or target not in known or self.store.head(sid) == target:
+            return None
+        return target
+
+
+def import_into_store(
+    importer: Importer,
+    store: SessionStore,
+    clock: SourceClock,
+    *,
+    on_total: Callable[[int], None] | None = None,
+    on_node: Callable[[], None] | None = None,
+) -> ImportReport:
+    """Read every file to its end and append what the sessions do not have yet; heads follow the source."""
+    report = ImportReport(files=len(importer.sources))
+    sink = StoreSink(store, clock, report)
+    planned = importer.poll(final=True)
+    if on_total is not None:
+        on_total(len(planned))
+    for node in planned:
+        sink.append(node)
+        if on_node is not None:
+            on_node()
+    for sid, head in importer.heads().items():
+        target = sink.head_to_set(sid, head)
+        if target is not None:
+            store.set_head(sid, target)
+        report.count(sid).head = store.head(sid) if sink.known(sid) is not None else None
+    for sid, mapper in importer.mappers.items():
+        report.count(sid).orphans = mapper.orphans
+    report.problems[:0] = importer.problems
+    return report

@@ -1,0 +1,86 @@
+"""The shared core of every importer: source entries in, nodes to append out (DESIGN §10).
+
+Per session it maps each entry's key to a node id (`to_id`), and each entry's parent to the node it follows:
+a kept parent is its node; a skipped one (a line that is no node) is followed up to its nearest kept
+ancestor. The mapping of an entry depends only on the entries before it, so a file that has grown maps its
+old lines exactly as before and a second import appends only what is new (the driver skips ids the session
+already has). An unknown parent (in another file, or never written) makes the entry a root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._entries import Entry, clean, to_id
+
+__all__ = ["Planned", "SessionMapper"]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One node to append: `predecessor` None starts a root."""
+
+    session: str
+    node_id: str
+    predecessor: str | None
+    role: str
+    content: str
+    time: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_MISSING = object()
+
+
+class SessionMapper:
+    def __init__(self, session: str, fmt: str) -> None:
+        self.session = session
+        self.format = fmt
+        self._resolved: dict[
+            str, str | None
+        ] = {}  # key -> its node id, or (skipped) its nearest kept ancestor
+        self.head: str | None = None
+        self.last_time: float | None = None
+        self.orphans = 0  # entries whose parent is unknown here (made roots)
+        self.duplicates = 0  # keys seen twice (the first is kept)
+
+    def resolve(self, parent: str | None) -> str | None:
+        if parent is None:
+            return None
+        found = self._resolved.get(parent, _MISSING)
+        if found is _MISSING:
+            self.orphans += 1
+            return None
+        assert found is None or isinstance(found, str)
+        return found
+
+    def map(self, entry: Entry, file: str, default_time: float) -> Planned | None:
+        if entry.key in self._resolved:
+            self.duplicates += 1
+            return None
+        predecessor = self.resolve(entry.parent)
+        if entry.time is not None:
+            self.last_time = entry.time
+        if entry.turn is None:
+            self._resolved[entry.key] = predecessor
+            if entry.moves_head and predecessor is not None:
+                self.head = predecessor
+            return None
+        node_id = to_id(entry.key)
+        self._resolved[entry.key] = node_id
+        if entry.moves_head:
+            self.head = node_id
+        source: dict[str, Any] = {"format": self.format, "file": file, "line": entry.line}
+        if node_id != entry.key:
+            source["id"] = clean(entry.key)
+        source.update(entry.turn.info)
+        time = entry.time if entry.time is not None else self.last_time
+        return Planned(
+            self.session,
+            node_id,
+            predecessor,
+            entry.turn.role,
+            clean(entry.turn.content),
+            default_time if time is None else time,
+            {"source": source},
+        )
