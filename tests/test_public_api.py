@@ -93,3 +93,19 @@ async def test_a_closed_runtime_raises_runtime_closed(tmp_path: Path) -> None:
         await rt.append("s", "user", "too late")
     with pytest.raises(dagmem.RuntimeClosed):
         await rt.flush()
+
+
+def test_every_package_of_the_tree_is_installed() -> None:
+    """pyproject lists the packages by hand (the repository root is the package): a new subpackage that
+    is not listed would be missing from a plain `pip install .`."""
+    import tomllib
+
+    root = Path(dagmem.__file__).parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"dagmem"} | {
+        "dagmem." + ".".join(init.parent.relative_to(root).parts)
+        for init in root.rglob("__init__.py")
+        if init.parent != root
+        and not init.parent.relative_to(root).parts[0].startswith((".", "tests", "build"))
+    }
+    assert listed == found

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..errors import InvalidInput
 from ..format import is_valid_id
 
 __all__ = ["BadLine", "Entry", "Problem", "Turn", "chain_key", "clean", "source_time", "to_id"]
 
 
-class BadLine(Exception):
+class BadLine(InvalidInput):
     """A line (or message) that is JSON but not what its format says: reported with its place, skipped.
     `entries` are what is still known of it (a skipped entry, so that its children follow its parent)."""
 
