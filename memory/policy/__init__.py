@@ -8,6 +8,7 @@ from ._dagview import Unwritten as Unwritten
 from ._planner import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from ._planner import Batch as Batch
 from ._planner import SessionPlanner as SessionPlanner
+from ._planner import check_threshold as check_threshold
 from ._records import drop_marker as drop_marker
 from ._records import is_marked as is_marked
 from ._records import is_record_node as is_record_node
@@ -19,6 +20,7 @@ __all__ = [
     "DagView",
     "SessionPlanner",
     "Unwritten",
+    "check_threshold",
     "drop_marker",
     "is_marked",
     "is_record_node",
