@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,8 @@ from typing import Any, ParamSpec, TypeVar
 import anyio
 
 from ..memory.durable import WriterStatus
-from ..memory.policy import DEFAULT_THRESHOLD
+from ..memory.errors import InvalidInput
+from ..memory.policy import DEFAULT_THRESHOLD, check_threshold
 from ..memory.store import SessionStore
 from ..memory.write import Distiller
 from ._mailbox import Mailbox
@@ -47,12 +49,26 @@ class RuntimeConfig:
     fsync: bool = True
 
     def __post_init__(self) -> None:
-        if self.token_threshold < 1:
-            raise ValueError("token_threshold must be at least 1")
-        if self.idle_after <= 0 or self.abandon_after < 0:
-            raise ValueError("idle_after must be > 0 and abandon_after >= 0")
-        if self.session_mailbox < 1 or self.writer_mailbox < 1:
-            raise ValueError("mailbox sizes must be at least 1")
+        """Refuse, with `InvalidInput` naming the field, what would be coerced or never fire: NaN compares
+        false with everything, so `idle_after=nan` would pass a `<= 0` check and never end a session."""
+        check_threshold(self.token_threshold, "token_threshold")
+        _seconds("idle_after", self.idle_after, zero_ok=False)
+        _seconds("abandon_after", self.abandon_after, zero_ok=True)
+        _seconds("retry_base", self.retry_base, zero_ok=True)
+        for name in ("session_period", "sessions_period", "root_period"):
+            _seconds(name, getattr(self, name), zero_ok=False)
+        for name in ("session_mailbox", "writer_mailbox", "max_attempts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInput(f"{name} must be a whole number of at least 1, not {value!r}")
+
+
+def _seconds(name: str, value: object, *, zero_ok: bool) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{name} must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        bound = "at least 0" if zero_ok else "above 0"
+        raise InvalidInput(f"{name} must be a finite number of seconds {bound}, not {value!r}")
 
 
 @dataclass

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput
-from ..memory.format import HEAD, HeadType, Node, Role, check_id
-from ..memory.store import FileSessionStore, SessionStore
+from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
+from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.write import Distiller, ExtractiveDistiller
 from ..supervision import (
     ChildSpec,
@@ -321,13 +321,12 @@ class Runtime:
     ) -> str:
         """Append a turn and return its node id. `predecessor=HEAD` continues the head (which moves),
         `None` starts a new root, an id forks there. Bad input raises `InvalidInput`; nothing is written."""
-        if not isinstance(content, str):
-            raise InvalidInput(f"content must be a string, not {type(content).__name__}")
-        if node_id is not None:
-            check_id(node_id, "node id")
-        if predecessor is not None and predecessor is not HEAD:
-            check_id(predecessor, "predecessor id")
-        message = Append(role, content, predecessor, node_id, None if metadata is None else dict(metadata))
+        # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
+        # an actor crash (and a restart's backoff).
+        role, content, clean = check_append_args(
+            session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
+        )
+        message = Append(role, content, predecessor, node_id, clean)
         node = await self._request(session_id, message)
         assert isinstance(node, Node)
         return node.id
@@ -417,16 +416,32 @@ class Runtime:
         """Search memory (branch-aware when a tip is given). Not built yet: returns no hits."""
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
+        if session_id is not None:
+            check_id(session_id, "session id")
+        if tip is not None:
+            check_id(tip, "tip id")
+            if session_id is None:
+                raise InvalidInput("a tip needs its session_id")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
         return []
 
     # -- the adapter protocol, for hosts that write their own session files ----------------------------
 
     async def notify_turn(self, session_id: str, node: Node) -> None:
         """The host wrote `node`'s file itself (DESIGN §2 format): account for it like an append."""
+        check_id(session_id, "session id")
+        if not isinstance(node, Node):
+            raise InvalidInput(f"node must be a dagmem.Node, not {type(node).__name__}")
+        # What the archive could not hold would block the branch: refuse it now, with the reason.
+        check_content(node.content, f"node {node.id!r}")
+        check_metadata(node.metadata)
         await self._request(session_id, TurnAdded(node))
 
     async def notify_head(self, session_id: str, node_id: str | None) -> None:
         """The host moved the head in its own `meta.json`."""
+        if node_id is not None:
+            check_id(node_id, "node id")
         await self._request(session_id, HeadMoved(node_id))
 
     # -- for tests and the simulator ---------------------------------------------------------------------

@@ -1,7 +1,10 @@
 """`dagmem verify [--strict] [--repair]`: the oracle (DESIGN §6) on a real home.
 
 Read-only unless `--repair`, which fixes only what is safe: a marker whose record was never consumed is
-dropped, so the record is owed (and written) again. It never deletes evidence."""
+dropped, so the record is owed (and written) again; and a record stranded behind a marker (unmarked, older
+than a marked record of its branch: a forged marker did that) is made owed again by dropping this
+workspace's markers after it on that branch: their records are consumed, so the next write only marks them
+again, and writes the stranded ones. It never deletes evidence."""
 
 from __future__ import annotations
 
@@ -10,11 +13,11 @@ import json
 from pathlib import Path
 
 from ..memory.durable import read_workspace_id
-from ..memory.policy import drop_marker
+from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..sim import OracleReport, check_home
 
-__all__ = ["command", "repair_markers"]
+__all__ = ["command", "repair_markers", "unstrand"]
 
 
 def repair_markers(store: FileSessionStore, report: OracleReport, workspace_id: str) -> list[str]:
@@ -33,6 +36,30 @@ def repair_markers(store: FileSessionStore, report: OracleReport, workspace_id: 
     return repaired
 
 
+def unstrand(store: FileSessionStore, session_ids: list[str], workspace_id: str) -> list[str]:
+    """Drop this workspace's markers that hide an unmarked record behind them (every branch's walk stops
+    at the first marked record, so nothing would ever write it); returns the source ids unmarked."""
+    unmarked: list[str] = []
+    for session_id in session_ids:
+        snapshot = store.load(session_id)
+        if not snapshot.valid:
+            continue  # `verify` reports it; a write refuses it until it is fixed
+        hiding: dict[str, None] = {}
+        for tip in snapshot.tips():
+            records = [node for node in snapshot.branch(tip.id) if is_record_node(node)]
+            marks = [is_marked(node.metadata, workspace_id) for node in records]
+            if False in marks:  # the marked records after the oldest unmarked one hide it
+                first = marks.index(False)
+                pairs = zip(records[first:], marks[first:], strict=True)
+                hiding.update((node.id, None) for node, marked in pairs if marked)
+        if hiding:
+            changed = store.update_node_metadata(
+                session_id, hiding, lambda _id, metadata: drop_marker(metadata, workspace_id), site="repair"
+            )
+            unmarked.extend(f"{session_id}/{node_id}" for node_id in changed)
+    return unmarked
+
+
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     memory = home / "memory"
@@ -40,8 +67,18 @@ def command(args: argparse.Namespace) -> int:
     store = FileSessionStore(home, read_only=not args.repair)
     report = check_home(store, memory, workspace_id, drained=args.strict)
     repaired: list[str] = []
+    unhidden: list[str] = []
     if args.repair and workspace_id is not None:
         repaired = repair_markers(store, report, workspace_id)
+        touched = sorted(
+            {
+                v.subject.partition("/")[0]
+                for v in report.violations
+                if v.kind in ("marker-without-consumption", "stranded")
+            }
+        )
+        unhidden = unstrand(FileSessionStore(home), touched, workspace_id)
+        repaired += unhidden
         if repaired:
             report = check_home(FileSessionStore(home), memory, workspace_id, drained=args.strict)
     if args.json:
@@ -56,7 +93,12 @@ def command(args: argparse.Namespace) -> int:
         f"{report.cited} cited, {report.marked} marked"
     )
     for source_id in repaired:
-        print(f"repaired: dropped the marker of {source_id} (it will be written again)")
+        if source_id in unhidden:
+            print(
+                f"repaired: dropped the marker of {source_id} (it hid unwritten records; marked again later)"
+            )
+        else:
+            print(f"repaired: dropped the marker of {source_id} (it will be written again)")
     if report.owed and not args.strict:
         print(f"{len(report.owed)} records owed but not yet due (not violations; --strict makes them so)")
     for violation in report.violations:

@@ -31,6 +31,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -49,10 +51,19 @@ from dagmem import FileSessionStore
 from dagmem.memory import faults
 from dagmem.memory.durable import _atomic as durable
 from dagmem.memory.durable import is_temp_name, load_status
-from dagmem.memory.format import scan_archive
+from dagmem.memory.format import Topic, inert, make_block, parse_topic, render_topic, scan_archive
 from dagmem.memory.outcomes import ReasonCode
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import ExtractiveDistiller, SessionResult, mark_nodes, write_home, write_session
+from dagmem.memory.write import (
+    BatchInput,
+    Edits,
+    ExtractiveDistiller,
+    SessionResult,
+    TopicReader,
+    mark_nodes,
+    write_home,
+    write_session,
+)
 from dagmem.sim import check_home
 
 WSID = "w-0123456789abcdef"
@@ -104,9 +115,35 @@ def say(store: FileSessionStore, sid: str, subjects: list[str], prefix: str, aft
     return ids
 
 
+class WithCore:
+    """The extractive distiller plus an explicit core path, which it does not have (a salient word never
+    names `topics/core.md`): the turns about `core` become one block of the master, so the scenarios
+    install `core.md` too."""
+
+    name = "extractive+core"
+    _CORE = re.compile(r"\bcore\b")
+
+    def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
+        core = [r for r in batch.records if self._CORE.search(r.content)]
+        rest = tuple(r for r in batch.records if r not in core)
+        edits = (
+            dict(ExtractiveDistiller().distill(BatchInput(batch.session_id, rest), topics)) if rest else {}
+        )
+        if core:
+            path = "topics/core.md"
+            current = topics.read(path)
+            topic = parse_topic(current, path) if current is not None else Topic("Core", ())
+            taken = {b.id for b in topic.blocks} | {c.id for b in topic.blocks for c in b.citations}
+            date = datetime.fromtimestamp(core[-1].created_at, UTC).strftime("%Y-%m-%d")
+            sources = [(f"{r.role} {r.source_id}", r.source_id) for r in core]
+            block = make_block(path, " ".join(inert(r.content) for r in core), [(date, sources)], taken)
+            edits[path] = render_topic(Topic(topic.title, (*topic.blocks, block)))
+        return edits
+
+
 def write_pass(home: Path) -> list[SessionResult]:
     """The pass under test: `dagmem write --force` with a small batch size."""
-    results = write_home(home, force=True, threshold=THRESHOLD)
+    results = write_home(home, force=True, threshold=THRESHOLD, distiller=WithCore())
     assert all(r.outcome in ("written", "nothing-due") for r in results), results
     return results
 
@@ -725,7 +762,7 @@ def one_batch_pass(
                 workspace,
                 "s",
                 boundary=True,
-                distiller=ExtractiveDistiller(),
+                distiller=WithCore(),
                 threshold=10_000,
                 attempts=attempts,
                 retry_delay=0.0,

@@ -14,6 +14,12 @@ from ._core import plan_core as plan_core
 from ._core import render_core as render_core
 from ._ids import check_id as check_id
 from ._ids import is_valid_id as is_valid_id
+from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
+from ._limits import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
+from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
+from ._limits import check_content as check_content
+from ._limits import check_metadata as check_metadata
+from ._limits import content_problem as content_problem
 from ._node import HEAD as HEAD
 from ._node import MARKER_KEY as MARKER_KEY
 from ._node import SHARD_SIZE as SHARD_SIZE
@@ -52,6 +58,9 @@ __all__ = [
     "HEAD",
     "HEADER",
     "MARKER_KEY",
+    "MAX_CONTENT_BYTES",
+    "MAX_METADATA_DEPTH",
+    "MAX_RECORD_LINES",
     "SHARD_SIZE",
     "ArchiveRecord",
     "Block",
@@ -72,8 +81,11 @@ __all__ = [
     "anchor_of",
     "block_id",
     "block_links",
+    "check_content",
     "check_id",
+    "check_metadata",
     "citation_id",
+    "content_problem",
     "count_tokens",
     "graph_problems",
     "inert",

@@ -26,13 +26,11 @@ from typing import Final
 
 from ..errors import InvalidInput
 from ._ids import check_id
+from ._limits import MAX_RECORD_LINES, check_content
 
 __all__ = ["HEADER", "MAX_RECORD_LINES", "ROLES", "ArchiveRecord", "anchor_of", "render_frame"]
 
 HEADER: Final = b"<!-- dagmem-archive:v1 -->\n\n"
-
-
-MAX_RECORD_LINES: Final = 1_000_000
 
 
 MAX_SEQ: Final = 2**63 - 1
@@ -98,15 +96,9 @@ def render_frame(record: ArchiveRecord) -> bytes:
         prefix = _first_line_prefix(created_at, role)
     except (OverflowError, OSError, ValueError) as error:
         raise InvalidInput(f"{record.source_id}: created_at {created_at!r} is not a valid time") from error
-    if not isinstance(record.content, str):
-        raise InvalidInput(f"{record.source_id}: content must be a string")
-    try:
-        content = record.content.encode()
-    except UnicodeEncodeError as error:
-        raise InvalidInput(f"{record.source_id}: content is not encodable as UTF-8") from error
+    # The same limits as the store's append (one function), so no accepted turn is refused here.
+    content = check_content(record.content, record.source_id).encode()
     lines = content.count(b"\n") + 1
-    if lines > MAX_RECORD_LINES:
-        raise InvalidInput(f"{record.source_id}: content has {lines} lines (at most {MAX_RECORD_LINES})")
     source_id = f"{session_id}/{node_id}"
     return b"".join(
         [

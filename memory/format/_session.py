@@ -160,6 +160,8 @@ def parse_node(data: bytes) -> tuple[Node | None, str | None]:
         raw: Any = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, f"malformed JSON: {exc}"
+    except RecursionError:  # a hand-written file nested thousands deep: a problem, never a crash
+        return None, "malformed JSON: nested too deep"
     if not isinstance(raw, dict):
         return None, "malformed node: not a JSON object"
     try:

@@ -12,6 +12,7 @@ from ._lifecycle import SessionLifecycle as SessionLifecycle
 from ._planner import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
 from ._planner import Batch as Batch
 from ._planner import SessionPlanner as SessionPlanner
+from ._planner import check_threshold as check_threshold
 from ._planner import exponential_backoff as exponential_backoff
 from ._planner import split_batches as split_batches
 from ._records import drop_marker as drop_marker
@@ -28,6 +29,7 @@ __all__ = [
     "SessionLifecycle",
     "SessionPlanner",
     "Unwritten",
+    "check_threshold",
     "drop_marker",
     "exponential_backoff",
     "is_marked",

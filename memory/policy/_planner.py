@@ -10,11 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidInput
 from ._dagview import DagView
 
-__all__ = ["DEFAULT_THRESHOLD", "Batch", "SessionPlanner", "exponential_backoff", "split_batches"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "Batch",
+    "SessionPlanner",
+    "check_threshold",
+    "exponential_backoff",
+    "split_batches",
+]
 
 DEFAULT_THRESHOLD = 16_000
+
+
+def check_threshold(value: object, what: str = "token threshold") -> int:
+    """A batch size in tokens: a whole number of at least 1 (0, a negative, NaN or infinity is refused with
+    `InvalidInput`, never coerced). The runtime's config, the planner and `dagmem write` all ask here."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{what} must be a whole number of tokens, not {value!r}")
+    if value < 1:
+        raise InvalidInput(f"{what} must be at least 1 token, not {value}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -82,8 +100,7 @@ class SessionPlanner:
         max_attempts: int = 5,
         backoff: Backoff = _default_backoff,
     ) -> None:
-        if threshold < 1:
-            raise ValueError("threshold must be at least 1 token")
+        check_threshold(threshold)
         self.view = view
         self.head = head
         self.threshold = threshold

@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
     HEAD,
+    MARKER_KEY,
     BranchInfo,
     HeadType,
     Node,
@@ -29,7 +30,9 @@ from ..format import (
     SessionMeta,
     SessionSnapshot,
     Tip,
+    check_content,
     check_id,
+    check_metadata,
     graph_problems,
     is_valid_id,
     parse_node,
@@ -38,7 +41,7 @@ from ..format import (
     walk_branch,
 )
 
-__all__ = ["SessionStore"]
+__all__ = ["RESERVED_METADATA_KEYS", "SessionStore", "check_append_args"]
 
 Clock = Callable[[], float]
 
@@ -66,14 +69,12 @@ class _Live:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise InvalidInput(f"metadata must be a mapping, not {type(metadata).__name__}")
+def _json_copy(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A rewrite of metadata read from a node file (a mark): kept as JSON had it, never refused for what a
+    host's file already holds (a NaN, deep nesting), or the batch could never be marked."""
     try:
         return dict(json.loads(json.dumps(dict(metadata), ensure_ascii=False)))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from None
 
 
@@ -84,6 +85,40 @@ def _check_role(role: object) -> Role:
 
 
 _ROLE_NAMES = tuple(role.value for role in Role)
+
+#: Metadata keys dagmem owns, refused in a caller's append: a forged marker would stop every walk there and
+#: leave the turns before it unwritten for good, and `rewound` is what `rewind` sets. `display` stays the
+#: host's to set, as a string: "runtime" marks a runtime-scheduled turn (not a record, DESIGN §3).
+RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound"})
+
+
+def check_append_args(
+    session_id: object,
+    role: object,
+    content: object,
+    *,
+    predecessor: object = HEAD,
+    node_id: object = None,
+    metadata: object = None,
+) -> tuple[Role, str, dict[str, Any]]:
+    """The argument checks of `append`, in one place: the store runs them, and `Runtime.append` runs them
+    before anything reaches a session actor. Returns (role, content, a JSON-clean copy of the metadata);
+    anything a turn may not hold (`format.content_problem`, `format.check_metadata`, a key dagmem owns)
+    raises `InvalidInput`."""
+    check_id(session_id, "session id")
+    checked_role = _check_role(role)
+    text = check_content(content)
+    if node_id is not None:
+        check_id(node_id, "node id")
+    if predecessor is not None and predecessor is not HEAD:
+        check_id(predecessor, "predecessor id")
+    clean = check_metadata(metadata)
+    owned = sorted(RESERVED_METADATA_KEYS.intersection(clean))
+    if owned:
+        raise InvalidInput(f"metadata key {owned[0]!r} is dagmem's own: a caller may not set it")
+    if "display" in clean and not isinstance(clean["display"], str):
+        raise InvalidInput(f"metadata 'display' must be a string, not {type(clean['display']).__name__}")
+    return checked_role, text, clean
 
 
 class SessionStore:
@@ -251,15 +286,9 @@ class SessionStore:
     ) -> Node:
         """Add a node. `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks
         there. The head moves when the predecessor is the head (or the session is empty)."""
-        check_id(session_id, "session id")
-        role = _check_role(role)
-        if not isinstance(content, str):
-            raise InvalidInput(f"content must be a string, not {type(content).__name__}")
-        if node_id is not None:
-            check_id(node_id, "node id")
-        if predecessor is not None and predecessor is not HEAD:
-            check_id(predecessor, "predecessor id")
-        clean_metadata = _check_metadata(metadata)
+        role, content, clean_metadata = check_append_args(
+            session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
+        )
         live = self._get_live(session_id, create=True)
         with live.lock:
             head = live.meta.head
@@ -367,7 +396,7 @@ class SessionStore:
                 new = update(node.id, dict(node.metadata))
                 if new == node.metadata:
                     continue
-                rewritten = node.model_copy(update={"metadata": _check_metadata(new)})
+                rewritten = node.model_copy(update={"metadata": _json_copy(new)})
                 items.append((live.index[node.id], rewritten.to_json()))
                 changed.append(node.id)
             if items:
@@ -379,7 +408,7 @@ class SessionStore:
 
     def merge_node_metadata(self, session_id: str, patches: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Shallow-merge a patch into each named node's metadata, as one batch."""
-        clean = {check_id(node_id, "node id"): _check_metadata(patch) for node_id, patch in patches.items()}
+        clean = {check_id(node_id, "node id"): check_metadata(patch) for node_id, patch in patches.items()}
         return self.update_node_metadata(session_id, clean, lambda node_id, old: {**old, **clean[node_id]})
 
     def rewind(self, session_id: str, node_id: str) -> list[str]:

@@ -9,6 +9,7 @@ from ._core import WriteOutcome as WriteOutcome
 from ._core import mark_nodes as mark_nodes
 from ._core import records_of as records_of
 from ._core import write_batch as write_batch
+from ._distill import RESERVED_TOPIC_SLUGS as RESERVED_TOPIC_SLUGS
 from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
 from ._distill import BatchInput as BatchInput
 from ._distill import Distiller as Distiller
@@ -25,6 +26,7 @@ from ._pass import write_session as write_session
 __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
+    "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",
     "BatchInput",

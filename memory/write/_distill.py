@@ -14,11 +14,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Final, Protocol
 
 from ..format import ArchiveRecord, Block, Topic, inert, make_block, parse_topic, render_topic
 
-__all__ = ["BatchInput", "Distiller", "Edits", "ExtractiveDistiller", "TopicReader"]
+__all__ = ["RESERVED_TOPIC_SLUGS", "BatchInput", "Distiller", "Edits", "ExtractiveDistiller", "TopicReader"]
 
 Edits = Mapping[str, str | None]  # "topics/<slug>.md" -> the file's new text, or None to delete it
 
@@ -66,6 +66,10 @@ _EXCERPT = 400
 # A topic file stops growing at this size and its word continues in `<slug>--2.md`, `--3`, ...: a write
 # rewrites and re-parses the files it touches, so their size bounds the cost of a write.
 TOPIC_FILE_LIMIT = 16 * 1024
+# Topic names a salient word never takes: `topics/core.md` is the master of the always-injected core block
+# (DESIGN §2), so a turn that says "core" loudest must not land there; only a distiller's explicit core path
+# writes it. ("core" also covers its parts, `core--2.md`, ...: they are named after the same slug.)
+RESERVED_TOPIC_SLUGS: Final = frozenset({"core"})
 
 
 def _keywords(text: str) -> list[str]:
@@ -114,9 +118,10 @@ def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
         weight = 2 if record.role == "user" else 1
         for word in _keywords(record.content):
             counts[word] += weight
-    if not counts:
+    candidates = [word for word in counts if _slug(word) not in RESERVED_TOPIC_SLUGS]
+    if not candidates:
         return "notes"
-    return min(counts, key=lambda w: (-counts[w], -len(w), w))
+    return min(candidates, key=lambda w: (-counts[w], -len(w), w))
 
 
 def _open_part(slug: str, topics: TopicReader) -> str:

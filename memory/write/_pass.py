@@ -9,16 +9,17 @@ session is refused with `INVALID_INPUT` naming the file, and every other session
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import SessionInvalid, UnknownSession
+from ..errors import InvalidInput, SessionInvalid, UnknownSession
 from ..format import count_tokens
 from ..outcomes import ReasonCode, WriteFailure
-from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, exponential_backoff
+from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
 from ..store import FileSessionStore, SessionStore
 from ..workspace import Workspace
 from ._apply import BatchWriter
@@ -77,7 +78,9 @@ def write_session(
     sleep: Callable[[float], None] = time.sleep,
     writer: BatchWriter | None = None,
 ) -> SessionResult:
-    """Write what one session owes now. Never raises for a problem of this session: it is in the result."""
+    """Write what one session owes now. Never raises for a problem of this session: it is in the result
+    (a bad `threshold` is the caller's, and raises `InvalidInput` before anything is read)."""
+    check_threshold(threshold, "threshold")
     writer = writer or BatchWriter(workspace, store, distiller)
     try:
         snapshot = store.load(session_id)
@@ -142,7 +145,15 @@ def write_home(
     now: float | None = None,
     on_session: Callable[[SessionResult], None] | None = None,
 ) -> list[SessionResult]:
-    """The write pass over a home (one result per session, in session-id order)."""
+    """The write pass over a home (one result per session, in session-id order). A bad `threshold` or
+    `idle_after` raises `InvalidInput` before anything is opened."""
+    check_threshold(threshold, "threshold")
+    if (
+        isinstance(idle_after, bool)
+        or not isinstance(idle_after, int | float)
+        or not 0 <= idle_after < math.inf
+    ):
+        raise InvalidInput(f"idle_after must be a finite number of seconds, at least 0, not {idle_after!r}")
     store = FileSessionStore(home)
     distiller = distiller or ExtractiveDistiller()
     now = time.time() if now is None else now

@@ -1,0 +1,103 @@
+"""What one turn may hold, stated once: the store's `append` and the archive's `render_frame` both ask here,
+so a turn the store accepts is always one the archive can hold (a refused record would block its branch:
+every later turn stays unwritten behind it).
+
+- content: a `str` that UTF-8 can encode (no lone surrogates), at most `MAX_CONTENT_BYTES` bytes of UTF-8
+  and `MAX_RECORD_LINES` lines (split on `\\n`, as the archive frames it);
+- metadata: a JSON object with string keys, nested at most `MAX_METADATA_DEPTH` deep, no NaN or infinity
+  (JSON has none: it would be stored as `null`), every string UTF-8-encodable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..errors import InvalidInput
+
+__all__ = [
+    "MAX_CONTENT_BYTES",
+    "MAX_METADATA_DEPTH",
+    "MAX_RECORD_LINES",
+    "check_content",
+    "check_metadata",
+    "content_problem",
+]
+
+MAX_RECORD_LINES: Final = 1_000_000
+MAX_CONTENT_BYTES: Final = 8 * 1024 * 1024
+MAX_METADATA_DEPTH: Final = 64
+
+
+def content_problem(content: object) -> str | None:
+    """Why `content` cannot be a turn's text, or None if it can."""
+    if not isinstance(content, str):
+        return f"content must be a string, not {type(content).__name__}"
+    if len(content) > MAX_CONTENT_BYTES:  # every character is at least one byte: no need to encode
+        return f"content is {len(content):,} characters, more than {MAX_CONTENT_BYTES:,} bytes (at most)"
+    try:
+        size = len(content.encode())
+    except UnicodeEncodeError as error:
+        return f"content holds a lone surrogate at character {error.start} (not encodable as UTF-8)"
+    if size > MAX_CONTENT_BYTES:
+        return f"content is {size:,} bytes of UTF-8 (at most {MAX_CONTENT_BYTES:,})"
+    lines = content.count("\n") + 1
+    if lines > MAX_RECORD_LINES:
+        return f"content has {lines:,} lines (at most {MAX_RECORD_LINES:,})"
+    return None
+
+
+def check_content(content: object, where: str = "") -> str:
+    """`content` if a turn may hold it, else `InvalidInput` naming the problem (prefixed by `where`)."""
+    problem = content_problem(content)
+    if problem is not None:
+        raise InvalidInput(f"{where}: {problem}" if where else problem)
+    assert isinstance(content, str)
+    return content
+
+
+def _value_problem(value: object, path: str, depth: int, stack: list[tuple[object, str, int]]) -> str | None:
+    """One value of the walk: why it is not JSON we keep, or None (containers push their items)."""
+    if value is None or isinstance(value, bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"metadata{path} is {value!r} (JSON has no NaN or infinity)"
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError as error:
+            return f"metadata{path} holds a lone surrogate at character {error.start} (not UTF-8)"
+        return None
+    if isinstance(value, Mapping | list | tuple):
+        if depth >= MAX_METADATA_DEPTH:
+            return f"metadata{path} is nested more than {MAX_METADATA_DEPTH} deep"
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return f"metadata{path} has a key {key!r} that is not a string"
+                stack.append((key, f"{path}[{key!r}] (key)", depth + 1))
+                stack.append((item, f"{path}[{key!r}]", depth + 1))
+        else:
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+        return None
+    return f"metadata{path} is a {type(value).__name__}, which JSON cannot hold"
+
+
+def check_metadata(metadata: object) -> dict[str, Any]:
+    """A JSON-clean copy of a node's metadata (None: `{}`), or `InvalidInput` naming the first problem.
+    The walk is iterative, so no nesting or cycle can exhaust the stack."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput(f"metadata must be a mapping (a JSON object), not {type(metadata).__name__}")
+    stack: list[tuple[object, str, int]] = [(metadata, "", 0)]
+    while stack:
+        problem = _value_problem(*stack.pop(), stack)
+        if problem is not None:
+            raise InvalidInput(problem)
+    try:
+        return dict(json.loads(json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)))
+    except (TypeError, ValueError) as exc:  # e.g. an int beyond Python's 4,300-digit str limit
+        raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from None
