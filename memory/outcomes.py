@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import errno
 
-from .errors import ArchiveCorrupt, DagmemError, InvalidInput
+from .errors import ArchiveCorrupt, DagmemError, InvalidInput, UnsafePath
 from .faults import InjectedCrash
 
 __all__ = ["RETRYABLE", "ReasonCode", "WriteFailure", "classify"]
@@ -75,6 +75,8 @@ def classify(exc: BaseException) -> WriteFailure:
         raise exc
     if isinstance(exc, WriteFailure):
         return exc
+    if isinstance(exc, UnsafePath):
+        return WriteFailure(ReasonCode.WORKSPACE_INVALID, str(exc))
     if isinstance(exc, ArchiveCorrupt):
         return WriteFailure(ReasonCode.ARCHIVE_CORRUPT, str(exc))
     if isinstance(exc, InvalidInput):
