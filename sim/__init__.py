@@ -8,7 +8,9 @@ real git; `report` prints, saves and plots. `verify`, `bench*` and `crashload` r
 
 from __future__ import annotations
 
+from ._crashload import SHARED_SESSION as SHARED_SESSION
 from ._crashload import LoadConfig as LoadConfig
+from ._crashload import appended_logs as appended_logs
 from ._crashload import find_leftovers as find_leftovers
 from ._crashload import verify_home as verify_home
 from ._determinism import run_virtual as run_virtual
@@ -23,10 +25,12 @@ from ._workload import plan_session as plan_session
 
 __all__ = [
     "EPOCH",
+    "SHARED_SESSION",
     "LoadConfig",
     "OracleReport",
     "SimConfig",
     "SimResult",
+    "appended_logs",
     "check_home",
     "find_leftovers",
     "measure",
