@@ -27,6 +27,7 @@ from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
+from ..memory.workspace import check_workspace_paths
 from ..memory.write import Distiller, ExtractiveDistiller
 from ..supervision import (
     ChildSpec,
@@ -146,6 +147,7 @@ class Runtime:
         store = store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync)
         memory = home / "memory"
         offload = store.blocking if offload is None else offload
+        check_workspace_paths(memory)  # a symlink or a FIFO in the workspace: refused before any write
         workspace_id = (
             await anyio.to_thread.run_sync(ensure_workspace_id, memory / ".dagmem" / "workspace-id")
             if offload

@@ -13,6 +13,7 @@ __all__ = [
     "SessionInvalid",
     "UnknownNode",
     "UnknownSession",
+    "UnsafePath",
 ]
 
 
@@ -65,4 +66,14 @@ class ArchiveCorrupt(DagmemError):
         super().__init__(f"archive {path} is corrupt at byte {offset}: {reason}")
         self.path = path
         self.offset = offset
+        self.reason = reason
+
+
+class UnsafePath(DagmemError):
+    """A path dagmem would write (or must read) is a symbolic link or not a regular file or directory:
+    dagmem never writes through a symlink nor opens a FIFO or device. Nothing was written."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} {reason}")
+        self.path = path
         self.reason = reason

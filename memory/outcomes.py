@@ -8,7 +8,7 @@ import enum
 import errno
 import sqlite3
 
-from .errors import ArchiveCorrupt, DagmemError, InvalidInput
+from .errors import ArchiveCorrupt, DagmemError, InvalidInput, UnsafePath
 from .faults import InjectedCrash
 
 __all__ = ["RETRYABLE", "ReasonCode", "WriteFailure", "classify"]
@@ -76,6 +76,8 @@ def classify(exc: BaseException) -> WriteFailure:
         raise exc
     if isinstance(exc, WriteFailure):
         return exc
+    if isinstance(exc, UnsafePath):
+        return WriteFailure(ReasonCode.WORKSPACE_INVALID, str(exc))
     if isinstance(exc, ArchiveCorrupt):
         return WriteFailure(ReasonCode.ARCHIVE_CORRUPT, str(exc))
     if isinstance(exc, InvalidInput):

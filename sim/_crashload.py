@@ -1,6 +1,6 @@
 """A real home under load, for tests that kill it (issue 6); reusable by the runtime and the simulator.
 
-    python -m dagmem.sim.crashload HOME SEED [--role workload|writer|runtime] [--steps N] [--sessions K] [--threshold T]
+    python -m dagmem.sim.crashload HOME SEED [--role workload|writer|runtime|appender] [--steps N] [--sessions K] [--threshold T]
 
 runs one process on the home at HOME until it is killed (or for N steps). The `workload` role is a host: a
 seeded loop that appends turns to several sessions of a `FileSessionStore` (trunks, forks in the middle,
@@ -8,6 +8,8 @@ head moves, some tool turns) and runs write passes (`write_home`) with a small b
 forced. The `writer` role is a second process that only runs write passes in a loop: it contends with the
 first for the workspace lock and finishes what a killed one left. The `runtime` role is an embedding host:
 the same seeded steps through `dagmem.Runtime` (session actors, the writer in a worker thread, timers).
+The `appender` role is one of several hosts appending to one shared session at once (issue 17): each
+logs the appends that returned to `HOME.appended.<pid>`, so a test can check them against the files.
 Each prints `ready` once it has started.
 
     python -m dagmem.sim.crashload --serve
@@ -36,12 +38,22 @@ from pathlib import Path
 from typing import TextIO
 
 from ..memory.durable import TxLog, is_temp_name, read_workspace_id, sha256_hex
-from ..memory.format import count_tokens, render_frame, scan_archive
+from ..memory.format import HEAD, HeadType, count_tokens, render_frame, scan_archive
 from ..memory.store import FileSessionStore
 from ..memory.write import SessionResult, records_of, write_home
 from ._oracle import check_home
 
-__all__ = ["LoadConfig", "Workload", "find_leftovers", "main", "run", "serve", "verify_home"]
+__all__ = [
+    "SHARED_SESSION",
+    "LoadConfig",
+    "Workload",
+    "appended_logs",
+    "find_leftovers",
+    "main",
+    "run",
+    "serve",
+    "verify_home",
+]
 
 # Exit status of a process whose write pass reported what no crash may cause: an invalid session, a
 # permanent failure.
@@ -203,11 +215,62 @@ def runtime_loop(home: Path, seed: int, steps: int | None, config: LoadConfig = 
     anyio.run(main)
 
 
+SHARED_SESSION = "shared"
+
+
+def appended_logs(home: Path) -> list[Path]:
+    """The logs of the `appender` processes that ran on `home`."""
+    return sorted(home.parent.glob(f"{home.name}.appended.*"))
+
+
+def appender_loop(home: Path, seed: int, steps: int | None, config: LoadConfig = LoadConfig()) -> None:
+    """A host appending to the session that other processes append to at the same moment: after the head
+    (which another may have moved), sometimes a fork at one of its own nodes, now and then a head move or
+    a write pass of that session. After each append returns, `<node id> <seq>` is logged (one write of a
+    whole line, unbuffered), so the log lists appends that returned, and only those."""
+    rng = random.Random(seed)
+    store = FileSessionStore(home)
+    log = os.open(f"{home}.appended.{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    mine: list[str] = []
+    done = 0
+    while steps is None or done < steps:
+        done += 1
+        draw = rng.random()
+        if draw < config.head_rate and mine:
+            store.set_head(SHARED_SESSION, rng.choice(mine))
+            continue
+        if draw < config.head_rate + config.write_rate / 3:
+            _check_results(
+                write_home(
+                    home,
+                    sessions=[SHARED_SESSION],
+                    force=rng.random() < config.force_rate,
+                    threshold=config.threshold,
+                    idle_after=NEVER_IDLE,
+                )
+            )
+            continue
+        parent: str | HeadType | None = HEAD
+        if mine and rng.random() < config.fork_rate:
+            parent = rng.choice(mine)
+        role = "tool" if rng.random() < config.tool_rate else rng.choice(("user", "assistant"))
+        subject = rng.choice(_SUBJECTS)
+        node = store.append(
+            SHARED_SESSION, role, f"{role} on {subject}, case {rng.randrange(1000)}", predecessor=parent
+        )
+        os.write(log, f"{node.id} {node.seq}\n".encode())
+        mine.append(node.id)
+
+
 def run(home: Path, seed: int, role: str, steps: int | None, config: LoadConfig = LoadConfig()) -> None:
-    """One process's load on `home`: `workload`, `writer` or `runtime`, for `steps` steps or forever."""
+    """One process's load on `home`: `workload`, `writer`, `runtime` or `appender`, for `steps` steps or
+    forever."""
     home.mkdir(parents=True, exist_ok=True)
     if role == "writer":
         writer_loop(home, seed, steps, config)
+        return
+    if role == "appender":
+        appender_loop(home, seed, steps, config)
         return
     if role == "runtime":
         runtime_loop(home, seed, steps, config)
@@ -341,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("home", nargs="?", type=Path, help="the dagmem home to load")
     parser.add_argument("seed", nargs="?", type=int, help="the seed of every choice")
-    parser.add_argument("--role", choices=["workload", "writer", "runtime"], default="workload")
+    parser.add_argument("--role", choices=["workload", "writer", "runtime", "appender"], default="workload")
     parser.add_argument("--steps", type=int, default=None, help="stop after N steps (default: until killed)")
     parser.add_argument("--sessions", type=int, default=LoadConfig.sessions)
     parser.add_argument("--threshold", type=int, default=LoadConfig.threshold)

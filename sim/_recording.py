@@ -10,11 +10,12 @@ would have committed them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..memory.store import SessionStore
-from ..memory.store._base import _Backend
+from ..memory.store._base import _Backend, _Held
 from ..memory.store._file import _FileBackend
 from ..memory.store._memory import _MemoryBackend
 
@@ -47,8 +48,14 @@ class RecordingBackend:
     def exists(self, sid: str) -> bool:
         return self.inner.exists(sid)
 
+    def unsafe(self, sid: str) -> tuple[Path, str] | None:
+        return self.inner.unsafe(sid)
+
     def read(self, sid: str, relpath: str) -> bytes | None:
         return self.inner.read(sid, relpath)
+
+    def lock(self, sid: str) -> AbstractContextManager[_Held]:
+        return self.inner.lock(sid)
 
     def history(self, sid: str) -> list[str]:
         return self.inner.history(sid)
@@ -59,8 +66,8 @@ class RecordingBackend:
     def sweep(self, sid: str) -> list[Path]:
         return self.inner.sweep(sid)
 
-    def write(self, sid: str, items: list[tuple[str, bytes]], site: str) -> None:
-        self.inner.write(sid, items, site)
+    def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
+        self.inner.write(sid, items, site, exclusive=exclusive)
         counts = self.counts.get(sid)
         if counts is None:
             counts = self.counts[sid] = FileCounts()

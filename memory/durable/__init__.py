@@ -8,6 +8,11 @@ from ._atomic import atomic_write_many as atomic_write_many
 from ._atomic import fsync_dir as fsync_dir
 from ._atomic import is_temp_name as is_temp_name
 from ._atomic import sweep_temp as sweep_temp
+from ._safe import check_dir as check_dir
+from ._safe import check_file as check_file
+from ._safe import exclusive_lock as exclusive_lock
+from ._safe import open_regular as open_regular
+from ._safe import read_regular as read_regular
 from ._status import LastFailure as LastFailure
 from ._status import WriterStatus as WriterStatus
 from ._status import load_status as load_status
@@ -27,10 +32,15 @@ __all__ = [
     "WriterStatus",
     "append_bytes",
     "atomic_write_many",
+    "check_dir",
+    "check_file",
     "ensure_workspace_id",
+    "exclusive_lock",
     "fsync_dir",
     "is_temp_name",
     "load_status",
+    "open_regular",
+    "read_regular",
     "read_workspace_id",
     "save_status",
     "sha256_hex",

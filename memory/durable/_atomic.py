@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import faults
+from ._safe import open_regular
 
 __all__ = [
     "TMP_SUFFIX",
@@ -133,23 +134,44 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, site: str = "fi
     atomic_write_many([(path, data)], fsync=fsync, site=site)
 
 
-def atomic_write_many(items: Iterable[tuple[Path, bytes]], *, fsync: bool = True, site: str = "file") -> None:
-    """Atomically replace several files; each is atomic on its own, and each directory is fsynced once."""
+def atomic_write_many(
+    items: Iterable[tuple[Path, bytes]], *, fsync: bool = True, site: str = "file", exclusive: bool = False
+) -> None:
+    """Atomically replace several files; each is atomic on its own, and each directory is fsynced once.
+
+    `exclusive`: create each file, never replace one. The complete temp file is hard-linked to its name
+    (which fails with `FileExistsError` if the name is taken, by anyone, at any moment before), then
+    unlinked: a reader never sees a partial file and an existing file is never overwritten. The items
+    before a collision stay written; callers create one file per call."""
     directories: dict[Path, None] = {}
     for path, data in items:
         tmp = _write_temp(path, data, fsync=fsync, site=site)
         try:
             faults.hit(f"{site}:rename")
-            os.replace(tmp, path)
+            if exclusive:
+                os.link(tmp, path)
+            else:
+                os.replace(tmp, path)
         except faults.InjectedCrash:
             raise  # a 'dead' process leaves its temp file behind
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+        if exclusive:
+            _drop_temp(tmp, site)
         directories[path.parent] = None
     if fsync:
         for directory in directories:
             fsync_dir(directory, site=site)
+
+
+def _drop_temp(tmp: Path, site: str) -> None:
+    """The file is in place under its name; its temp name goes (a death here leaves it to the sweep)."""
+    faults.hit(f"{site}:unlink")
+    try:
+        os.unlink(tmp)
+    except OSError as exc:
+        log.warning("could not remove the temp file %s: %s", tmp, exc)
 
 
 def append_bytes(path: Path, data: bytes, *, fsync: bool = True, site: str = "append") -> int:
@@ -159,7 +181,7 @@ def append_bytes(path: Path, data: bytes, *, fsync: bool = True, site: str = "ap
     (truncated to its old size, or removed if this call created it) before the error propagates, so a
     failed append never leaves a half record, nor a whole one its caller believes was not written."""
     created = not path.exists()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # never through a symlink
     offset = os.lseek(fd, 0, os.SEEK_END)
     try:
         try:

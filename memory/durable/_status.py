@@ -9,8 +9,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..errors import UnsafePath
 from ..outcomes import ReasonCode
 from ._atomic import atomic_write
+from ._safe import read_regular
 
 __all__ = ["LastFailure", "WriterStatus", "load_status", "save_status"]
 
@@ -42,10 +44,9 @@ class WriterStatus(BaseModel):
 def load_status(path: Path) -> WriterStatus:
     """The status on disk; a missing or unreadable file reads as 'nothing recorded yet'."""
     try:
-        return WriterStatus.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
-        return WriterStatus()
-    except (OSError, ValidationError) as exc:
+        data = read_regular(path)  # never opens a FIFO or follows a symlink
+        return WriterStatus() if data is None else WriterStatus.model_validate_json(data)
+    except (OSError, ValidationError, UnsafePath) as exc:
         log.warning("ignoring unreadable %s: %s", path, exc)
         return WriterStatus()
 

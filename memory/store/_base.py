@@ -5,15 +5,19 @@ fsync + rename + directory fsync, optional git); `MemorySessionStore` keeps the 
 the simulator's speed. The shared test suite runs against both.
 
 Appends are O(1): each session's id index (id -> file) is read once per process from the file names and
-kept. A session's single writer is the process that appends to it (the runtime's session actor, or the
-host); `load()` always re-reads from storage."""
+kept. Writers take the session's lock (an `flock` on `sessions/<sid>/.lock`, which the kernel releases
+when a process dies), so two processes appending to one session take turns; a store that finds the
+session changed by another since it last wrote reads its index again under the lock. Node files are
+created exclusively: an existing file (a host's node not announced yet) is never overwritten. `load()`
+always re-reads from storage."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -46,14 +50,27 @@ __all__ = ["RESERVED_METADATA_KEYS", "SessionStore", "check_append_args"]
 Clock = Callable[[], float]
 
 
+class _Held(Protocol):
+    """A held session lock: the generation found in it (None: nothing else can change the session)."""
+
+    generation: int | None
+
+    def bump(self) -> None: ...
+
+
 class _Backend(Protocol):
-    """Raw storage of one home's `sessions/` tree; paths are relative to a session's directory."""
+    """Raw storage of one home's `sessions/` tree; paths are relative to a session's directory. `read`,
+    `write` and `lock` raise `SessionInvalid` for a symlink or a non-regular file in the session."""
 
     def sessions(self) -> list[str]: ...
     def exists(self, sid: str) -> bool: ...
+    def unsafe(self, sid: str) -> tuple[Path, str] | None: ...
     def read(self, sid: str, relpath: str) -> bytes | None: ...
     def history(self, sid: str) -> list[str]: ...
-    def write(self, sid: str, items: list[tuple[str, bytes]], site: str) -> None: ...
+    def lock(self, sid: str) -> AbstractContextManager[_Held]: ...
+    def write(
+        self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False
+    ) -> None: ...
     def commit(self, sid: str, relpaths: list[str], message: str) -> None: ...
     def path(self, sid: str, relpath: str = "") -> Path: ...
     def sweep(self, sid: str) -> list[Path]: ...
@@ -67,6 +84,7 @@ class _Live:
     index: dict[str, str]
     max_seq: int
     lock: threading.Lock = field(default_factory=threading.Lock)
+    generation: int | None = -1  # of the session lock when this was last in step with storage; -1: never
 
 
 def _json_copy(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,11 +177,20 @@ class SessionStore:
             )
         if not self._backend.exists(session_id):
             raise UnknownSession(session_id)
+        unsafe = self._backend.unsafe(session_id)
+        if unsafe is not None:  # nothing is read through a symlink: the session is refused as it is
+            return SessionSnapshot(
+                session_id, SessionMeta(id=session_id, created_at=0.0, updated_at=0.0), {}, [Problem(*unsafe)]
+            )
         self._sweep_once(session_id)
+        problems: list[Problem] = []
         # meta.json first: an append writes the node file before meta.json, so a head read now is among
         # the node files listed next, even while another process appends to the session.
-        meta_data = self._backend.read(session_id, "meta.json")
-        problems: list[Problem] = []
+        try:
+            meta_data = self._backend.read(session_id, "meta.json")
+        except SessionInvalid as exc:
+            problems.append(Problem(exc.path or self.path(session_id, "meta.json"), exc.reason))
+            meta_data = None
         nodes: list[Node] = []
         seen: dict[str, str] = {}
         for relpath in self._backend.history(session_id):
@@ -189,7 +216,11 @@ class SessionStore:
         if parsed is None:
             problems.append(Problem(path, "not a node file name (history/<shard>/<seq:06d>-<r>-<id>.json)"))
             return None
-        data = self._backend.read(sid, relpath)
+        try:
+            data = self._backend.read(sid, relpath)
+        except SessionInvalid as exc:  # a FIFO or a symlink: never opened, never followed
+            problems.append(Problem(exc.path or path, exc.reason))
+            return None
         if data is None:
             return None  # removed between listing and reading
         node, reason = parse_node(data)
@@ -290,32 +321,42 @@ class SessionStore:
             session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
         )
         live = self._get_live(session_id, create=True)
-        with live.lock:
-            head = live.meta.head
-            parent = head if predecessor is HEAD else predecessor
-            assert not isinstance(parent, HeadType)
-            if parent is not None and parent not in live.index:
-                raise UnknownNode(session_id, parent)
-            if node_id is None:
-                node_id = self._new_id(live)
-            elif node_id in live.index:
-                raise InvalidInput(f"session {session_id!r} already has a node {node_id!r}")
-            now = self._clock()
-            node = Node(
-                id=node_id,
-                seq=live.max_seq + 1,
-                role=role,
-                content=content,
-                predecessor=parent,
-                created_at=now,
-                metadata=clean_metadata,
-            )
+        if isinstance(predecessor, str) and not self._backend.exists(session_id):
+            raise UnknownNode(session_id, predecessor)  # no session to fork in, and none is created
+        with live.lock, self._writing(session_id, live, changes_view=True) as changing:
+            while True:
+                head = live.meta.head
+                parent = head if predecessor is HEAD else predecessor
+                assert not isinstance(parent, HeadType)
+                if parent is not None and parent not in live.index:
+                    raise UnknownNode(session_id, parent)
+                if node_id is not None and node_id in live.index:
+                    raise InvalidInput(f"session {session_id!r} already has a node {node_id!r}")
+                now = self._clock()
+                node = Node(
+                    id=self._new_id(live) if node_id is None else node_id,
+                    seq=live.max_seq + 1,
+                    role=role,
+                    content=content,
+                    predecessor=parent,
+                    created_at=now,
+                    metadata=clean_metadata,
+                )
+                relpath = node.relpath
+                changing()
+                try:
+                    self._backend.write(session_id, [(relpath, node.to_json())], "node", exclusive=True)
+                except FileExistsError:
+                    # A file this store was not told of has that name (a host's node, not announced
+                    # yet): it is never overwritten. Read the names again and take the next seq (each
+                    # round raises it past the file that collided).
+                    self._refresh(session_id, live)
+                    continue
+                break
             meta = live.meta.model_copy(deep=True)
             if parent == head or not live.index:
                 meta.head = node.id
             meta.updated_at = now
-            relpath = node.relpath
-            self._backend.write(session_id, [(relpath, node.to_json())], "node")
             self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
             live.index[node.id] = relpath
             live.max_seq = node.seq
@@ -338,11 +379,12 @@ class SessionStore:
         if node_id is not None:
             check_id(node_id, "node id")
         live = self._get_live(session_id)
-        with live.lock:
+        with live.lock, self._writing(session_id, live, changes_view=True) as changing:
             if node_id is not None and node_id not in live.index:
                 raise UnknownNode(session_id, node_id)
             meta = live.meta.model_copy(deep=True)
             meta.head = node_id
+            changing()
             self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
             live.meta = meta
             self._backend.commit(session_id, ["meta.json"], f"head: {node_id}")
@@ -359,7 +401,7 @@ class SessionStore:
         """Set people's annotations of a tip (archived, name, merged); they never decide what is written."""
         check_id(tip, "tip id")
         live = self._get_live(session_id)
-        with live.lock:
+        with live.lock, self._writing(session_id, live, changes_view=True) as changing:
             if tip not in live.index:
                 raise UnknownNode(session_id, tip)
             meta = live.meta.model_copy(deep=True)
@@ -372,6 +414,7 @@ class SessionStore:
                 meta.merged.append(tip)
             elif merged is False and tip in meta.merged:
                 meta.merged.remove(tip)
+            changing()
             self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
             live.meta = meta
             self._backend.commit(session_id, ["meta.json"], f"annotate {tip}")
@@ -388,7 +431,8 @@ class SessionStore:
         `meta.json` (so never `updated_at`) or any other node. Unknown ids raise before anything is
         written. Returns the ids whose bytes changed."""
         live = self._get_live(session_id)
-        with live.lock:
+        # Under the session lock, so that two processes marking one node cannot lose a mark.
+        with live.lock, self._writing(session_id, live, changes_view=False):
             nodes = self.read_nodes(session_id, list(dict.fromkeys(node_ids)))
             items: list[tuple[str, bytes]] = []
             changed: list[str] = []
@@ -467,6 +511,42 @@ class SessionStore:
 
     # -- internals -------------------------------------------------------------------------------------
 
+    @contextmanager
+    def _writing(self, sid: str, live: _Live, *, changes_view: bool) -> Iterator[Callable[[], None]]:
+        """Hold the session's lock across processes (inside `live.lock`). `changes_view`: the call changes
+        what stores keep (ids, the head), so first catch up if another process changed the session since
+        this store last wrote. Yields `changing()`, to call just before the first write: it bumps the
+        generation (before the write, so a writer that dies mid-write still tells the others)."""
+        with self._backend.lock(sid) as held:
+            if changes_view and held.generation is not None and held.generation != live.generation:
+                self._refresh(sid, live)
+                live.generation = held.generation
+            bumped = not changes_view
+
+            def changing() -> None:
+                nonlocal bumped
+                if not bumped:
+                    held.bump()
+                    live.generation = held.generation
+                    bumped = True
+
+            yield changing
+
+    def _refresh(self, sid: str, live: _Live) -> None:
+        """Read the session's file names and `meta.json` again (another process changed them); O(session)."""
+        index: dict[str, str] = {}
+        max_seq = self._index_files(sid, index)
+        data = self._backend.read(sid, "meta.json")
+        if data is not None:
+            live.meta = self._parse_meta(sid, data)
+        live.index, live.max_seq = index, max_seq
+
+    def _parse_meta(self, sid: str, data: bytes) -> SessionMeta:
+        try:
+            return SessionMeta.from_json(data)
+        except ValueError as exc:
+            raise SessionInvalid(sid, self.path(sid, "meta.json"), f"malformed meta.json: {exc}") from None
+
     def _sweep_once(self, session_id: str) -> None:
         """The first time this store (this process) opens a session, remove the temp files that dead
         writers left in it (a process killed between a write and its rename)."""
@@ -503,6 +583,9 @@ class SessionStore:
                 raise UnknownSession(sid)
             now = self._clock()
             return _Live(SessionMeta(id=sid, created_at=now, updated_at=now), {}, 0)
+        unsafe = self._backend.unsafe(sid)
+        if unsafe is not None:
+            raise SessionInvalid(sid, *unsafe)
         self._sweep_once(sid)
         index: dict[str, str] = {}
         max_seq = self._index_files(sid, index)
@@ -511,10 +594,5 @@ class SessionStore:
             now = self._clock()
             meta = SessionMeta(id=sid, created_at=now, updated_at=now)
         else:
-            try:
-                meta = SessionMeta.from_json(data)
-            except ValueError as exc:
-                raise SessionInvalid(
-                    sid, self.path(sid, "meta.json"), f"malformed meta.json: {exc}"
-                ) from None
+            meta = self._parse_meta(sid, data)
         return _Live(meta, index, max_seq)

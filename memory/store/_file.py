@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from ..durable import atomic_write_many, fsync_dir, is_temp_name, sweep_temp
+from ..durable import (
+    atomic_write_many,
+    check_dir,
+    exclusive_lock,
+    fsync_dir,
+    is_temp_name,
+    read_regular,
+    sweep_temp,
+)
+from ..errors import SessionInvalid, UnsafePath
 from ._base import Clock, SessionStore
 from ._git import SessionGit
 
 __all__ = ["FileSessionStore"]
+
+
+_LOCK = ".lock"  # sessions/<sid>/.lock: a dotfile, so never a node, a session or a temp file
+
+
+@contextlib.contextmanager
+def _refused_as_invalid(sid: str) -> Iterator[None]:
+    """A symlink or a FIFO inside a session makes that session invalid (the writer refuses it)."""
+    try:
+        yield
+    except UnsafePath as exc:
+        raise SessionInvalid(sid, exc.path, exc.reason) from None
+
+
+class _HeldLock:
+    """The session lock, held. The lock file holds a generation number that every writer that changes
+    what stores keep (the node ids, the head) bumps before it writes: a store that finds another number
+    than the one it left knows another process changed the session."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        line = os.pread(fd, 32, 0).split(b"\n", 1)[0]
+        self.generation: int | None = int(line) if line.isdigit() else 0
+
+    def bump(self) -> None:
+        assert self.generation is not None
+        self.generation += 1
+        os.pwrite(self._fd, f"{self.generation:020d}\n".encode(), 0)
 
 
 class _FileBackend:
@@ -25,54 +65,105 @@ class _FileBackend:
     def sessions(self) -> list[str]:
         if not self.root.is_dir():
             return []
+        # A symlink is listed too (without following it), so that `load` reports it.
         return [
-            entry.name for entry in self.root.iterdir() if entry.is_dir() and not entry.name.startswith(".")
+            entry.name
+            for entry in os.scandir(self.root)
+            if (entry.is_dir() or entry.is_symlink()) and not entry.name.startswith(".")
         ]
 
     def exists(self, sid: str) -> bool:
-        return (self.root / sid).is_dir()
+        path = self.root / sid
+        return path.is_dir() or path.is_symlink()
+
+    def unsafe(self, sid: str) -> tuple[Path, str] | None:
+        """The first directory of the session that is a symlink (or not a directory), with why."""
+        base = self.root / sid
+        try:
+            if check_dir(base) and check_dir(base / "history"):
+                with os.scandir(base / "history") as shards:
+                    for shard in shards:
+                        if shard.is_symlink():
+                            check_dir(Path(shard.path))
+        except UnsafePath as exc:
+            return exc.path, exc.reason
+        return None
 
     def read(self, sid: str, relpath: str) -> bytes | None:
-        try:
-            return (self.root / sid / relpath).read_bytes()
-        except FileNotFoundError:
-            return None
+        with _refused_as_invalid(sid):
+            return read_regular(self.root / sid / relpath)
 
     def history(self, sid: str) -> list[str]:
         history = self.root / sid / "history"
         if not history.is_dir():
             return []
         found: list[str] = []
-        for shard in sorted(history.iterdir()):
+        for shard in sorted(os.scandir(history), key=lambda entry: entry.name):
             if is_temp_name(shard.name) or shard.name.startswith("."):
                 continue
-            if not shard.is_dir():
+            if not shard.is_dir(follow_symlinks=False):
                 found.append(f"history/{shard.name}")
                 continue
-            for entry in sorted(shard.iterdir()):
-                if entry.name.startswith("."):
+            for name in sorted(os.listdir(shard.path)):
+                if name.startswith("."):
                     continue  # temp files of an interrupted write, editor dotfiles
-                found.append(f"history/{shard.name}/{entry.name}")
+                found.append(f"history/{shard.name}/{name}")
         return found
 
-    def write(self, sid: str, items: list[tuple[str, bytes]], site: str) -> None:
-        base = self.root / sid
+    def _make_dirs(self, directories: list[Path]) -> list[Path]:
+        """Create the missing ones of these nested directories (outermost first), refusing a symlink;
+        returns those this call created."""
         created: list[Path] = []
-        for relpath, _ in items:
-            parent = (base / relpath).parent
-            if not parent.is_dir():
-                for missing in reversed([parent, *parent.parents]):
-                    if not missing.exists():
-                        try:
-                            missing.mkdir()
-                        except FileExistsError:
-                            continue  # another session's first append made it (a shared parent)
-                        created.append(missing)
-        atomic_write_many([(base / relpath, data) for relpath, data in items], fsync=self.fsync, site=site)
+        if not self.root.is_dir():
+            for missing in reversed([self.root, *self.root.parents]):
+                if not missing.exists():
+                    try:
+                        missing.mkdir()
+                    except FileExistsError:
+                        continue
+                    created.append(missing)
+        for directory in directories:
+            if check_dir(directory):
+                continue
+            try:
+                directory.mkdir()
+            except FileExistsError:  # another process's first append made it: what is it?
+                check_dir(directory)
+                continue
+            created.append(directory)
+        return created
+
+    def _fsync_parents(self, created: list[Path], site: str) -> None:
         if self.fsync:
             # New directories must survive a power loss too: fsync each one's parent.
             for directory in dict.fromkeys(path.parent for path in created):
                 fsync_dir(directory, site=site)
+
+    @contextlib.contextmanager
+    def lock(self, sid: str) -> Iterator[_HeldLock]:
+        """Hold the session's lock (created with its directory if missing), across processes."""
+        base = self.root / sid
+        with _refused_as_invalid(sid):
+            self._fsync_parents(self._make_dirs([base]), "session")
+            with exclusive_lock(base / _LOCK) as fd:
+                yield _HeldLock(fd)
+
+    def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
+        base = self.root / sid
+        with _refused_as_invalid(sid):
+            directories: dict[Path, None] = {}
+            for relpath, _ in items:
+                parent = (base / relpath).parent
+                chain = [parent, *parent.parents]
+                directories.update(dict.fromkeys(reversed(chain[: chain.index(base) + 1])))
+            created = self._make_dirs(list(directories))
+            atomic_write_many(
+                [(base / relpath, data) for relpath, data in items],
+                fsync=self.fsync,
+                site=site,
+                exclusive=exclusive,
+            )
+            self._fsync_parents(created, site)
 
     def commit(self, sid: str, relpaths: list[str], message: str) -> None:
         if self.git:
@@ -80,13 +171,15 @@ class _FileBackend:
 
     def sweep(self, sid: str) -> list[Path]:
         base = self.root / sid
+        if self.unsafe(sid) is not None:
+            return []  # never unlink through a symlink; `load` reports the session
         removed = sweep_temp(base)
         history = base / "history"
         removed.extend(sweep_temp(history))
         if history.is_dir():
-            for shard in sorted(history.iterdir()):
-                if shard.is_dir() and not shard.name.startswith("."):
-                    removed.extend(sweep_temp(shard))
+            for shard in sorted(os.scandir(history), key=lambda entry: entry.name):
+                if shard.is_dir(follow_symlinks=False) and not shard.name.startswith("."):
+                    removed.extend(sweep_temp(Path(shard.path)))
         return removed
 
 

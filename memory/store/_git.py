@@ -63,6 +63,11 @@ class SessionGit:
             ("core.splitIndex", "true"),
         ):
             self._run("config", key, value)
+        # The session's lock file is the store's, not the host's history.
+        info = self.root / ".git" / "info"
+        info.mkdir(exist_ok=True)
+        with (info / "exclude").open("a", encoding="utf-8") as exclude:
+            exclude.write("/.lock\n")
 
     def commit(self, paths: Sequence[str], message: str) -> None:
         """Commit exactly `paths` (relative to the session root)."""

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from .. import faults
 from ._base import Clock, SessionStore
 
 __all__ = ["MemorySessionStore"]
+
+
+class _NoLock:
+    """Nothing else can change a store in memory: no generation to compare."""
+
+    generation: int | None = None
+
+    def bump(self) -> None:
+        return None
 
 
 class _MemoryBackend:
@@ -31,11 +42,20 @@ class _MemoryBackend:
     def history(self, sid: str) -> list[str]:
         return sorted(path for path in self.files.get(sid, {}) if path.startswith("history/"))
 
-    def write(self, sid: str, items: list[tuple[str, bytes]], site: str) -> None:
+    def unsafe(self, sid: str) -> tuple[Path, str] | None:
+        return None  # no symlinks in a dict
+
+    @contextlib.contextmanager
+    def lock(self, sid: str) -> Iterator[_NoLock]:
+        yield _NoLock()  # one process: the store's thread lock is enough
+
+    def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
         session = self.files.setdefault(sid, {})
         for relpath, data in items:
             faults.hit(f"{site}:write")
             faults.hit(f"{site}:rename")
+            if exclusive and relpath in session:
+                raise FileExistsError(f"{self.path(sid, relpath)} exists")
             session[relpath] = data
 
     def commit(self, sid: str, relpaths: list[str], message: str) -> None:

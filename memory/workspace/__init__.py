@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from ._archive import SessionArchive as SessionArchive
 from ._workspace import Workspace as Workspace
+from ._workspace import check_workspace_paths as check_workspace_paths
 
-__all__ = ["SessionArchive", "Workspace"]
+__all__ = ["SessionArchive", "Workspace", "check_workspace_paths"]

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import cast
 
 from .. import faults
-from ..durable import append_bytes, fsync_dir
+from ..durable import append_bytes, fsync_dir, open_regular, read_regular
 from ..errors import ArchiveCorrupt, InvalidInput
 from ..format import HEADER, ArchiveRecord, ScanResult, check_id, render_frame, scan_archive
 
@@ -77,10 +77,7 @@ class SessionArchive:
 
     def _loaded(self) -> ChainMap[str, int]:
         if self._ids is None:
-            try:
-                data = self.path.read_bytes()
-            except FileNotFoundError:
-                data = b""
+            data = read_regular(self.path) or b""
             self._adopt(scan_archive(data, self.session_id), replace=True)
         assert self._ids is not None
         return self._ids
@@ -133,11 +130,11 @@ class SessionArchive:
         nothing that anyone else uses, so the path is opened again."""
         while True:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL)  # never via a symlink
                 created = True
             except FileExistsError:
                 try:
-                    fd = os.open(self.path, os.O_RDWR)
+                    fd = open_regular(self.path, os.O_RDWR)
                 except FileNotFoundError:
                     continue
                 created = False

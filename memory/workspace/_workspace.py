@@ -18,17 +18,45 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .. import faults
-from ..durable import Installer, Recovery, TxLog, WriterStatus, ensure_workspace_id, load_status, save_status
+from ..durable import (
+    Installer,
+    Recovery,
+    TxLog,
+    WriterStatus,
+    check_dir,
+    check_file,
+    ensure_workspace_id,
+    load_status,
+    open_regular,
+    read_regular,
+    save_status,
+)
+from ..errors import UnsafePath
 from ..format import ArchiveRecord, anchor_of
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._index import Index
 
-__all__ = ["Workspace"]
+__all__ = ["Workspace", "check_workspace_paths"]
 
 log = logging.getLogger("dagmem.workspace")
 
 _ARCHIVES_KEPT = 256
+
+
+def check_workspace_paths(root: Path) -> None:
+    """Nothing of a workspace is written through a symlink (it would land outside the home) or opened if
+    it is a FIFO (it would hang): such a workspace is refused before anything is written (`UnsafePath`,
+    `WORKSPACE_INVALID`). The archives of sessions are checked when they are opened."""
+    state = root / ".dagmem"
+    for directory in (root, root / "sources", root / "topics", state, state / "stage"):
+        check_dir(directory)
+    for name in ("txlog.jsonl", "lock", "workspace-id", "index.sqlite3"):
+        check_file(state / name)
+    # status.json only reports: one that cannot be written (a directory in its place) never stops the
+    # writer (it says so in `status_problem`), but it is never written through a symlink.
+    if (state / "status.json").is_symlink():
+        raise UnsafePath(state / "status.json", "symbolic link")
 
 
 class Workspace:
@@ -48,6 +76,7 @@ class Workspace:
         self.sources = self.root / "sources"
         self.topics = self.root / "topics"
         self.state = self.root / ".dagmem"
+        check_workspace_paths(self.root)
         for directory in (self.root, self.sources, self.topics, self.state):
             directory.mkdir(parents=True, exist_ok=True)
         self.workspace_id = ensure_workspace_id(self.state / "workspace-id", fsync=fsync, new_id=workspace_id)
@@ -76,7 +105,7 @@ class Workspace:
         """Hold the workspace lock; `CONCURRENT_UPDATE` (retryable) if it stays busy past `timeout`."""
         faults.hit("lock")
         deadline = time.monotonic() + (self.lock_timeout if timeout is None else timeout)
-        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_regular(self.state / "lock", os.O_RDWR | os.O_CREAT)
         try:
             delay = 0.001
             while True:
@@ -167,10 +196,7 @@ class Workspace:
     # -- files -----------------------------------------------------------------------------------------
 
     def read_bytes(self, relpath: str) -> bytes | None:
-        try:
-            return (self.root / relpath).read_bytes()
-        except FileNotFoundError:
-            return None
+        return read_regular(self.root / relpath)  # never a FIFO's hang
 
     # -- status ----------------------------------------------------------------------------------------
 
