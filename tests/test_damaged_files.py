@@ -285,6 +285,16 @@ def test_an_incomplete_committed_txlog_line_without_a_stage_is_refused_and_kept(
     assert "txlog-unreadable" in violations(home)
 
 
+def test_verify_repair_drops_no_marker_while_a_txlog_line_is_unreadable(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    txlog(home).write_bytes(txlog(home).read_bytes()[:-20])
+    nodes = {p: p.read_bytes() for p in (home / "sessions").rglob("*.json")}
+    assert cli(["verify", "--repair", "--home", str(home)]) == 1
+    assert "not repairing markers" in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in (home / "sessions").rglob("*.json")} == nodes
+
+
 # -- case 11: blank or garbage lines in the txlog ---------------------------------------------------------
 
 
