@@ -68,7 +68,10 @@ def command(args: argparse.Namespace) -> int:
     report = check_home(store, memory, workspace_id, drained=args.strict)
     repaired: list[str] = []
     unhidden: list[str] = []
-    if args.repair and workspace_id is not None:
+    # An unreadable txlog line may hold the consumption of marked records: writing them again would file
+    # their memory twice, so no marker is touched until the txlog is repaired.
+    txlog_unreadable = any(v.kind == "txlog-unreadable" for v in report.violations)
+    if args.repair and workspace_id is not None and not txlog_unreadable:
         repaired = repair_markers(store, report, workspace_id)
         touched = sorted(
             {
@@ -99,6 +102,8 @@ def command(args: argparse.Namespace) -> int:
             )
         else:
             print(f"repaired: dropped the marker of {source_id} (it will be written again)")
+    if args.repair and txlog_unreadable:
+        print("not repairing markers: a txlog line is unreadable, and it may hold their consumption")
     if report.owed and not args.strict:
         print(f"{len(report.owed)} records owed but not yet due (not violations; --strict makes them so)")
     for violation in report.violations:

@@ -19,6 +19,7 @@ class ReasonCode(enum.StrEnum):
     INVALID_INPUT = "INVALID_INPUT"  # a session (or a call) is malformed; names the session and file
     ARCHIVE_CORRUPT = "ARCHIVE_CORRUPT"  # valid frames after a damaged one; appends refused
     WORKSPACE_INVALID = "WORKSPACE_INVALID"  # e.g. an unreadable workspace-id file
+    TXLOG_CORRUPT = "TXLOG_CORRUPT"  # a txlog line is not a committed transaction's; the workspace is refused
     # the transaction
     CONCURRENT_UPDATE = "CONCURRENT_UPDATE"  # lock busy, or files changed since they were distilled
     INVALID_TOPIC_FORMAT = "INVALID_TOPIC_FORMAT"  # an edit failed validation (the edit is rejected)
@@ -82,6 +83,9 @@ def classify(exc: BaseException) -> WriteFailure:
         return WriteFailure(ReasonCode.ARCHIVE_CORRUPT, str(exc))
     if isinstance(exc, InvalidInput):
         return WriteFailure(ReasonCode.INVALID_INPUT, str(exc))
+    code = getattr(exc, "code", None)
+    if isinstance(exc, DagmemError) and isinstance(code, ReasonCode):  # an error that names its own code
+        return WriteFailure(code, str(exc))
     if isinstance(exc, sqlite3.Error):  # the index cache; SQLite's errors are not OSErrors
         text = str(exc).lower()
         if "full" in text:  # "database or disk is full"

@@ -89,22 +89,7 @@ class _Workspace:
 
 def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     """Read the txlog, archives and topics of a workspace, reporting what is wrong with them alone."""
-    consumed: Counter[str] = Counter()
-    migrated: set[str] = set()
-    txlog = memory / ".dagmem" / "txlog.jsonl"
-    if txlog.exists():
-        for number, line in enumerate(txlog.read_bytes().split(b"\n"), 1):
-            if not line:
-                continue
-            try:
-                entry = json.loads(line)
-                ids = [str(x) for x in entry["consumed"]]
-            except (ValueError, KeyError, TypeError):
-                report.violations.append(Violation("txlog-unreadable", f"line {number}"))
-                continue
-            consumed.update(ids)
-            if entry.get("migrated"):
-                migrated.update(ids)
+    consumed, migrated = _read_txlog(memory / ".dagmem", report)
     for source_id, times in consumed.items():
         if times > 1:
             report.violations.append(Violation("consumed-twice", source_id, f"{times} txlog lines"))
@@ -117,6 +102,20 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         if scan.status == "corrupt":
             report.violations.append(Violation("archive-corrupt", str(path), scan.reason or ""))
         archived[session] = {frame.source_id for frame in scan.frames}
+        if scan.status == "torn" and any(
+            s.partition("/")[0] == session and s not in archived[session] for s in consumed
+        ):
+            # A crash tears only frames nobody consumed yet; this damage came later and is no torn tail.
+            fixable = scan_archive(data + b"\n", session).status == "complete"
+            report.violations.append(
+                Violation(
+                    "archive-damaged",
+                    str(path),
+                    f"{scan.reason} at byte {scan.damage_offset}, and a consumed source is not in the valid "
+                    "prefix"
+                    + ("; only the final newline is missing: the next write restores it" if fixable else ""),
+                )
+            )
         if scan.status != "complete":
             # The strict scan stops at a frame whose source id it has seen: after a valid prefix, a whole
             # frame again is not a torn write but evidence archived twice.
@@ -132,6 +131,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         return found
 
     cited: set[tuple[str, str]] = set()
+    claims: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}  # (claim, its sources) -> first block
     topics = memory / "topics"
     for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
         relpath = path.relative_to(memory).as_posix()
@@ -141,6 +141,18 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
             report.violations.append(Violation("topic-unreadable", relpath, str(exc)))
             continue
         for block in topic.blocks:
+            where = f"{relpath}#{block.id}"
+            claim = (
+                block.claim,
+                frozenset((s.session_id, s.anchor) for c in block.citations for s in c.sources),
+            )
+            if claim in claims:
+                report.violations.append(
+                    Violation(
+                        "duplicate-claim", where, f"the same claim citing the same sources as {claims[claim]}"
+                    )
+                )
+            claims.setdefault(claim, where)
             for citation in block.citations:
                 for source in citation.sources:
                     key = (source.session_id, source.anchor)
@@ -163,6 +175,49 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     report.archived = sum(len(v) for v in archived.values())
     report.cited = len(cited)
     return _Workspace(consumed, migrated, archived, cited)
+
+
+def _read_txlog(state: Path, report: OracleReport) -> tuple[Counter[str], set[str]]:
+    """(times each source id was consumed, ids consumed by migration) from the committed txlog lines.
+
+    Every line must be a transaction: a blank or unreadable one is a violation. At the end of the file, a
+    partial line whose stage still exists is a crash's torn write, not committed (recovery removes it);
+    blank lines after the last line hold nothing (recovery removes them too); a last line that parses but
+    lost its newline counts as committed unless its stage still exists."""
+    consumed: Counter[str] = Counter()
+    migrated: set[str] = set()
+    path = state / "txlog.jsonl"
+    data = path.read_bytes() if path.exists() else b""
+    body = data.rstrip(b"\n")
+    stages = {p.name for p in (state / "stage").iterdir()} if (state / "stage").is_dir() else set()
+    lines = body.split(b"\n") if body else []
+    for number, line in enumerate(lines, 1):
+        partial = number == len(lines) and len(body) == len(data)
+        if not line.strip():
+            report.violations.append(Violation("txlog-unreadable", f"line {number}", "a blank line"))
+            continue
+        try:
+            entry = json.loads(line)
+            tx = str(entry["tx"])
+            ids = [str(x) for x in entry["consumed"]]
+        except (ValueError, KeyError, TypeError):
+            heads = [f'{{"tx":"{stage}"'.encode() for stage in stages]
+            if partial and any(head.startswith(line) or line.startswith(head) for head in heads):
+                continue  # torn by a crash: its stage exists
+            report.violations.append(
+                Violation(
+                    "txlog-unreadable",
+                    f"line {number}",
+                    "incomplete, and no stage of it exists" if partial else "not a transaction line",
+                )
+            )
+            continue
+        if partial and tx in stages:
+            continue  # its newline never landed: not committed, recovery discards it
+        consumed.update(ids)
+        if entry.get("migrated"):
+            migrated.update(ids)
+    return consumed, migrated
 
 
 def _branches(nodes: Mapping[str, Mapping[str, Any]]) -> Iterable[list[str]]:

@@ -47,9 +47,16 @@ class Recovery:
     discarded: list[str] = field(default_factory=list)
     temp_removed: list[Path] = field(default_factory=list)
     txlog_truncated: bool = False
+    txlog_newline_restored: bool = False  # the last line, committed, had lost only its newline
 
     def __bool__(self) -> bool:
-        return bool(self.rolled_forward or self.discarded or self.temp_removed or self.txlog_truncated)
+        return bool(
+            self.rolled_forward
+            or self.discarded
+            or self.temp_removed
+            or self.txlog_truncated
+            or self.txlog_newline_restored
+        )
 
 
 class Installer:
@@ -83,8 +90,8 @@ class Installer:
             migrated=migrated,
         )
         stage = self.stage_root / record.tx
-        if files:
-            self._stage(stage, files)
+        # Staged even when empty: a stage is how recovery tells a torn line from a damaged committed one.
+        self._stage(stage, files)
         size = self.txlog.size()
         try:
             end = self.txlog.append(record)  # the commit point
@@ -94,7 +101,7 @@ class Installer:
             # A failed append puts the txlog back as it was (a partial line left anyway is a torn tail):
             # not committed, so the stage goes. Should the whole line still stand, it is committed, and
             # the stage stays for recovery to finish.
-            self.txlog.truncate_torn_tail()
+            self.txlog.recover_tail({record.tx})
             if self.txlog.size() <= size:
                 shutil.rmtree(stage, ignore_errors=True)
             raise
@@ -147,9 +154,11 @@ class Installer:
 
     def recover(self, *, sweep: Sequence[Path] = ()) -> Recovery:
         """Finish or discard what a dead process left: a torn txlog line, stages, and the temp files of
-        dead writers in the `sweep` directories."""
-        report = Recovery(txlog_truncated=self.txlog.truncate_torn_tail())
+        dead writers in the `sweep` directories. Raises `TxlogCorrupt` (nothing changed) if the txlog's
+        end is damaged in a way no crash explains."""
         stages = sorted(self.stage_root.iterdir()) if self.stage_root.is_dir() else []
+        tail = self.txlog.recover_tail({stage.name for stage in stages})
+        report = Recovery(txlog_truncated=tail == "truncated", txlog_newline_restored=tail == "restored")
         if stages:
             committed = self._committed({stage.name for stage in stages})
             for stage in stages:

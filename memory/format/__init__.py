@@ -52,6 +52,7 @@ from ._topic_model import make_block as make_block
 from ._topic_model import render_topic as render_topic
 from ._topic_parse import parse_topic as parse_topic
 from ._topic_validate import validate_topic as validate_topic
+from ._txrecord import TxlogCorrupt as TxlogCorrupt
 from ._txrecord import TxRecord as TxRecord
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "Topic",
     "TopicFormatError",
     "TxRecord",
+    "TxlogCorrupt",
     "anchor_of",
     "block_id",
     "block_links",

@@ -4,14 +4,34 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
 
 from ..errors import DagmemError
+from ..outcomes import ReasonCode
 
 __all__ = ["TxRecord", "TxlogCorrupt"]
 
 
 class TxlogCorrupt(DagmemError):
-    """A complete line of the txlog does not parse: the workspace needs a person."""
+    """A line of the txlog is not a committed transaction's line: writes are refused until a person looks.
+
+    `reason` says what is wrong with the line; `path` and `line` (1-based) say where, once known (the
+    line parser knows neither; the txlog reader adds them with `at`)."""
+
+    code: ClassVar[ReasonCode] = ReasonCode.TXLOG_CORRUPT
+
+    def __init__(self, reason: str, *, path: Path | None = None, line: int | None = None) -> None:
+        where = "txlog" if path is None else f"txlog {path}"
+        if line is not None:
+            where += f" is damaged at line {line}"
+        super().__init__(f"{where}: {reason}; nothing is written until it is repaired")
+        self.reason = reason
+        self.path = path
+        self.line = line
+
+    def at(self, path: Path, line: int) -> TxlogCorrupt:
+        return TxlogCorrupt(self.reason, path=path, line=line)
 
 
 @dataclass(frozen=True)
@@ -38,8 +58,15 @@ class TxRecord:
 
     @classmethod
     def from_line(cls, line: bytes) -> TxRecord:
+        if not line.strip():
+            raise TxlogCorrupt("a blank line (every line must be a committed transaction)")
         try:
             raw = json.loads(line)
+        except (ValueError, RecursionError):
+            raise TxlogCorrupt("not a JSON line") from None
+        if not isinstance(raw, dict):
+            raise TxlogCorrupt("not a JSON object")
+        try:
             record = cls(
                 tx=str(raw["tx"]),
                 seq=int(raw["seq"]),
@@ -49,8 +76,10 @@ class TxRecord:
                 files={str(k): (None if v is None else str(v)) for k, v in raw["files"].items()},
                 migrated=bool(raw.get("migrated", False)),
             )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise TxlogCorrupt(f"unreadable txlog line: {exc}") from None
+        except KeyError as exc:
+            raise TxlogCorrupt(f"no {exc} field") from None
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise TxlogCorrupt(f"a field has the wrong type ({exc})") from None
         if not record.tx.startswith(f"{record.seq:08d}-"):
-            raise TxlogCorrupt(f"txlog line {record.seq}: tx id {record.tx!r} does not carry its seq")
+            raise TxlogCorrupt(f"tx id {record.tx!r} does not carry its seq {record.seq}")
         return record

@@ -1,12 +1,19 @@
 """`SessionArchive`: appends frames to one session's evidence archive in O(batch), under an `flock` on
-the file, truncating a torn tail and refusing a corrupt archive."""
+the file, truncating a torn tail and refusing a corrupt archive.
+
+Damage at the end of the file is a torn tail (a crash mid-append) only if no committed transaction
+consumed a source that is not in the valid prefix: a crash tears only frames nobody consumed yet (the txlog
+line comes after the archive's fsync). So a last frame that an editor changed after it was consumed is
+never truncated. The one damage an editor's end-of-file fixer makes and that can be undone exactly, a
+missing final newline, is restored; anything else there is refused with `ArchiveCorrupt`, keeping every
+byte."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 from collections import ChainMap
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import cast
@@ -33,10 +40,20 @@ def _read(fd: int, start: int, end: int) -> bytes:
 class SessionArchive:
     """The archive file of one session. Not thread-safe; processes are serialised by an `flock` on the file."""
 
-    def __init__(self, path: Path, session_id: str, *, fsync: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path,
+        session_id: str,
+        *,
+        fsync: bool = True,
+        consumed: Callable[[], Collection[str]] | None = None,
+    ) -> None:
+        """`consumed` gives the source ids of this session that committed transactions consumed; it is
+        asked only before a damaged tail would be truncated. Without it, damage at the end is a torn tail."""
         self.path = Path(path)
         self.session_id = check_id(session_id, "session id")
         self._fsync = fsync
+        self._consumed = consumed
         # Archived id -> offset: new ids in maps[0], over a resumed index's lazy mapping (never copied,
         # so resuming a 10,000-turn archive costs O(1)). None: not loaded yet.
         self._ids: ChainMap[str, int] | None = None
@@ -47,12 +64,19 @@ class SessionArchive:
 
     @classmethod
     def from_state(
-        cls, path: Path, session_id: str, *, valid_end: int, ids: Mapping[str, int], fsync: bool = True
+        cls,
+        path: Path,
+        session_id: str,
+        *,
+        valid_end: int,
+        ids: Mapping[str, int],
+        fsync: bool = True,
+        consumed: Callable[[], Collection[str]] | None = None,
     ) -> SessionArchive:
         """Resume from a cached state (an index) without rescanning; the next append checks it against the file."""
         if valid_end < 0:
             raise ValueError(f"valid_end must be >= 0, not {valid_end}")
-        archive = cls(path, session_id, fsync=fsync)
+        archive = cls(path, session_id, fsync=fsync, consumed=consumed)
         # ChainMap only ever writes to maps[0], so the read-only base is safe behind the cast.
         archive._ids = ChainMap({}, cast("MutableMapping[str, int]", ids))
         archive._valid_end = valid_end
@@ -124,6 +148,36 @@ class SessionArchive:
             raise self._corrupt
         return size
 
+    def _restore_newline(self, fd: int, size: int) -> int:
+        """If the damaged end is whole frames but for the final newline, put it back (exactly the bytes the
+        writer wrote: a frame's line count leaves no other way to complete it with one newline)."""
+        tail = _read(fd, self._valid_end, size)
+        result = scan_archive(tail + b"\n", self.session_id, known_ids=self._loaded(), base=self._valid_end)
+        if result.status != "complete":
+            return size
+        append_bytes(self.path, b"\n", fsync=self._fsync, site="archive")
+        self._adopt(result, replace=False)
+        return size + 1
+
+    def _check_torn(self, fd: int, size: int, known: Collection[str]) -> None:
+        """Refuse (`ArchiveCorrupt`, nothing deleted) to truncate a damaged end while a consumed source of
+        this session is not in the valid prefix: that end may hold it, so it is not a crash's torn tail."""
+        if self._consumed is None:
+            return
+        missing = sorted(source_id for source_id in self._consumed() if source_id not in known)
+        if not missing:
+            return
+        tail = _read(fd, self._valid_end, size)
+        scan = scan_archive(tail, self.session_id, known_ids=known, base=self._valid_end)
+        offset = scan.damage_offset if scan.damage_offset is not None else self._valid_end
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise ArchiveCorrupt(
+            self.path,
+            offset,
+            f"{scan.reason or 'damaged'}; consumed source(s) {shown} are not in the valid prefix, so the "
+            "damaged end is no torn tail and nothing is deleted (restore the file from a copy)",
+        )
+
     def _open_locked(self) -> tuple[int, bool]:
         """Open the file (created if missing) and lock it: (fd, whether this call created it). A lock won
         on a file that was unlinked meanwhile (a failed first append removes the file it created) locks
@@ -167,11 +221,14 @@ class SessionArchive:
         fd, created = self._open_locked()
         try:
             size = self._sync(fd)
+            if size > self._valid_end:
+                size = self._restore_newline(fd, size)
             known = self._loaded()
             new = [(sid, frame) for sid, frame in rendered.items() if sid not in known]
             if not new:
                 return []
             if size > self._valid_end:
+                self._check_torn(fd, size, known)
                 faults.hit("archive:truncate")
                 os.ftruncate(fd, self._valid_end)
                 if self._fsync:

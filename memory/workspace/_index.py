@@ -72,7 +72,9 @@ class Index:
     # -- consumed (from the txlog) ---------------------------------------------------------------------
 
     def sync_txlog(self, txlog: TxLog) -> None:
-        """Bring the consumed ids up to date with the txlog: read only lines added since last time."""
+        """Bring the consumed ids up to date with the txlog: read only lines added since last time. The
+        new lines are all read before the cache changes, so a damaged one (`TxlogCorrupt`) leaves it as
+        it was."""
         with self._lock:
             row = self._db.execute(
                 "SELECT size, last_start, last_sha FROM txlog_state WHERE id = 1"
@@ -80,17 +82,20 @@ class Index:
             size = txlog.size()
             if row is not None and row[0] == size and self._line_sha(txlog, row[1], row[0]) == row[2]:
                 return
-            if row is None or row[0] > size or self._line_sha(txlog, row[1], row[0]) != row[2]:
-                with self._transaction() as db:
+            rebuild = row is None or row[0] > size or self._line_sha(txlog, row[1], row[0]) != row[2]
+            start = 0 if rebuild else int(row[0])
+            lines = list(txlog.read_from(start))
+            if not lines and not rebuild:
+                return
+            with self._transaction() as db:
+                if rebuild:
                     db.execute("DELETE FROM consumed")
                     db.execute("DELETE FROM txlog_state")
-                start = 0
-            else:
-                start = int(row[0])
-            previous = start
-            for end, record in txlog.read_from(start):
-                self.add_tx(record, start=previous, end=end, txlog=txlog)
-                previous = end
+                for _end, record in lines:
+                    self._consume(db, record)
+                if lines:
+                    last_start = lines[-2][0] if len(lines) > 1 else start
+                    self._set_state(db, start=last_start, end=lines[-1][0], txlog=txlog)
 
     @staticmethod
     def _line_sha(txlog: TxLog, start: int, end: int) -> str:
@@ -106,14 +111,30 @@ class Index:
     def add_tx(self, record: TxRecord, *, start: int, end: int, txlog: TxLog) -> None:
         """Record a committed line that spans bytes [start, end) of the txlog."""
         with self._transaction() as db:
-            db.executemany(
-                "INSERT OR IGNORE INTO consumed (source_id, tx, migrated) VALUES (?, ?, ?)",
-                [(source_id, record.tx, int(record.migrated)) for source_id in record.consumed],
-            )
-            db.execute(
-                "INSERT OR REPLACE INTO txlog_state (id, size, last_start, last_sha) VALUES (1, ?, ?, ?)",
-                (end, start, self._line_sha(txlog, start, end)),
-            )
+            self._consume(db, record)
+            self._set_state(db, start=start, end=end, txlog=txlog)
+
+    @staticmethod
+    def _consume(db: sqlite3.Connection, record: TxRecord) -> None:
+        db.executemany(
+            "INSERT OR IGNORE INTO consumed (source_id, tx, migrated) VALUES (?, ?, ?)",
+            [(source_id, record.tx, int(record.migrated)) for source_id in record.consumed],
+        )
+
+    def _set_state(self, db: sqlite3.Connection, *, start: int, end: int, txlog: TxLog) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO txlog_state (id, size, last_start, last_sha) VALUES (1, ?, ?, ?)",
+            (end, start, self._line_sha(txlog, start, end)),
+        )
+
+    def consumed_in(self, session: str) -> list[str]:
+        """Every source id of `session` that a committed transaction consumed."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT source_id FROM consumed WHERE source_id >= ? AND source_id < ?",
+                (f"{session}/", f"{session}0"),  # '0' is the character after '/'
+            ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def consumed(self, source_ids: Iterable[str]) -> dict[str, str]:
         """source id -> the tx that consumed it, for those of `source_ids` already consumed."""

@@ -128,6 +128,9 @@ class Workspace:
     def recover(self, *, full: bool = False) -> Recovery:
         """Under the lock: finish or discard a dead writer's transaction; `full` also removes the temp
         files that dead writers left in the workspace (never a live process's: it may be mid-write)."""
+        # Every txlog line not indexed yet is read first: a damaged one refuses the workspace
+        # (`TxlogCorrupt`) before recovery changes anything.
+        self.index.sync_txlog(self.txlog)
         report = self.installer.recover(sweep=[self.root, self.state] if full else ())
         self.index.sync_txlog(self.txlog)
         return report
@@ -141,7 +144,8 @@ class Workspace:
             return archive
         path = self.sources / f"{session_id}.md"
         state = self.index.archive_state(session_id)
-        archive = SessionArchive(path, session_id, fsync=self.fsync)
+        consumed = self._consumed_in(session_id)
+        archive = SessionArchive(path, session_id, fsync=self.fsync, consumed=consumed)
         if state is not None:
             valid_end, size, mtime_ns = state
             try:
@@ -158,11 +162,19 @@ class Workspace:
                     valid_end=valid_end,
                     ids=self.index.archived_ids(session_id),
                     fsync=self.fsync,
+                    consumed=consumed,
                 )
         self._archives[session_id] = archive
         if len(self._archives) > _ARCHIVES_KEPT:
             self._archives.popitem(last=False)
         return archive
+
+    def _consumed_in(self, session_id: str) -> Callable[[], list[str]]:
+        def consumed() -> list[str]:
+            self.index.sync_txlog(self.txlog)
+            return self.index.consumed_in(session_id)
+
+        return consumed
 
     def archive(self, session_id: str, records: Sequence[ArchiveRecord]) -> list[str]:
         """Archive the records not archived yet (idempotent, append-only, O(batch)); returns the new ids."""
