@@ -111,6 +111,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     view.add_argument("--open", action="store_true", help="open the page in a web browser")
 
+    mcp = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve memory to an agent over MCP (stdio): recall, core, status, append_turn, set_head",
+    )
+    mcp.add_argument(
+        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+    )
+    mcp.add_argument(
+        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+    )
+
     sim = sub.add_parser(
         "sim",
         parents=[common],
@@ -243,6 +255,10 @@ def _run(args: argparse.Namespace) -> int:
         from ._import import command as import_command
 
         return import_command(args)
+    if command == "mcp":
+        from ._mcp import command as mcp_command
+
+        return mcp_command(args)
     if command == "view":
         from ._view import command as view_command
 
