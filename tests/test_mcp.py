@@ -335,8 +335,7 @@ async def test_sigkill_mid_write_then_a_restart_leaves_a_verified_home(tmp_path:
     assert f"{len(nodes)} records" in result.stdout
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a plain subprocess: one backend is enough
-async def test_a_home_that_is_a_file_is_a_mistake(tmp_path: Path) -> None:
+def test_a_home_that_is_a_file_is_a_mistake(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.write_text("not a directory")
     result = subprocess.run(
