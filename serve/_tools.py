@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ..actors import Runtime
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession
-from ..memory.format import HEAD, is_valid_id
+from ..memory.format import HEAD, content_problem, is_valid_id
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
 
@@ -112,6 +112,9 @@ class MemoryTools:
 
     async def append_turn(self, session_id: str, role: str, content: str, predecessor: str | None) -> str:
         self._id("session_id", session_id)
+        problem = content_problem(content)
+        if problem is not None:
+            raise ArgumentError("content", problem)
         if predecessor is not None:
             self._id("predecessor", predecessor)
             if not (self.home / "sessions" / session_id).is_dir():
@@ -122,6 +125,8 @@ class MemoryTools:
             )
         except (UnknownNode, UnknownSession) as exc:
             raise ArgumentError("predecessor", str(exc)) from None
+        except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
+            raise ArgumentError("arguments", str(exc)) from None
 
     async def set_head(self, session_id: str, node_id: str) -> dict[str, str]:
         self._session("session_id", session_id)

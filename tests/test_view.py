@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore
-from dagmem.memory.format import MARKER_KEY
+from dagmem.memory.policy import with_marker
 from dagmem.memory.write import write_home
 from dagmem.view import MIN_RUN, layout, read_home, render_page
 
@@ -166,24 +166,27 @@ def test_a_5000_turn_session_with_50_forks_stays_small(tmp_path: Path) -> None:
     store = FileSessionStore(home, fsync=False)
     rng = random.Random(5)
     words = "tram tile river sunset bakery museum hill quiet family trip rain jacket".split()
-    marker = {MARKER_KEY: "w-0123456789abcdef"}
+    workspace = "w-0123456789abcdef"
     main: list[str] = []
     for i in range(4_000):
         text = " ".join(rng.choice(words) for _ in range(rng.randint(8, 30)))
-        main.append(store.append("big", "user" if i % 2 else "assistant", text, metadata=marker).id)
+        main.append(store.append("big", "user" if i % 2 else "assistant", text).id)
+    store.update_node_metadata("big", main, lambda _id, metadata: with_marker(metadata, workspace))
     for k, at in enumerate(sorted(rng.sample(range(10, 3_990), 50))):
         previous = main[at]
         for j in range(20):
             previous = store.append("big", "user", f"side {k} turn {j}", predecessor=previous).id
     store.set_head("big", main[-1])
     (home / "memory" / ".dagmem").mkdir(parents=True)
-    (home / "memory" / ".dagmem" / "workspace-id").write_text("w-0123456789abcdef\n")
+    (home / "memory" / ".dagmem" / "workspace-id").write_text(workspace + "\n")
     page, stats = render_page(read_home(home))
     print(f"\n5,000 turns, 50 forks: {stats.drawn} rows drawn, {stats.tips} tips, {stats.bytes:,} bytes")
     assert stats.nodes == 5_000
     assert stats.tips == 51
     assert stats.drawn <= 260  # 50 forks, 51 tips, a head, and the runs between them
     assert page.count('class="it ') == stats.drawn
+    assert 'class="it st-written' in page  # the marked main line
+    assert 'class="it st-owed' in page  # the side branches, never written
     assert stats.bytes < 1_200_000
 
 
