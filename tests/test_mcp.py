@@ -26,11 +26,15 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp_types import INVALID_PARAMS  # noqa: E402
 
+import dagmem  # noqa: E402
 from dagmem import FileSessionStore  # noqa: E402
 from dagmem.memory.durable import read_workspace_id  # noqa: E402
 from dagmem.memory.policy import is_marked  # noqa: E402
 
 pytestmark = pytest.mark.anyio
+
+# Recall (issue 8) lands separately; until then Runtime.recall answers with no hits.
+RECALL_BUILT = hasattr(dagmem, "Hit")
 
 # Writes run often: a branch is due when its unwritten turns reach this many tokens.
 THRESHOLD = "30"
@@ -163,17 +167,29 @@ async def test_tools_a_forked_conversation_recall_and_topics(tmp_path: Path) -> 
         assert sorted(t.id for t in snapshot.tips()) == sorted([ids["a2"], ids["a2b"]])
         assert snapshot.meta.head == ids["a2"]
 
-        # Recall from each tip: hits come back as JSON objects (an empty list while recall is not built).
-        for tip in (ids["a2"], ids["a2b"]):
-            hits = await call(client, "recall", query="toddler Sintra", session_id="trip", tip=tip, k=3)
+        # Write everything now, then recall from each tip.
+        flushed = await call(client, "flush")
+        assert flushed["pending_turns"] == 0
+        query = "pack Lisbon children strollers Sintra toddler carrier"
+        classes: dict[str, dict[str, str]] = {}
+        for tip in ("a2", "a2b"):
+            hits = await call(client, "recall", query=query, session_id="trip", tip=ids[tip], k=10)
             assert isinstance(hits, list)
-            assert all(isinstance(hit, dict) for hit in hits)
-        assert isinstance(await call(client, "recall", query="stroller"), list)
+            names = {node_id: name for name, node_id in ids.items()}
+            classes[tip] = {
+                names[e["node"]]: hit["branch"] for hit in hits for e in hit["evidence"] if e["node"] in names
+            }
+        if RECALL_BUILT:
+            # The shared prefix is on both branches; each fork's answer is on its own tip, a sibling's on the other.
+            assert classes["a2"]["u1"] == classes["a2b"]["u1"] == "on"
+            assert classes["a2"]["u2"] == "on"
+            assert classes["a2"]["u2b"] == "sibling"
+            assert classes["a2b"]["u2b"] == "on"
+            assert classes["a2b"]["u2"] == "sibling"
+        else:  # Runtime.recall is not built on this branch yet: it answers, with no hits
+            assert classes == {"a2": {}, "a2b": {}}
 
-        # The writes the turns made due (threshold 30 tokens) put topics on disk: listed and readable.
-        with anyio.fail_after(60):
-            while not (resources := (await client.list_resources()).resources):  # noqa: ASYNC110
-                await anyio.sleep(0.1)  # the writer runs in the server: nothing here to wait on
+        resources = (await client.list_resources()).resources
         uris = sorted(str(r.uri) for r in resources)
         assert all(uri.startswith("memory://topics/") for uri in uris)
         read = await client.read_resource(uris[0])
@@ -223,6 +239,8 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("recall", {"query": "x", "k": "many"}, "k"),
     ("recall", {"query": "x", "tip": "n1"}, "tip"),
     ("recall", {"query": "x", "session_id": "nowhere"}, "session_id"),
+    # Only recall itself can tell that a tip is not in the session.
+    *([("recall", {"query": "x", "session_id": "trip", "tip": "nope"}, "tip")] if RECALL_BUILT else []),
 ]
 
 
