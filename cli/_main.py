@@ -99,6 +99,30 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("name", choices=BENCHMARKS, help="which benchmark")
     bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
 
+    view = sub.add_parser(
+        "view", parents=[common], help="draw the home's sessions as one self-contained HTML page"
+    )
+    view.add_argument("--session", action="append", help="only this session (repeatable)")
+    view.add_argument(
+        "--out",
+        type=Path,
+        default=Path("dagmem-view.html"),
+        help="the page (default ./dagmem-view.html; - for stdout)",
+    )
+    view.add_argument("--open", action="store_true", help="open the page in a web browser")
+
+    mcp = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve memory to an agent over MCP (stdio): recall, core, status, append_turn, set_head",
+    )
+    mcp.add_argument(
+        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+    )
+    mcp.add_argument(
+        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+    )
+
     sim = sub.add_parser(
         "sim",
         parents=[common],
@@ -186,7 +210,7 @@ class CommandError(DagmemError):
 _DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
 
 # Commands that read a home and must never create one; `write` needs its sessions/ too.
-_READS_HOME = {"status", "verify", "write"}
+_READS_HOME = {"status", "verify", "view", "write"}
 
 
 def _check_home(command: str, home: Path) -> None:
@@ -200,7 +224,7 @@ def _check_home(command: str, home: Path) -> None:
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )
-    if command in ("status", "verify") and not home.is_dir():
+    if command in ("status", "verify", "view") and not home.is_dir():
         raise CommandError(f"--home {home}: no such directory")
 
 
@@ -231,6 +255,14 @@ def _run(args: argparse.Namespace) -> int:
         from ._import import command as import_command
 
         return import_command(args)
+    if command == "mcp":
+        from ._mcp import command as mcp_command
+
+        return mcp_command(args)
+    if command == "view":
+        from ._view import command as view_command
+
+        return view_command(args)
     if command == "sim":
         from ._sim import command as sim_command
 

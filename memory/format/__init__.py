@@ -8,6 +8,7 @@ from ._archive_codec import HEADER as HEADER
 from ._archive_codec import ArchiveRecord as ArchiveRecord
 from ._archive_codec import anchor_of as anchor_of
 from ._archive_codec import render_frame as render_frame
+from ._archive_scan import Frame as Frame
 from ._archive_scan import ScanResult as ScanResult
 from ._archive_scan import scan_archive as scan_archive
 from ._core import plan_core as plan_core
@@ -67,6 +68,7 @@ __all__ = [
     "Block",
     "BranchInfo",
     "Citation",
+    "Frame",
     "HeadType",
     "Node",
     "Problem",

@@ -1,0 +1,62 @@
+"""`dagmem view [--session S] [--out FILE] [--open]`: the home drawn as one self-contained HTML file.
+
+Read-only: the page is written outside the home (a path inside it is refused), and nothing in the home is
+created or changed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import webbrowser
+from pathlib import Path
+
+from ..view import read_home, render_page
+from ._main import CommandError
+
+__all__ = ["command"]
+
+
+def _inside(path: Path, home: Path) -> bool:
+    return path.resolve().is_relative_to(home.resolve())
+
+
+def command(args: argparse.Namespace) -> int:
+    home: Path = args.home
+    out: Path = args.out
+    to_stdout = str(out) == "-"
+    if not to_stdout:
+        if _inside(out, home):
+            raise CommandError(f"--out {out}: inside the home; `dagmem view` writes nothing there")
+        if not out.parent.is_dir():
+            raise CommandError(f"--out {out}: no such directory {out.parent}")
+        if out.is_dir():
+            raise CommandError(f"--out {out}: a directory")
+    if args.open and to_stdout:
+        raise CommandError("--open needs --out FILE, not -")
+    page, stats = render_page(read_home(home, args.session), filtered=bool(args.session))
+    if to_stdout:
+        sys.stdout.write(page)
+        return 0
+    out.write_text(page, encoding="utf-8")
+    if args.open:
+        webbrowser.open(out.resolve().as_uri())
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "out": str(out),
+                    "bytes": stats.bytes,
+                    "sessions": stats.sessions,
+                    "nodes": stats.nodes,
+                    "drawn": stats.drawn,
+                    "tips": stats.tips,
+                }
+            )
+        )
+    else:
+        print(
+            f"wrote {out}: {stats.sessions} sessions, {stats.nodes} nodes in {stats.drawn} rows, "
+            f"{stats.tips} tips, {stats.bytes:,} bytes"
+        )
+    return 0

@@ -1,0 +1,234 @@
+"""`dagmem mcp`: dagmem's memory as a Model Context Protocol server over stdio (the official `mcp` SDK).
+
+The server embeds one `Runtime` on the home, so turns sent through `append_turn` are written as DESIGN §3
+says (per turn, on head moves, at the boundary). It stops cleanly on the end of stdin or on SIGTERM /
+SIGINT: the server stops taking calls, then `flush(force=True)` boundary-writes every session, so nothing
+is left owed. A SIGKILL loses nothing either: every acknowledged turn is already on disk, and the next
+server (or `dagmem write`) writes what is owed.
+
+Invalid arguments are MCP protocol errors (`-32602`, invalid params) whose message and `data.argument`
+name the argument, whether the SDK's schema check or dagmem's own check found them; nothing is written."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any, Literal, cast
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult
+from mcp_types import Resource as MCPResource
+from pydantic import Field, ValidationError
+
+from .. import __version__
+from ..actors import Runtime, RuntimeConfig
+from ._tools import MAX_K, ArgumentError, MemoryTools, topic_slugs
+
+__all__ = ["DagmemServer", "build_server", "serve"]
+
+log = logging.getLogger("dagmem.mcp")
+
+Role = Literal["user", "assistant", "tool", "system"]
+SessionId = Annotated[str, Field(description="the session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})")]
+
+
+def _invalid(argument: str, message: str) -> MCPError:
+    return MCPError(code=INVALID_PARAMS, message=message, data={"argument": argument})
+
+
+class DagmemServer(MCPServer[Any]):
+    """MCPServer with dagmem's argument errors and one listed resource per topic file."""
+
+    def __init__(self, tools: MemoryTools) -> None:
+        super().__init__(
+            "dagmem",
+            version=__version__,
+            instructions=(
+                "Long-term memory of branching conversations. Send every user and assistant turn with "
+                "append_turn (fork by naming an earlier node as predecessor); call recall before answering "
+                "to find what was said before, on this branch first; core() is the always-injected block."
+            ),
+            log_level="WARNING",
+        )
+        self.tools = tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ArgumentError):
+                raise _invalid(cause.argument, str(cause)) from None
+            if isinstance(cause, ValidationError):
+                errors = cause.errors()
+                where = ".".join(str(part) for part in errors[0]["loc"]) if errors else "arguments"
+                message = "; ".join(
+                    f"invalid argument {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}" for e in errors
+                )
+                raise _invalid(where, message or str(cause)) from None
+            raise
+
+    async def list_resources(self) -> list[MCPResource]:
+        listed = await super().list_resources()
+        for slug in await anyio.to_thread.run_sync(topic_slugs, self.tools.memory):
+            listed.append(
+                MCPResource(
+                    uri=f"memory://topics/{slug}",
+                    name=slug,
+                    title=f"topics/{slug}.md",
+                    description="a topic of distilled memory: claims with footnotes citing the archive",
+                    mime_type="text/markdown",
+                )
+            )
+        return listed
+
+
+def build_server(tools: MemoryTools) -> DagmemServer:
+    server = DagmemServer(tools)
+
+    @server.tool()
+    async def recall(
+        query: Annotated[str, Field(description="what to look for")],
+        session_id: Annotated[str | None, Field(description="rank relative to this session")] = None,
+        tip: Annotated[str | None, Field(description="the branch's last node (default: the head)")] = None,
+        k: Annotated[int, Field(description=f"how many hits (1 to {MAX_K})")] = 5,
+    ) -> list[dict[str, Any]]:
+        """Search memory: the best topic blocks, each with its evidence (the archived turns it cites) and,
+        with a session, its branch class (on / sibling / other) relative to `tip`."""
+        return await tools.recall(query, session_id, tip, k)
+
+    @server.tool()
+    async def core() -> str:
+        """The core block (memory/core.md): the facts always worth having in context ("" when none)."""
+        return await anyio.to_thread.run_sync(tools.core)
+
+    @server.tool()
+    async def status() -> dict[str, Any]:
+        """The writer's last outcome and failure, and the turns the live sessions still owe to memory."""
+        return tools.status()
+
+    @server.tool()
+    async def flush() -> dict[str, Any]:
+        """Write everything owed now: every session of the home is boundary-written (the server also does
+        this when it stops). Returns the status afterwards."""
+        return await tools.flush()
+
+    @server.tool()
+    async def append_turn(
+        session_id: SessionId,
+        role: Annotated[Role, Field(description="who said it; only user and assistant turns are records")],
+        content: Annotated[str, Field(description="the turn's text")],
+        predecessor: Annotated[
+            str | None, Field(description="the node it answers; omitted: after the head (a fork otherwise)")
+        ] = None,
+    ) -> str:
+        """Append a turn to a session and return its node id. Without `predecessor` the turn continues the
+        head, which then moves to it. Naming an earlier node forks there; the head stays where it was, so
+        continue that branch by naming the new node as the next turn's predecessor (or call set_head)."""
+        return await tools.append_turn(session_id, role, content, predecessor)
+
+    @server.tool()
+    async def set_head(
+        session_id: SessionId,
+        node_id: Annotated[str, Field(description="the node the conversation continues from")],
+    ) -> dict[str, str]:
+        """Move a session's head (the user went back to an earlier turn). The branch it leaves is written
+        to memory if the head does not return to it soon."""
+        return await tools.set_head(session_id, node_id)
+
+    @server.resource(
+        "memory://topics/{slug}",
+        name="topic",
+        description="a topic file of distilled memory (markdown with footnotes)",
+        mime_type="text/markdown",
+    )
+    async def topic(slug: str) -> str:
+        text = await anyio.to_thread.run_sync(tools.topic, slug)
+        if text is None:
+            raise ResourceNotFoundError(f"no topic {slug!r}")
+        return text
+
+    return server
+
+
+class _StdinLines:
+    """Lines of stdin for the SDK's stdio transport, read by a daemon thread with `os.read` on a private
+    descriptor. The SDK's own reader blocks a worker thread that cancellation cannot free, so SIGTERM could
+    not stop a server whose host keeps stdin open; and a thread blocked inside `sys.stdin.buffer` holds its
+    lock, which aborts the interpreter at exit. A raw read holds nothing."""
+
+    def __init__(self) -> None:
+        self._send: MemoryObjectSendStream[str]
+        self._receive: MemoryObjectReceiveStream[str]
+        self._send, self._receive = anyio.create_memory_object_stream[str](0)
+
+    def start(self) -> None:
+        token = anyio.lowlevel.current_token()
+        fd = os.dup(sys.stdin.fileno())
+
+        def pump() -> None:
+            pending = b""
+            try:
+                while chunk := os.read(fd, 65536):
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        anyio.from_thread.run(self._send.send, line.decode("utf-8", "replace"), token=token)
+                if pending:
+                    anyio.from_thread.run(self._send.send, pending.decode("utf-8", "replace"), token=token)
+            except Exception:  # the loop is gone (we are exiting) or the pipe broke: stop reading
+                pass
+            finally:
+                with contextlib.suppress(Exception):
+                    anyio.from_thread.run_sync(self._send.close, token=token)
+
+        threading.Thread(target=pump, name="dagmem-mcp-stdin", daemon=True).start()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._receive.__aiter__()
+
+
+async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
+    """Serve MCP on stdin/stdout until stdin ends or a SIGTERM/SIGINT, then boundary-write everything.
+
+    The signal handlers stay installed through the final write, so a second SIGTERM (a host that gives up
+    waiting) does not cut it short; only SIGKILL does, and that loses nothing (the next start writes it)."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with Runtime.open(home, config=config) as runtime:
+            server = build_server(MemoryTools(runtime, home))
+            lines = _StdinLines()
+            lines.start()
+            async with anyio.create_task_group() as tg:
+
+                async def stop_on_signal() -> None:
+                    async for signum in signals:
+                        log.info("signal %s: stopping", signum)
+                        tg.cancel_scope.cancel()
+                        return
+
+                tg.start_soon(stop_on_signal)
+                # `MCPServer.run_stdio_async` with our stdin: the SDK types `stdin` as an AsyncFile but only
+                # iterates over it, and MCPServer has no public handle on its low-level server (mcp is
+                # pinned to 2.x; tests/test_mcp.py fails loudly if this changes).
+                lowlevel = server._lowlevel_server
+                async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write):
+                    await lowlevel.run(read, write, lowlevel.create_initialization_options())
+                tg.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await runtime.flush(force=True)

@@ -1,0 +1,147 @@
+"""What the MCP tools do, over one embedded `Runtime` and its home. Every argument is checked before the
+runtime is called, and a bad one raises `ArgumentError` naming it: nothing is written.
+
+The runtime checks what it alone can (does the predecessor exist?) and raises `UnknownNode` /
+`UnknownSession` before it writes anything; those are mapped to the argument they came from."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from ..actors import Runtime
+from ..memory.errors import InvalidInput, UnknownNode, UnknownSession
+from ..memory.format import HEAD, content_problem, is_valid_id
+
+__all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
+
+MAX_K: Final = 50
+SLUG: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+class ArgumentError(InvalidInput):
+    """A tool argument is invalid; `argument` is its name."""
+
+    def __init__(self, argument: str, reason: str) -> None:
+        super().__init__(f"invalid argument {argument!r}: {reason}")
+        self.argument = argument
+        self.reason = reason
+
+
+def _jsonable(value: object) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def topic_slugs(memory: Path) -> list[str]:
+    """The slugs of the topic files in `memory/topics/`, sorted."""
+    directory = memory / "topics"
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.glob("*.md") if SLUG.fullmatch(p.stem))
+
+
+class MemoryTools:
+    def __init__(self, runtime: Runtime, home: Path) -> None:
+        self.runtime = runtime
+        self.home = home
+        self.memory = home / "memory"
+
+    # -- argument checks -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _id(argument: str, value: str) -> str:
+        if not is_valid_id(value):
+            raise ArgumentError(argument, f"{value!r} is not an id ([A-Za-z0-9][A-Za-z0-9_-]{{0,63}})")
+        return value
+
+    def _session(self, argument: str, value: str) -> str:
+        self._id(argument, value)
+        if not (self.home / "sessions" / value).is_dir():
+            raise ArgumentError(argument, f"no session {value!r}")
+        return value
+
+    # -- the tools -------------------------------------------------------------------------------------
+
+    async def recall(
+        self, query: str, session_id: str | None, tip: str | None, k: int
+    ) -> list[dict[str, Any]]:
+        if not query.strip():
+            raise ArgumentError("query", "empty")
+        if not 1 <= k <= MAX_K:
+            raise ArgumentError("k", f"must be 1 to {MAX_K}, not {k}")
+        if session_id is not None:
+            self._session("session_id", session_id)
+        if tip is not None:
+            if session_id is None:
+                raise ArgumentError("tip", "a tip needs its session: pass session_id too")
+            self._id("tip", tip)
+        try:
+            hits: Sequence[object] = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+        except UnknownNode as exc:
+            raise ArgumentError("tip", str(exc)) from None
+        except UnknownSession as exc:
+            raise ArgumentError("session_id", str(exc)) from None
+        return [_jsonable(hit) for hit in hits]
+
+    def core(self) -> str:
+        try:
+            return (self.memory / "core.md").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "home": str(self.home),
+            "workspace_id": self.runtime.workspace_id,
+            **self.runtime.status().model_dump(mode="json"),
+        }
+
+    async def flush(self) -> dict[str, Any]:
+        await self.runtime.flush(force=True)
+        return self.status()
+
+    async def append_turn(self, session_id: str, role: str, content: str, predecessor: str | None) -> str:
+        self._id("session_id", session_id)
+        problem = content_problem(content)
+        if problem is not None:
+            raise ArgumentError("content", problem)
+        if predecessor is not None:
+            self._id("predecessor", predecessor)
+            if not (self.home / "sessions" / session_id).is_dir():
+                raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
+        try:
+            return await self.runtime.append(
+                session_id, role, content, predecessor=HEAD if predecessor is None else predecessor
+            )
+        except (UnknownNode, UnknownSession) as exc:
+            raise ArgumentError("predecessor", str(exc)) from None
+        except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
+            raise ArgumentError("arguments", str(exc)) from None
+
+    async def set_head(self, session_id: str, node_id: str) -> dict[str, str]:
+        self._session("session_id", session_id)
+        self._id("node_id", node_id)
+        try:
+            await self.runtime.set_head(session_id, node_id)
+        except UnknownNode as exc:
+            raise ArgumentError("node_id", str(exc)) from None
+        return {"session_id": session_id, "head": node_id}
+
+    def topic(self, slug: str) -> str | None:
+        """The text of `topics/<slug>.md`, or None when there is no such topic."""
+        if SLUG.fullmatch(slug) is None:
+            return None
+        try:
+            return (self.memory / "topics" / f"{slug}.md").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None

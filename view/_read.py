@@ -1,0 +1,224 @@
+"""Everything the page shows, read from a home and never written: each session's nodes with their state
+for this workspace, the archive frames (strict scanner), the topics (strict parser), the core block and
+the writer's status. Opening files read-only is the only I/O here; a missing file reads as absent."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..memory.durable import WriterStatus, load_status, read_workspace_id
+from ..memory.errors import UnknownSession
+from ..memory.format import (
+    MARKER_KEY,
+    Frame,
+    Node,
+    Role,
+    Topic,
+    TopicFormatError,
+    graph_problems,
+    parse_topic,
+    scan_archive,
+)
+from ..memory.policy import is_marked, is_record_node
+from ..memory.store import FileSessionStore
+
+__all__ = ["HomeView", "SessionView", "State", "TopicView", "read_home"]
+
+log = logging.getLogger("dagmem.view")
+
+State = Literal["written", "owed", "stranded", "other"]
+
+
+@dataclass
+class SessionView:
+    """One session as the page draws it. `drawable` is False when its graph is broken (a missing
+    predecessor or a cycle): its problems are listed instead of a picture."""
+
+    session_id: str
+    workspace_id: str | None
+    nodes: dict[str, Node]
+    head: str | None
+    children: dict[str, list[str]]
+    states: dict[str, State]
+    reasons: dict[str, str]  # why a node is not a record, or what its state means
+    frames: dict[str, Frame]
+    archive: bytes
+    archive_problem: str | None
+    problems: list[str]
+    drawable: bool
+
+    @property
+    def tips(self) -> list[str]:
+        return [node_id for node_id in self.nodes if not self.children.get(node_id)]
+
+    @property
+    def forks(self) -> list[str]:
+        return [node_id for node_id, kids in self.children.items() if len(kids) > 1]
+
+    @property
+    def owed(self) -> int:
+        return sum(1 for state in self.states.values() if state == "owed")
+
+    def frame_text(self, node_id: str) -> str | None:
+        frame = self.frames.get(node_id)
+        if frame is None:
+            return None
+        return self.archive[frame.offset : frame.end].decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class TopicView:
+    path: str  # "topics/<slug>.md"
+    topic: Topic | None
+    error: str | None
+
+
+@dataclass
+class HomeView:
+    home: Path
+    workspace_id: str | None
+    status: WriterStatus
+    core: str | None
+    sessions: list[SessionView]
+    topics: list[TopicView]
+    shown: set[str] = field(default_factory=set)  # the session ids drawn (topics are filtered by them)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _not_record_reason(node: Node) -> str:
+    if node.role in (Role.TOOL, Role.SYSTEM):
+        return f"not a record: a {node.role} row"
+    if node.metadata.get("display") == "runtime":
+        return "not a record: a runtime-scheduled turn"
+    if node.metadata.get("rewound"):
+        return "not a record: rewound"
+    return "not a record: blank text"
+
+
+def _states(
+    nodes: dict[str, Node], children: dict[str, list[str]], workspace_id: str | None
+) -> tuple[dict[str, State], dict[str, str]]:
+    """Each node's state (DESIGN §3): a record marked for this workspace is written; an unmarked record that
+    some tip's walk reaches before a marked one is owed; an unmarked record behind a marked one on every
+    branch is stranded (what `verify` calls a violation); everything else is not a record."""
+    record = {node_id: is_record_node(node) for node_id, node in nodes.items()}
+    marked = {
+        node_id: record[node_id] and workspace_id is not None and is_marked(node.metadata, workspace_id)
+        for node_id, node in nodes.items()
+    }
+    owed: set[str] = set()
+    seen: set[str] = set()
+    for tip in (node_id for node_id in nodes if not children.get(node_id)):
+        current: str | None = tip
+        while current is not None and current not in seen:
+            seen.add(current)
+            if record[current]:
+                if marked[current]:
+                    break
+                owed.add(current)
+            current = nodes[current].predecessor
+    states: dict[str, State] = {}
+    reasons: dict[str, str] = {}
+    for node_id, node in nodes.items():
+        if not record[node_id]:
+            states[node_id], reasons[node_id] = "other", _not_record_reason(node)
+        elif marked[node_id]:
+            states[node_id], reasons[node_id] = "written", f"written: marked for workspace {workspace_id}"
+        elif node_id in owed:
+            states[node_id] = "owed"
+            other = " (another workspace marked it)" if MARKER_KEY in node.metadata else ""
+            reasons[node_id] = f"owed: a record no batch of this workspace has written yet{other}"
+        else:
+            states[node_id] = "stranded"
+            reasons[node_id] = "stranded: unmarked, yet older than a marked record on every branch"
+    return states, reasons
+
+
+def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_id: str | None) -> SessionView:
+    snapshot = store.load(session_id)
+    nodes = snapshot.nodes
+    problems = [str(problem) for problem in snapshot.problems]
+    drawable = not graph_problems(snapshot.predecessors) and not any(
+        node.predecessor is not None and node.predecessor not in nodes for node in nodes.values()
+    )
+    children: dict[str, list[str]] = {node_id: [] for node_id in nodes}
+    if drawable:
+        for node in nodes.values():  # seq order: children come out oldest first
+            if node.predecessor is not None:
+                children[node.predecessor].append(node.id)
+        states, reasons = _states(nodes, children, workspace_id)
+    else:
+        states, reasons = {}, {}
+    archive = _read(memory / "sources" / f"{session_id}.md") or b""
+    frames: dict[str, Frame] = {}
+    archive_problem = None
+    if archive:
+        scan = scan_archive(archive, session_id)
+        frames = {frame.node_id: frame for frame in scan.frames}
+        if scan.status != "complete":
+            archive_problem = f"archive {scan.status} at byte {scan.damage_offset}: {scan.reason}"
+    head = snapshot.meta.head if snapshot.meta.head in nodes else None
+    return SessionView(
+        session_id,
+        workspace_id,
+        nodes,
+        head,
+        children,
+        states,
+        reasons,
+        frames,
+        archive,
+        archive_problem,
+        problems,
+        drawable,
+    )
+
+
+def _topics(memory: Path) -> list[TopicView]:
+    directory = memory / "topics"
+    if not directory.is_dir():
+        return []
+    out: list[TopicView] = []
+    for path in sorted(directory.glob("*.md")):
+        relpath = f"topics/{path.name}"
+        try:
+            text = path.read_text(encoding="utf-8")
+            out.append(TopicView(relpath, parse_topic(text, relpath), None))
+        except (TopicFormatError, UnicodeDecodeError, OSError) as exc:
+            out.append(TopicView(relpath, None, str(exc)))
+    return out
+
+
+def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
+    """Read `home` for the page (only `sessions` when given). Never writes, never creates a file: the store
+    is opened read-only (no sweep of dead writers' temp files) and the workspace id is only read."""
+    memory = home / "memory"
+    state = memory / ".dagmem"
+    workspace_id = read_workspace_id(state / "workspace-id")
+    store = FileSessionStore(home, read_only=True)
+    wanted = list(sessions) if sessions else store.session_ids()
+    views: list[SessionView] = []
+    for session_id in wanted:
+        if sessions and not store.has_session(session_id):
+            raise UnknownSession(session_id)
+        views.append(_session(store, memory, session_id, workspace_id))
+    core = _read(memory / "core.md")
+    return HomeView(
+        home=home,
+        workspace_id=workspace_id,
+        status=load_status(state / "status.json"),
+        core=None if core is None else core.decode("utf-8", "replace"),
+        sessions=views,
+        topics=_topics(memory),
+        shown={view.session_id for view in views},
+    )
