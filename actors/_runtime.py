@@ -27,7 +27,7 @@ from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
-from ..memory.write import Distiller, ExtractiveDistiller
+from ..memory.write import Distiller, ExtractiveDistiller, distiller_named
 from ..supervision import (
     ChildSpec,
     Restart,
@@ -107,7 +107,7 @@ class Runtime:
     async def open(
         cls,
         home: Path | str,
-        distiller: Distiller | None = None,
+        distiller: Distiller | str | None = None,
         token_threshold: int = 16_000,
         idle_after: float = 1800.0,
         git: bool = False,
@@ -127,6 +127,8 @@ class Runtime:
         blocks the event loop but keeps a virtual clock exact (threads let it jump) and runs
         deterministic. `epoch` is the clock for times written to files (default `time.time`)."""
         home = Path(home)
+        if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now)
+            distiller = distiller_named(distiller, home)
         scalars = {
             "token_threshold": token_threshold,
             "idle_after": idle_after,

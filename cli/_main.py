@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import __version__
 from ..memory.errors import DagmemError
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.write import DISTILLERS
 
 __all__ = ["main"]
 
@@ -55,7 +56,10 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="boundary-write every session: nothing stays owed"
     )
     write.add_argument(
-        "--distiller", default="extractive", choices=["extractive"], help="how topics are distilled"
+        "--distiller",
+        default="extractive",
+        choices=DISTILLERS,
+        help="how topics are distilled: extractive (offline) or openai (a model server: DAGMEM_LLM_*)",
     )
     write.add_argument(
         "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
