@@ -24,12 +24,19 @@ from typing import Any
 
 import pytest
 
-from dagmem import FileSessionStore, InvalidInput, ReasonCode, Runtime
+from dagmem import ArchiveRecord, FileSessionStore, InvalidInput, ReasonCode, Runtime
 from dagmem.actors import RuntimeConfig
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import count_tokens, parse_topic
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import LLMDistiller, LLMSettings, load_llm_settings, write_session
+from dagmem.memory.write import (
+    ExtractiveDistiller,
+    LLMDistiller,
+    LLMSettings,
+    load_llm_settings,
+    write_batch,
+    write_session,
+)
 from dagmem.sim import check_home
 
 pytestmark = pytest.mark.anyio
@@ -350,6 +357,11 @@ class Home:
             self.store, self.workspace, sid, boundary=True, distiller=distiller, attempts=1, retry_delay=0.0
         )
 
+    def write_retrying(self, sid: str, distiller: Any) -> Any:
+        return write_session(
+            self.store, self.workspace, sid, boundary=True, distiller=distiller, attempts=3, retry_delay=0.0
+        )
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Home]:
@@ -627,3 +639,34 @@ def test_dagmem_write_with_the_openai_distiller(model: ModelServer, tmp_path: Pa
     strict = dagmem_cli("verify", "--strict", home=tmp_path, env={})
     assert strict.returncode == 0, strict.stdout
     assert "The user said: Actually: Porto or Lisbon?" in claims(tmp_path)
+
+
+def test_the_lock_is_free_during_the_model_call_and_a_concurrent_install_re_distils(
+    model: ModelServer, home: Home
+) -> None:
+    """While the model thinks, another writer installs into the same topic file (it can: the lock is
+    free); the install then sees the file changed (CONCURRENT_UPDATE) and distils again."""
+    other = Workspace(home.root / "memory", fsync=False)
+    intruder = [ArchiveRecord("other", "o1", "user", 0, 1_750_000_000.0, "trip trip trip: the trip to Faro")]
+
+    def meanwhile(request: dict[str, Any]) -> Reply:
+        write_batch(other, "other", intruder, ExtractiveDistiller())  # takes the workspace lock
+        return answer(good_edits(request))
+
+    home.store.append("s", "user", "Plan a trip to Porto in May?", node_id="u1")
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    model.script.append(meanwhile)
+    home.store.append("s", "user", "And the trip to Lisbon after it?", node_id="u2", predecessor="u1")
+    try:
+        assert home.write_retrying("s", LLMDistiller(settings(model))).outcome == "written"
+    finally:
+        other.close()
+    assert len(model.requests) == 3  # the second batch was distilled again after CONCURRENT_UPDATE
+    shown = [[b["claim"] for b in t["blocks"]] for t in topics_of(model.requests[2])]
+    assert shown == [
+        ["The user said: Plan a trip to Porto in May?", "User: “trip trip trip: the trip to Faro”"]
+    ]
+    written = claims(home.root)
+    assert "User: “trip trip trip: the trip to Faro”" in written  # the other writer's block survived
+    assert "The user said: And the trip to Lisbon after it?" in written
+    oracle(home.root)
