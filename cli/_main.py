@@ -70,6 +70,18 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
 
+    reorganise = sub.add_parser(
+        "reorganise",
+        parents=[common],
+        help="merge duplicate blocks of the topic files in one transaction",
+    )
+    reorganise.add_argument(
+        "--distiller",
+        default="extractive",
+        choices=DISTILLERS,
+        help="extractive: identical claims only; openai: also the duplicates a model judges so",
+    )
+
     verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
     verify.add_argument(
         "--strict", action="store_true", help="records owed but not yet due are violations too"
@@ -190,7 +202,7 @@ class CommandError(DagmemError):
 _DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
 
 # Commands that read a home and must never create one; `write` needs its sessions/ too.
-_READS_HOME = {"status", "verify", "write"}
+_READS_HOME = {"status", "verify", "write", "reorganise"}
 
 
 def _check_home(command: str, home: Path) -> None:
@@ -204,7 +216,7 @@ def _check_home(command: str, home: Path) -> None:
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )
-    if command in ("status", "verify") and not home.is_dir():
+    if command in ("status", "verify", "reorganise") and not home.is_dir():
         raise CommandError(f"--home {home}: no such directory")
 
 
@@ -223,6 +235,10 @@ def _run(args: argparse.Namespace) -> int:
         from ._verify import command as verify_command
 
         return verify_command(args)
+    if command == "reorganise":
+        from ._reorganise import command as reorganise_command
+
+        return reorganise_command(args)
     if command == "demo":
         from ._demo import command as demo_command
 

@@ -670,3 +670,62 @@ def test_the_lock_is_free_during_the_model_call_and_a_concurrent_install_re_dist
     assert "User: “trip trip trip: the trip to Faro”" in written  # the other writer's block survived
     assert "The user said: And the trip to Lisbon after it?" in written
     oracle(home.root)
+
+
+# -- consolidation with the model as the judge ----------------------------------------------------------
+
+
+def judge(groups_by_claims: list[tuple[list[str], str]]) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers consolidation requests: groups named by their claims' text."""
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if not request["messages"][0]["content"].startswith("You consolidate"):
+            return answer(good_edits(request))
+        lines = request["messages"][1]["content"].split("\n")[1:-1]
+        ids = {json.loads(line)["claim"]: json.loads(line)["id"] for line in lines}
+        groups = [{"ids": [ids[c] for c in said], "claim": claim} for said, claim in groups_by_claims]
+        return answer({"groups": groups})
+
+    return reply
+
+
+def test_dagmem_reorganise_merges_what_the_model_judges_the_same_but_never_sibling_branches(
+    model: ModelServer, home: Home
+) -> None:
+    store = home.store
+    store.append("s", "user", "Plan the trip.", node_id="r0")
+    store.append("s", "user", "Porto please.", node_id="u1", predecessor="r0")
+    store.append("s", "user", "Porto, definitely.", node_id="u2", predecessor="u1")
+    store.append("s", "user", "Lisbon then?", node_id="x1", predecessor="r0")
+    store.append("s", "user", "Lisbon maybe?", node_id="y1", predecessor="r0")
+    store.set_head("s", "u2")
+    assert home.write("s", LLMDistiller(settings(model))).records == 5
+    before = {(b.claim, len(b.citations)) for b in topic(home.root, "topics/trip.md").blocks}
+    assert len(before) == 5
+    model.default = judge(
+        [
+            (
+                ["The user said: Porto please.", "The user said: Porto, definitely."],
+                "The user wants Porto [^c-1].",
+            ),
+            (
+                ["The user said: Lisbon then?", "The user said: Lisbon maybe?"],
+                "The user wonders about Lisbon.",
+            ),
+        ]
+    )
+    env = {"DAGMEM_LLM_BASE_URL": model.url, "DAGMEM_LLM_MODEL": "m", "DAGMEM_LLM_API_KEY": SECRET_KEY}
+    done = dagmem_cli("reorganise", "--distiller", "openai", "--json", home=home.root, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert (report["changed"], report["merged"]) == (["topics/trip.md"], 1)
+    blocks = topic(home.root, "topics/trip.md").blocks
+    assert [(b.claim, len(b.citations)) for b in blocks] == [
+        ("The user said: Plan the trip.", 1),
+        ("The user wants Porto \\[\\^c-1\\].", 2),  # one path: merged, inert, both citations carried
+        ("The user said: Lisbon then?", 1),  # sibling branches: §8 keeps them apart
+        ("The user said: Lisbon maybe?", 1),
+    ]
+    strict = dagmem_cli("verify", "--strict", home=home.root, env={})
+    assert strict.returncode == 0, strict.stdout
+    no_secrets(done.stdout, done.stderr)

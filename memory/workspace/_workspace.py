@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import faults
 from ..durable import Installer, Recovery, TxLog, WriterStatus, ensure_workspace_id, load_status, save_status
-from ..format import ArchiveRecord, anchor_of
+from ..format import ArchiveRecord, anchor_of, scan_archive
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._index import Index
@@ -157,6 +157,29 @@ class Workspace:
         return new
 
     def is_archived(self, session_id: str, anchor: str) -> bool:
+        if self.index.has_anchor(session_id, anchor):
+            return True
+        # An archive the index has never seen (a lost or rebuilt cache, and no append to it since): scan
+        # it once, so a block that cites another session's evidence still validates.
+        return self.index.archive_state(session_id) is None and self._index_archive(session_id, anchor)
+
+    def _index_archive(self, session_id: str, anchor: str) -> bool:
+        path = self.sources / f"{session_id}.md"
+        try:
+            data = path.read_bytes()
+            mtime_ns = path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return False
+        scan = scan_archive(data, session_id)
+        self.index.set_archive(
+            session_id,
+            valid_end=scan.valid_end,
+            size=len(data),
+            mtime_ns=mtime_ns,
+            added=[(f.source_id, anchor_of(f.source_id), f.offset) for f in scan.frames],
+            replace=True,
+        )
+        self._archives.pop(session_id, None)  # an appender opened before now re-reads its state
         return self.index.has_anchor(session_id, anchor)
 
     def consumed(self, source_ids: Iterable[str]) -> dict[str, str]:

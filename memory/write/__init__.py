@@ -26,6 +26,10 @@ from ._pass import SessionResult as SessionResult
 from ._pass import exit_status as exit_status
 from ._pass import write_home as write_home
 from ._pass import write_session as write_session
+from ._reorganise import DuplicateJudge as DuplicateJudge
+from ._reorganise import Reorganised as Reorganised
+from ._reorganise import one_path_in as one_path_in
+from ._reorganise import reorganise as reorganise
 
 if TYPE_CHECKING:
     from ._llm import LLMDistiller as LLMDistiller
@@ -60,11 +64,13 @@ __all__ = [
     "BatchInput",
     "BatchWriter",
     "Distiller",
+    "DuplicateJudge",
     "Edits",
     "ExtractiveDistiller",
     "LLMConfigError",
     "LLMDistiller",
     "LLMSettings",
+    "Reorganised",
     "SessionResult",
     "TopicReader",
     "WriteOutcome",
@@ -72,7 +78,9 @@ __all__ = [
     "exit_status",
     "load_llm_settings",
     "mark_nodes",
+    "one_path_in",
     "records_of",
+    "reorganise",
     "write_batch",
     "write_home",
     "write_session",

@@ -20,9 +20,9 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import httpx
 
@@ -41,13 +41,17 @@ from ._distill import (
 )
 from ._llm_config import LLMConfigError, LLMSettings
 from ._llm_wire import (
+    DEDUP_FORMAT,
+    DEDUP_PROMPT,
     RESPONSE_FORMAT,
     SYSTEM_PROMPT,
     InvalidAnswer,
+    _line,
     apply_answer,
     batch_lines,
     core_lines,
     parse_answer,
+    parse_groups,
     render_prompt,
     repair_prompt,
     topic_line,
@@ -56,6 +60,8 @@ from ._llm_wire import (
 __all__ = ["LLMDistiller", "TopicLister", "Usage"]
 
 log = logging.getLogger("dagmem.llm")
+
+T = TypeVar("T")
 
 MAX_TOPICS: Final = 8  # topic files shown to the model per batch
 TOPIC_TOKENS: Final = 8_000  # at most this much of the prompt shows topics
@@ -154,30 +160,18 @@ class LLMDistiller:
                 else path
             )
 
-        with self._client() as client:
-            for attempt in (1, 2):
-                content = self._complete(client, messages)
-                try:
-                    out = apply_answer(
-                        parse_answer(content),
-                        records,
-                        topics,
-                        session_id=batch.session_id,
-                        on_path=on_path,
-                        open_part=open_part,
-                    )
-                    break
-                except InvalidAnswer as error:
-                    log.info("the model's answer was invalid (%s); attempt %d of 2", error.kind, attempt)
-                    if attempt == 2:
-                        raise WriteFailure(
-                            ReasonCode.MODEL_BAD_RESPONSE,
-                            f"the model's answer was invalid after the repair round: {error.kind}",
-                        ) from None
-                    messages += [
-                        {"role": "assistant", "content": content or ""},
-                        {"role": "user", "content": repair_prompt(error)},
-                    ]
+        out = self._ask(
+            messages,
+            RESPONSE_FORMAT,
+            lambda content: apply_answer(
+                parse_answer(content),
+                records,
+                topics,
+                session_id=batch.session_id,
+                on_path=on_path,
+                open_part=open_part,
+            ),
+        )
         edits: dict[str, str | None] = dict(out.edits)
         uncited = tuple(r for r in records if r.source_id not in out.cited)
         if uncited:
@@ -211,6 +205,46 @@ class LLMDistiller:
                 used += tokens
         return shown
 
+    # -- consolidation: model-judged duplicates (`dagmem reorganise --distiller openai`) ---------------------
+
+    def duplicates(self, path: str, blocks: Sequence[tuple[str, str]]) -> list[tuple[list[str], str]]:
+        """Groups of blocks of one topic file that say the same thing, each with one claim for them."""
+        lines = [_line({"id": block_id, "claim": claim}) for block_id, claim in blocks]
+        prompt = "\n".join(["TOPIC " + path, *lines]) + "\n"
+        if count_tokens(DEDUP_PROMPT) + count_tokens(prompt) > self.settings.max_input_tokens:
+            log.info("reorganise: %s is over max_input_tokens; not judged", path)
+            return []
+        messages = [{"role": "system", "content": DEDUP_PROMPT}, {"role": "user", "content": prompt}]
+        return self._ask(
+            messages, DEDUP_FORMAT, lambda content: parse_groups(content, [b for b, _ in blocks])
+        )
+
+    def _ask(
+        self,
+        messages: list[dict[str, str]],
+        response_format: dict[str, Any],
+        accept: Callable[[str | None], T],
+    ) -> T:
+        """One call, and one repair round when `accept` finds the answer invalid."""
+        with self._client() as client:
+            for attempt in (1, 2):
+                content = self._complete(client, messages, response_format)
+                try:
+                    return accept(content)
+                except InvalidAnswer as error:
+                    log.info("the model's answer was invalid (%s); attempt %d of 2", error.kind, attempt)
+                    if attempt == 2:
+                        raise WriteFailure(
+                            ReasonCode.MODEL_BAD_RESPONSE,
+                            f"the model's answer was invalid after the repair round: {error.kind}",
+                        ) from None
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": content or ""},
+                        {"role": "user", "content": repair_prompt(error)},
+                    ]
+        raise AssertionError("unreachable")
+
     # -- HTTP ----------------------------------------------------------------------------------------------
 
     def _client(self) -> httpx.Client:
@@ -226,7 +260,9 @@ class LLMDistiller:
             follow_redirects=False,
         )
 
-    def _complete(self, client: httpx.Client, messages: list[dict[str, str]]) -> str | None:
+    def _complete(
+        self, client: httpx.Client, messages: list[dict[str, str]], response_format: dict[str, Any]
+    ) -> str | None:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
@@ -234,7 +270,7 @@ class LLMDistiller:
             "max_tokens": self.settings.max_output_tokens,
         }
         if self._response_format:
-            body["response_format"] = RESPONSE_FORMAT
+            body["response_format"] = response_format
         status, headers, data = self._post(client, body)
         if status in (400, 422) and "response_format" in body and _bad_request_code(data) is None:
             # A server that does not take structured output: once more without it, and from now on.

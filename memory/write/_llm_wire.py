@@ -24,6 +24,8 @@ from ._core_facts import CORE_PATH, CORE_TITLE
 from ._distill import TopicReader, _date, _label
 
 __all__ = [
+    "DEDUP_FORMAT",
+    "DEDUP_PROMPT",
     "RESPONSE_FORMAT",
     "SYSTEM_PROMPT",
     "Answer",
@@ -31,6 +33,7 @@ __all__ = [
     "InvalidAnswer",
     "apply_answer",
     "parse_answer",
+    "parse_groups",
     "plain",
     "refs_of",
     "render_prompt",
@@ -103,6 +106,43 @@ RESPONSE_FORMAT: Final = {
                     },
                 },
                 "core": {"type": "array", "items": _block_schema()},
+            },
+        },
+    },
+}
+
+
+DEDUP_PROMPT: Final = """\
+You consolidate one topic file of an assistant's long-term memory. You get its path, then its blocks, one \
+JSON object per line: {"id": "b-xxxxxxxx", "claim": "<text>"}. Find blocks that state the same fact \
+(repeated, or one saying all that another says). Answer with one JSON object and nothing else:
+{"groups": [{"ids": ["b-...", "b-..."], "claim": "<one plain-text claim that says it all>"}]}
+A group has two or more ids of this file; a block is in at most one group; blocks without a duplicate \
+are left out; answer {"groups": []} when there are none.
+"""
+
+DEDUP_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "dagmem_duplicates",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["groups"],
+            "properties": {
+                "groups": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["ids", "claim"],
+                        "properties": {
+                            "ids": {"type": "array", "items": {"type": "string"}},
+                            "claim": {"type": "string"},
+                        },
+                    },
+                }
             },
         },
     },
@@ -183,23 +223,66 @@ def repair_prompt(error: InvalidAnswer) -> str:
 
 
 def parse_answer(content: str | None) -> Answer:
+    try:
+        return Answer.model_validate(_json(content))
+    except ValidationError as exc:
+        raise _schema_error(exc) from None
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ids: list[str]
+    claim: str
+
+
+class _Groups(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    groups: list[_Group]
+
+
+def _json(content: str | None) -> Any:
     if content is None or not content.strip():
         raise InvalidAnswer("empty answer", "the answer was empty; it must be one JSON object")
     fenced = _FENCE.match(content)
-    text = fenced["body"] if fenced else content
     try:
-        raw = json.loads(text)
+        return json.loads(fenced["body"] if fenced else content)
     except json.JSONDecodeError as exc:
         raise InvalidAnswer("not JSON", f"the answer is not valid JSON ({exc.msg} at {exc.pos})") from None
+
+
+def _schema_error(exc: ValidationError) -> InvalidAnswer:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'the object'}: {e['msg']}" for e in exc.errors()[:5]
+    )
+    return InvalidAnswer("not the answer schema", f"the JSON does not follow the schema: {problems}")
+
+
+def parse_groups(content: str | None, block_ids: Sequence[str]) -> list[tuple[list[str], str]]:
+    """The duplicate groups of a consolidation answer, each checked against the file's block ids."""
     try:
-        return Answer.model_validate(raw)
+        groups = _Groups.model_validate(_json(content)).groups
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'the object'}: {e['msg']}" for e in exc.errors()[:5]
-        )
-        raise InvalidAnswer(
-            "not the answer schema", f"the JSON does not follow the schema: {problems}"
-        ) from None
+        raise _schema_error(exc) from None
+    known = set(block_ids)
+    seen: set[str] = set()
+    out: list[tuple[list[str], str]] = []
+    for g, group in enumerate(groups):
+        ids = list(dict.fromkeys(group.ids))
+        where = f"groups[{g}]"
+        if len(ids) < 2:
+            raise InvalidAnswer("group of one", f"{where}: a group needs two or more ids")
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise InvalidAnswer("unknown block", f"{where}: {unknown[0]!r} is not a block of this file")
+        twice = [i for i in ids if i in seen]
+        if twice:
+            raise InvalidAnswer("block in two groups", f"{where}: {twice[0]} is already in another group")
+        claim = " ".join(group.claim.split())
+        if not claim or len(claim) > MAX_CLAIM:
+            raise InvalidAnswer("bad claim", f"{where}: the claim must be 1 to {MAX_CLAIM} characters")
+        seen.update(ids)
+        out.append((ids, claim))
+    return out
 
 
 @dataclass
