@@ -583,11 +583,33 @@ def test_retry_after_as_seconds_and_as_an_http_date() -> None:
     assert retry_after({}) is None
 
 
-def test_a_batch_over_the_prompt_budget_fails_before_any_call(model: ModelServer, home: Home) -> None:
-    home.store.append("s", "user", "word " * 3000, node_id="u1")
-    result = home.write("s", LLMDistiller(settings(model, max_input_tokens=1000)))
-    assert result.reason_code is ReasonCode.MODEL_CONTEXT_LENGTH
+def test_a_batch_over_one_calls_budgets_takes_several_calls(model: ModelServer, home: Home) -> None:
+    previous = None
+    for i in range(5):
+        previous = home.store.append(
+            "s", "user", f"Trip note {i}: " + "porto " * 150, predecessor=previous
+        ).id
+    distiller = LLMDistiller(settings(model, max_input_tokens=1_000))  # room for one such record a call
+    assert home.write("s", distiller).records == 5
+    assert [len(batch_of(r)) for r in model.requests] == [1, 1, 1, 1, 1]
+    assert [t["path"] for t in topics_of(model.requests[1])] == ["topics/trip.md"]  # sees the edits before
+    assert len(topic(home.root, "topics/trip.md").blocks) == 5
+    model.requests.clear()
+    for i in range(5):
+        previous = home.store.append("s", "user", f"Short note {i} on the trip.", predecessor=previous).id
+    assert home.write("s", LLMDistiller(settings(model, max_output_tokens=64))).records == 5
+    assert [len(batch_of(r)) for r in model.requests] == [2, 2, 1]  # the answer budget: two claims a call
+    oracle(home.root)
+
+
+def test_a_record_over_the_prompt_budget_gets_an_extractive_block_without_a_call(
+    model: ModelServer, home: Home
+) -> None:
+    home.store.append("s", "user", "Porto " * 3000, node_id="u1")
+    assert home.write("s", LLMDistiller(settings(model, max_input_tokens=1_000))).outcome == "written"
     assert model.requests == []
+    assert any(c.startswith("User: “Porto Porto") for c in claims(home.root))
+    oracle(home.root)
 
 
 # -- through `dagmem write`, as a user runs it -------------------------------------------------------------

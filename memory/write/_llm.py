@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import httpx
 
-from ..format import Topic, TopicFormatError, count_tokens, parse_topic
+from ..format import ArchiveRecord, Topic, TopicFormatError, count_tokens, parse_topic
 from ..outcomes import ReasonCode, WriteFailure
 from ._core_facts import CORE_PATH
 from ._distill import (
@@ -45,6 +45,7 @@ from ._llm_wire import (
     DEDUP_PROMPT,
     RESPONSE_FORMAT,
     SYSTEM_PROMPT,
+    AnswerEdits,
     InvalidAnswer,
     _line,
     apply_answer,
@@ -63,7 +64,8 @@ log = logging.getLogger("dagmem.llm")
 
 T = TypeVar("T")
 
-MAX_TOPICS: Final = 8  # topic files shown to the model per batch
+MAX_TOPICS: Final = 8  # topic files shown to the model per call
+TOKENS_PER_CLAIM: Final = 32  # answer tokens to allow per record of a call (a claim and its refs)
 TOPIC_TOKENS: Final = 8_000  # at most this much of the prompt shows topics
 MAX_BODY: Final = 16 * 1024 * 1024
 MAX_RETRY_AFTER: Final = 3_600.0
@@ -113,6 +115,10 @@ class _Overlay:
     def size(self, relpath: str) -> int | None:
         return len(self.edits[relpath].encode()) if relpath in self.edits else self.base.size(relpath)
 
+    def paths(self) -> list[str]:
+        listed = self.base.paths() if isinstance(self.base, TopicLister) else []
+        return sorted({*listed, *self.edits})
+
 
 class LLMDistiller:
     name = "openai"
@@ -128,23 +134,8 @@ class LLMDistiller:
     # -- the distiller -------------------------------------------------------------------------------------
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
-        records = batch.records
-        lines = batch_lines(records)
-        core_text = topics.read(CORE_PATH)
-        core = _parse_or_none(core_text, CORE_PATH)
-        core_part = core_lines(core)
-        fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(render_prompt(lines, [], core_part))
-        budget = self.settings.max_input_tokens
-        if fixed > budget:
-            raise WriteFailure(
-                ReasonCode.MODEL_CONTEXT_LENGTH,
-                f"the batch needs {fixed} prompt tokens, over max_input_tokens {budget}",
-            )
-        shown = self._shown_topics(records, topics, min(TOPIC_TOKENS, budget - fixed))
-        messages: list[dict[str, str]] = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_prompt(lines, shown, core_part)},
-        ]
+        """A batch takes as many calls as its records need within the per-call budgets (each call sees the
+        edits of the calls before it); a record too big for any call gets an extractive block."""
         lineage: frozenset[str] | None = None
 
         def on_path(anchor: str) -> bool:
@@ -153,31 +144,76 @@ class LLMDistiller:
                 lineage = batch.lineage() if batch.lineage is not None else frozenset()
             return anchor in lineage
 
-        def open_part(path: str) -> str:
-            return (
-                _open_part(path[len("topics/") : -len(".md")].split("--", maxsplit=1)[0], topics)
-                if _is_full(path, topics)
-                else path
-            )
+        edits: dict[str, str] = {}
+        cited: set[str] = set()
+        for chunk in self._calls(batch.records, topics):
+            out = self._distill_call(batch.session_id, chunk, _Overlay(topics, edits), on_path)
+            edits.update(out.edits)
+            cited |= out.cited
+        result: dict[str, str | None] = dict(edits)
+        uncited = tuple(r for r in batch.records if r.source_id not in cited)
+        if uncited:
+            result.update(_Fallback().distill(BatchInput(batch.session_id, uncited), _Overlay(topics, edits)))
+        return result
 
-        out = self._ask(
+    def _calls(self, records: Sequence[ArchiveRecord], topics: TopicReader) -> list[list[ArchiveRecord]]:
+        """The batch's records in runs that fit one call: three quarters of the prompt budget left after
+        the instructions and the core facts (the rest shows topics), and about one claim's worth of the
+        answer budget per record."""
+        core = core_lines(_parse_or_none(topics.read(CORE_PATH), CORE_PATH))
+        fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(render_prompt([], [], core))
+        room = (self.settings.max_input_tokens - fixed) * 3 // 4
+        most = max(1, self.settings.max_output_tokens // TOKENS_PER_CLAIM)
+        calls: list[list[ArchiveRecord]] = []
+        run: list[ArchiveRecord] = []
+        used = 0
+        for record in records:
+            size = count_tokens(batch_lines([record])[0]) + 1
+            if size > room:
+                log.info("a record of %d tokens is over the per-call budget: an extractive block", size)
+                continue
+            if run and (used + size > room or len(run) >= most):
+                calls.append(run)
+                run, used = [], 0
+            run.append(record)
+            used += size
+        if run:
+            calls.append(run)
+        return calls
+
+    def _distill_call(
+        self,
+        session_id: str,
+        records: Sequence[ArchiveRecord],
+        topics: TopicReader,
+        on_path: Callable[[str], bool],
+    ) -> AnswerEdits:
+        lines = batch_lines(records)
+        core_part = core_lines(_parse_or_none(topics.read(CORE_PATH), CORE_PATH))
+        fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(render_prompt(lines, [], core_part))
+        shown = self._shown_topics(records, topics, min(TOPIC_TOKENS, self.settings.max_input_tokens - fixed))
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": render_prompt(lines, shown, core_part)},
+        ]
+
+        def open_part(path: str) -> str:
+            if not _is_full(path, topics):
+                return path
+            return _open_part(path[len("topics/") : -len(".md")].split("--", maxsplit=1)[0], topics)
+
+        return self._ask(
             messages,
             RESPONSE_FORMAT,
             lambda content: apply_answer(
                 parse_answer(content),
                 records,
                 topics,
-                session_id=batch.session_id,
+                session_id=session_id,
                 on_path=on_path,
                 open_part=open_part,
             ),
         )
-        edits: dict[str, str | None] = dict(out.edits)
-        uncited = tuple(r for r in records if r.source_id not in out.cited)
-        if uncited:
-            fallback = _Fallback().distill(BatchInput(batch.session_id, uncited), _Overlay(topics, out.edits))
-            edits.update(fallback)
-        return edits
 
     def _shown_topics(self, records: Any, topics: TopicReader, budget: int) -> list[str]:
         """The topics the model may touch: those whose name shares words with the batch (issue 8's recall
