@@ -751,3 +751,19 @@ def test_dagmem_reorganise_merges_what_the_model_judges_the_same_but_never_sibli
     strict = dagmem_cli("verify", "--strict", home=home.root, env={})
     assert strict.returncode == 0, strict.stdout
     no_secrets(done.stdout, done.stderr)
+
+
+def test_the_core_facts_shown_are_what_core_md_renders(model: ModelServer, home: Home) -> None:
+    previous = None
+    for i in range(300):  # the extractive core path fills the master well past 2,000 tokens
+        previous = home.store.append("s", "user", f"I like the number {i} a lot.", predecessor=previous).id
+    home.write("s", ExtractiveDistiller())
+    master = (home.root / "memory" / "topics" / "core.md").read_text()
+    assert count_tokens(master) > 3000
+    home.store.append("s", "user", "Plan a trip to Porto?", predecessor=previous)
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    lines = model.requests[0]["messages"][1]["content"].split("\n")
+    core = lines[lines.index("CORE") + 1 : -1]
+    rendered = (home.root / "memory" / "core.md").read_text()
+    assert 0 < count_tokens("\n".join(core)) <= 2000
+    assert all(json.loads(line)["id"] in rendered for line in core)

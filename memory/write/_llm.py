@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import httpx
 
-from ..format import ArchiveRecord, Topic, TopicFormatError, count_tokens, parse_topic
+from ..format import ArchiveRecord, Topic, TopicFormatError, count_tokens, parse_topic, plan_core
 from ..outcomes import ReasonCode, WriteFailure
 from ._core_facts import CORE_PATH
 from ._distill import (
@@ -160,7 +160,7 @@ class LLMDistiller:
         """The batch's records in runs that fit one call: three quarters of the prompt budget left after
         the instructions and the core facts (the rest shows topics), and about one claim's worth of the
         answer budget per record."""
-        core = core_lines(_parse_or_none(topics.read(CORE_PATH), CORE_PATH))
+        core = _core_shown(topics)
         fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(render_prompt([], [], core))
         room = (self.settings.max_input_tokens - fixed) * 3 // 4
         most = max(1, self.settings.max_output_tokens // TOKENS_PER_CLAIM)
@@ -189,7 +189,7 @@ class LLMDistiller:
         on_path: Callable[[str], bool],
     ) -> AnswerEdits:
         lines = batch_lines(records)
-        core_part = core_lines(_parse_or_none(topics.read(CORE_PATH), CORE_PATH))
+        core_part = _core_shown(topics)
         fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(render_prompt(lines, [], core_part))
         shown = self._shown_topics(records, topics, min(TOPIC_TOKENS, self.settings.max_input_tokens - fixed))
         messages: list[dict[str, str]] = [
@@ -366,6 +366,17 @@ class LLMDistiller:
         if content is not None and not isinstance(content, str):
             raise WriteFailure(ReasonCode.MODEL_BAD_RESPONSE, "the model's message content is not text")
         return content
+
+
+def _core_shown(topics: TopicReader) -> list[str]:
+    """The CORE lines: the core facts as `core.md` renders them (within its 2,000 tokens), not the whole
+    master, so the prompt's share for them stays bounded."""
+    text = topics.read(CORE_PATH)
+    master = _parse_or_none(text, CORE_PATH)
+    if master is None or text is None:
+        return []
+    kept = set(plan_core(text).kept)
+    return core_lines(Topic(master.title, tuple(b for b in master.blocks if b.id in kept)))
 
 
 def _parse_or_none(text: str | None, path: str) -> Topic | None:
