@@ -18,10 +18,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import DagmemError
 from ..format import ArchiveRecord, Topic, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE
-from ._distill import TopicReader, _date, _label
+from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label
 
 __all__ = [
     "DEDUP_FORMAT",
@@ -149,7 +150,9 @@ DEDUP_FORMAT: Final = {
 }
 
 
-class InvalidAnswer(Exception):
+class InvalidAnswer(DagmemError):
+    """Internal: an answer the contract does not allow (it becomes a repair round, or MODEL_BAD_RESPONSE)."""
+
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(kind)
         self.kind = kind  # a fixed phrase: safe for logs and failure details
@@ -352,7 +355,7 @@ def apply_answer(
         cited.update(r.source_id for r in chosen)
 
     for t, topic in enumerate(answer.topics):
-        if topic.path == CORE_PATH:
+        if topic.path == CORE_PATH or topic.path[7:-3].split("--")[0] in RESERVED_TOPIC_SLUGS:
             raise InvalidAnswer("core facts as a topic", f"topics[{t}]: core facts go in the core field")
         if TOPIC_PATH.fullmatch(topic.path) is None:
             raise InvalidAnswer(
