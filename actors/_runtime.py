@@ -26,9 +26,17 @@ from pydantic import BaseModel, ConfigDict
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
+from ..memory.outcomes import WriteFailure
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
-from ..memory.workspace import check_workspace_paths
-from ..memory.write import Distiller, ExtractiveDistiller
+from ..memory.workspace import Workspace, check_workspace_paths
+from ..memory.write import (
+    Distiller,
+    ExtractiveDistiller,
+    Reorganised,
+    distiller_named,
+    one_path_in,
+    reorganise,
+)
 from ..supervision import (
     ChildSpec,
     Restart,
@@ -58,6 +66,15 @@ class RuntimeClosed(MailboxClosed):
 
 
 EventHandler = Callable[[SupervisorEvent], None]
+
+
+def _schedule(at: float | Callable[[float], float | None] | None) -> Callable[[float], float | None] | None:
+    if at is None or callable(at):
+        return at
+    if isinstance(at, bool) or not isinstance(at, int | float) or not 0 < at < float("inf"):
+        raise InvalidInput(f"reorganise_at must be a period in seconds above 0, or a function, not {at!r}")
+    period = float(at)
+    return lambda now: now + period
 
 
 class RuntimeStatus(BaseModel):
@@ -108,7 +125,7 @@ class Runtime:
     async def open(
         cls,
         home: Path | str,
-        distiller: Distiller | None = None,
+        distiller: Distiller | str | None = None,
         token_threshold: int = 16_000,
         idle_after: float = 1800.0,
         git: bool = False,
@@ -120,14 +137,22 @@ class Runtime:
         epoch: Callable[[], float] | None = None,
         on_event: EventHandler | None = None,
         offload: bool | None = None,
+        reorganise_at: float | Callable[[float], float | None] | None = None,
     ) -> AsyncIterator[Runtime]:
         """Start the actor tree over `home` (`sessions/` and `memory/`) and stop it on exit.
 
         `store` replaces the file store (the simulator passes an in-memory one). Blocking work runs in
         worker threads when the store does real I/O; `offload=False` runs it inline instead, which
         blocks the event loop but keeps a virtual clock exact (threads let it jump) and runs
-        deterministic. `epoch` is the clock for times written to files (default `time.time`)."""
+        deterministic. `epoch` is the clock for times written to files (default `time.time`).
+
+        `distiller` is a `Distiller` or a name: "extractive" (the default) or "openai" (settings from
+        `DAGMEM_LLM_*` and `<home>/llm.toml`, read now). `reorganise_at` (opt-in) schedules consolidation
+        passes on the event-loop clock: a number is a period in seconds; a function of the loop time of
+        the last pass (or of the start) gives the loop time of the next one, or None to stop."""
         home = Path(home)
+        if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now)
+            distiller = distiller_named(distiller, home)
         scalars = {
             "token_threshold": token_threshold,
             "idle_after": idle_after,
@@ -164,14 +189,19 @@ class Runtime:
             offload=offload,
             trace=trace,
         )
+        schedule = _schedule(reorganise_at)
         runtime = cls(ctx, on_event=on_event)
         try:
             async with anyio.create_task_group() as tg:
                 runtime._tg = tg
                 await tg.start(runtime._run_root)
+                consolidation = anyio.CancelScope()
+                if schedule is not None:
+                    tg.start_soon(runtime._reorganise_loop, schedule, consolidation)
                 try:
                     yield runtime
                 finally:
+                    consolidation.cancel()
                     runtime._closing = True
                     with anyio.CancelScope(shield=True), anyio.move_on_after(60):
                         await runtime._stop_sessions()
@@ -427,6 +457,39 @@ class Runtime:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
         return []
+
+    async def reorganise(self) -> Reorganised:
+        """One consolidation pass now (see `dagmem reorganise`): duplicate blocks merged in one
+        transaction, with the runtime's distiller as the judge when it can judge. Raises `WriteFailure`."""
+        self._check_open()
+        ctx = self._ctx
+
+        def run() -> Reorganised:
+            with Workspace(
+                ctx.workspace_root, fsync=ctx.config.fsync, clock=ctx.epoch, workspace_id=ctx.workspace_id
+            ) as workspace:
+                return reorganise(workspace, judge=ctx.distiller, one_path=one_path_in(ctx.store))
+
+        result = await ctx.io(run)
+        ctx.emit("reorganised", tx=result.tx, files=list(result.changed), merged=result.merged)
+        return result
+
+    async def _reorganise_loop(
+        self, schedule: Callable[[float], float | None], scope: anyio.CancelScope
+    ) -> None:
+        with scope:
+            at = schedule(anyio.current_time())
+            while at is not None:
+                await anyio.sleep_until(at)
+                try:
+                    await self.reorganise()
+                except WriteFailure as failure:  # the code only: a detail may quote a file
+                    log.warning(
+                        "scheduled reorganise failed: %s (retryable: %s)", failure.code, failure.retryable
+                    )
+                except (RuntimeCrashed, MailboxClosed):
+                    return
+                at = schedule(anyio.current_time())
 
     # -- the adapter protocol, for hosts that write their own session files ----------------------------
 

@@ -266,7 +266,13 @@ class SessionActor:
             failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
             # A full disk is waited out (retried at the capped backoff), never parked: space comes back.
             wait_out = failure.code is ReasonCode.DISK_FULL
-            self.life.failed(batch, retryable=failure.retryable, now=anyio.current_time(), wait_out=wait_out)
+            self.life.failed(
+                batch,
+                retryable=failure.retryable,
+                now=anyio.current_time(),
+                wait_out=wait_out,
+                retry_after=failure.retry_after,
+            )
             self.ctx.emit("failed", session=self.sid, nodes=list(batch.node_ids), code=str(failure.code))
 
     # -- after every message ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import __version__
 from ..memory.errors import DagmemError
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.write import DISTILLERS
 
 __all__ = ["main"]
 
@@ -55,7 +56,10 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="boundary-write every session: nothing stays owed"
     )
     write.add_argument(
-        "--distiller", default="extractive", choices=["extractive"], help="how topics are distilled"
+        "--distiller",
+        default="extractive",
+        choices=DISTILLERS,
+        help="how topics are distilled: extractive (offline) or openai (a model server: DAGMEM_LLM_*)",
     )
     write.add_argument(
         "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
@@ -65,6 +69,18 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
+
+    reorganise = sub.add_parser(
+        "reorganise",
+        parents=[common],
+        help="merge duplicate blocks of the topic files in one transaction",
+    )
+    reorganise.add_argument(
+        "--distiller",
+        default="extractive",
+        choices=DISTILLERS,
+        help="extractive: identical claims only; openai: also the duplicates a model judges so",
+    )
 
     verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
     verify.add_argument(
@@ -210,7 +226,7 @@ class CommandError(DagmemError):
 _DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
 
 # Commands that read a home and must never create one; `write` needs its sessions/ too.
-_READS_HOME = {"status", "verify", "view", "write"}
+_READS_HOME = {"status", "verify", "view", "write", "reorganise"}
 
 
 def _check_home(command: str, home: Path) -> None:
@@ -224,7 +240,7 @@ def _check_home(command: str, home: Path) -> None:
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )
-    if command in ("status", "verify", "view") and not home.is_dir():
+    if command in ("status", "verify", "view", "reorganise") and not home.is_dir():
         raise CommandError(f"--home {home}: no such directory")
 
 
@@ -243,6 +259,10 @@ def _run(args: argparse.Namespace) -> int:
         from ._verify import command as verify_command
 
         return verify_command(args)
+    if command == "reorganise":
+        from ._reorganise import command as reorganise_command
+
+        return reorganise_command(args)
     if command == "demo":
         from ._demo import command as demo_command
 

@@ -15,7 +15,7 @@ from ..memory.format import count_tokens
 from ..memory.outcomes import RETRYABLE
 from ..memory.policy import DagView
 from ..memory.store import FileSessionStore
-from ..memory.write import ExtractiveDistiller, SessionResult, exit_status, write_home
+from ..memory.write import SessionResult, distiller_named, exit_status, write_home
 
 __all__ = ["pending_by_session", "status_command", "write_command"]
 
@@ -29,6 +29,7 @@ def write_command(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     home: Path = args.home
+    distiller = distiller_named(args.distiller, home)  # a missing model setting: one line, nothing written
     store = FileSessionStore(home)
     sessions = args.session or store.session_ids()
     console = Console(stderr=True)
@@ -45,7 +46,7 @@ def write_command(args: argparse.Namespace) -> int:
             home,
             sessions=sessions,
             force=args.force,
-            distiller=ExtractiveDistiller(),
+            distiller=distiller,
             threshold=args.threshold,
             idle_after=args.idle_after,
             on_session=done,

@@ -31,10 +31,12 @@ class ReasonCode(enum.StrEnum):
     MODEL_TIMEOUT = "MODEL_TIMEOUT"
     MODEL_RATE_LIMIT = "MODEL_RATE_LIMIT"
     MODEL_PROVIDER_INTERNAL = "MODEL_PROVIDER_INTERNAL"
-    MODEL_AUTHENTICATION = "MODEL_AUTHENTICATION"
+    MODEL_AUTHENTICATION = "MODEL_AUTHENTICATION"  # 401: the API key is missing or wrong
+    MODEL_AUTHORIZATION = "MODEL_AUTHORIZATION"  # 403: the key may not use this model or endpoint
     MODEL_INVALID_REQUEST = "MODEL_INVALID_REQUEST"
     MODEL_CONTEXT_LENGTH = "MODEL_CONTEXT_LENGTH"
-    MODEL_BAD_RESPONSE = "MODEL_BAD_RESPONSE"
+    MODEL_CONTENT_POLICY = "MODEL_CONTENT_POLICY"  # the provider refused the batch's content
+    MODEL_BAD_RESPONSE = "MODEL_BAD_RESPONSE"  # malformed or invalid edits, even after the repair round
     # the machine
     DISK_FULL = "DISK_FULL"
     PERMISSION_DENIED = "PERMISSION_DENIED"
@@ -61,13 +63,22 @@ RETRYABLE = frozenset(
 
 
 class WriteFailure(DagmemError):
-    """A write did not happen. `detail` is for logs; only `code` and `retryable` are persisted."""
+    """A write did not happen. `detail` is for logs; only `code` and `retryable` are persisted.
+    `retry_after` (seconds) is the earliest retry the cause asks for (a model server's `Retry-After`)."""
 
-    def __init__(self, code: ReasonCode, detail: str = "", *, retryable: bool | None = None) -> None:
+    def __init__(
+        self,
+        code: ReasonCode,
+        detail: str = "",
+        *,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"{code}: {detail}" if detail else str(code))
         self.code = code
         self.detail = detail
         self.retryable = code in RETRYABLE if retryable is None else retryable
+        self.retry_after = retry_after
 
 
 def classify(exc: BaseException) -> WriteFailure:

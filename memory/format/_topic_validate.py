@@ -166,13 +166,16 @@ def validate_topic(
     batch_sources: Collection[str],
     is_archived: Callable[[str, str], bool],
     block_exists: Callable[[str, str], bool],
+    moved: Collection[tuple[str, str]] = (),
 ) -> None:
     """Raise TopicFormatError unless `new` may replace `old` (None: a new file) at `path`.
 
     Besides the one-file rules: every source link resolves (`is_archived(session_id, anchor)`); every block
     link resolves (in `new` itself for this file, else `block_exists(topic_relpath, block_id)` with the
     target's path resolved against `path`'s directory); and a (block, source) pair that the same block id
-    did not already cite in `old` must cite a source of this transaction's batch (`batch_sources`).
+    did not already cite in `old` must cite a source of this transaction's batch (`batch_sources`) or
+    one of the `moved` (session_id, anchor) pairs: evidence that a reorganisation carries from a merged
+    block to the block that absorbs it (it was cited before, so it is no new evidence).
     """
     lines = _check_topic(path, new)
     own_path = posixpath.normpath(path)
@@ -206,7 +209,7 @@ def validate_topic(
                     raise TopicFormatError(
                         path, line + offset, f"source link {where} does not resolve to an archived record"
                     )
-                if (block.id, *key) not in carried and key not in batch:
+                if (block.id, *key) not in carried and key not in batch and key not in moved:
                     raise TopicFormatError(
                         path,
                         line + offset,

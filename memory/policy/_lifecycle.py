@@ -104,11 +104,21 @@ class SessionLifecycle(Generic[W]):
         if self.planner is not None:
             self.planner.on_written(batch, node_ids)
 
-    def failed(self, batch: Batch, *, retryable: bool, now: float, wait_out: bool = False) -> None:
+    def failed(
+        self,
+        batch: Batch,
+        *,
+        retryable: bool,
+        now: float,
+        wait_out: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         """The batch in flight was not written: it stays owed (retried with backoff, or parked; never
-        parked when `wait_out`: a cause that passes, such as a full disk)."""
+        parked when `wait_out`: a cause that passes, such as a full disk; not before `retry_after`)."""
         if self.planner is not None:
-            self.planner.on_failed(batch, retryable=retryable, now=now, wait_out=wait_out)
+            self.planner.on_failed(
+                batch, retryable=retryable, now=now, wait_out=wait_out, retry_after=retry_after
+            )
 
     def _boundary(self) -> None:
         self.carry.boundary = True

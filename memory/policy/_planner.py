@@ -158,14 +158,26 @@ class SessionPlanner:
         self._attempts = 0
         self._retry_at = None
 
-    def on_failed(self, batch: Batch, *, retryable: bool, now: float, wait_out: bool = False) -> None:
+    def on_failed(
+        self,
+        batch: Batch,
+        *,
+        retryable: bool,
+        now: float,
+        wait_out: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         """The batch was not written: it stays owed. Retry with backoff, or park after a permanent failure.
         `wait_out`: the cause is outside and passes (a full disk): retry at the capped backoff for as long
-        as it takes, never park."""
+        as it takes, never park. `retry_after`: the cause asked for at least this many seconds (a model
+        server's `Retry-After`); the retry waits for the longer of it and the backoff."""
         self.inflight = None
         self._attempts += 1
         if retryable and (wait_out or self._attempts < self.max_attempts):
-            self._retry_at = now + self._backoff(self._attempts)
+            delay = self._backoff(self._attempts)
+            if retry_after is not None and retry_after > delay:
+                delay = retry_after
+            self._retry_at = now + delay
             return
         self.parked = True
         self._boundary = False

@@ -32,7 +32,7 @@ from ..durable import (
     save_status,
 )
 from ..errors import UnsafePath
-from ..format import ArchiveRecord, anchor_of
+from ..format import ArchiveRecord, anchor_of, scan_archive
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._index import Index
@@ -198,6 +198,31 @@ class Workspace:
         return new
 
     def is_archived(self, session_id: str, anchor: str) -> bool:
+        if self.index.has_anchor(session_id, anchor):
+            return True
+        # An archive the index has never seen (a lost or rebuilt cache, and no append to it since): scan
+        # it once, so a block that cites another session's evidence still validates.
+        return self.index.archive_state(session_id) is None and self._index_archive(session_id, anchor)
+
+    def _index_archive(self, session_id: str, anchor: str) -> bool:
+        path = self.sources / f"{session_id}.md"
+        try:
+            data = read_regular(path)  # never a FIFO, never through a symlink
+            mtime_ns = path.stat().st_mtime_ns
+        except (FileNotFoundError, UnsafePath):
+            return False
+        if data is None:
+            return False
+        scan = scan_archive(data, session_id)
+        self.index.set_archive(
+            session_id,
+            valid_end=scan.valid_end,
+            size=len(data),
+            mtime_ns=mtime_ns,
+            added=[(f.source_id, anchor_of(f.source_id), f.offset) for f in scan.frames],
+            replace=True,
+        )
+        self._archives.pop(session_id, None)  # an appender opened before now re-reads its state
         return self.index.has_anchor(session_id, anchor)
 
     def consumed(self, source_ids: Iterable[str]) -> dict[str, str]:

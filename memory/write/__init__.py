@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._apply import Applied as Applied
 from ._apply import BatchWriter as BatchWriter
 from ._core import WriteOutcome as WriteOutcome
@@ -16,14 +18,44 @@ from ._distill import Distiller as Distiller
 from ._distill import Edits as Edits
 from ._distill import ExtractiveDistiller as ExtractiveDistiller
 from ._distill import TopicReader as TopicReader
+from ._named import DISTILLERS as DISTILLERS
+from ._named import distiller_named as distiller_named
 from ._pass import EXIT_FAILED as EXIT_FAILED
 from ._pass import EXIT_OK as EXIT_OK
 from ._pass import SessionResult as SessionResult
 from ._pass import exit_status as exit_status
 from ._pass import write_home as write_home
 from ._pass import write_session as write_session
+from ._reorganise import DuplicateJudge as DuplicateJudge
+from ._reorganise import Reorganised as Reorganised
+from ._reorganise import one_path_in as one_path_in
+from ._reorganise import reorganise as reorganise
+
+if TYPE_CHECKING:
+    from ._llm import LLMDistiller as LLMDistiller
+    from ._llm_config import LLMConfigError as LLMConfigError
+    from ._llm_config import LLMSettings as LLMSettings
+    from ._llm_config import load_llm_settings as load_llm_settings
+
+# The LLM distiller loads httpx and pydantic-settings (~0.2 s): only when it is first asked for.
+_LAZY = {
+    "LLMDistiller": "._llm",
+    "LLMConfigError": "._llm_config",
+    "LLMSettings": "._llm_config",
+    "load_llm_settings": "._llm_config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
+    "DISTILLERS",
     "EXIT_FAILED",
     "EXIT_OK",
     "RESERVED_TOPIC_SLUGS",
@@ -32,14 +64,23 @@ __all__ = [
     "BatchInput",
     "BatchWriter",
     "Distiller",
+    "DuplicateJudge",
     "Edits",
     "ExtractiveDistiller",
+    "LLMConfigError",
+    "LLMDistiller",
+    "LLMSettings",
+    "Reorganised",
     "SessionResult",
     "TopicReader",
     "WriteOutcome",
+    "distiller_named",
     "exit_status",
+    "load_llm_settings",
     "mark_nodes",
+    "one_path_in",
     "records_of",
+    "reorganise",
     "write_batch",
     "write_home",
     "write_session",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .. import faults
 from ..durable import WriterStatus, save_status
+from ..format import Node, anchor_of
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import Batch
 from ..store import SessionStore
@@ -48,6 +49,19 @@ class Applied:
         return () if self.outcome is None else self.outcome.node_ids
 
 
+def lineage(store: SessionStore, session_id: str, nodes: Sequence[Node]) -> frozenset[str]:
+    """The archive anchors of the batch's path: its nodes and every ancestor (a walk up, O(depth))."""
+    anchors = {anchor_of(f"{session_id}/{node.id}") for node in nodes}
+    seen: set[str] = set()
+    predecessor = nodes[0].predecessor if nodes else None
+    while predecessor is not None and predecessor not in seen:
+        seen.add(predecessor)
+        anchors.add(anchor_of(f"{session_id}/{predecessor}"))
+        (node,) = store.read_nodes(session_id, [predecessor])
+        predecessor = node.predecessor
+    return frozenset(anchors)
+
+
 class BatchWriter:
     """Applies batches to one workspace. Not thread-safe: one caller at a time (the writer actor, or the
     write pass), which is what serialises a workspace's transactions within a process."""
@@ -72,7 +86,13 @@ class BatchWriter:
             return Applied(batch, failure=failure)
         try:
             nodes = self.store.read_nodes(session_id, batch.node_ids)
-            outcome = write_batch(self.workspace, session_id, records_of(session_id, nodes), self.distiller)
+            outcome = write_batch(
+                self.workspace,
+                session_id,
+                records_of(session_id, nodes),
+                self.distiller,
+                lineage=lambda: lineage(self.store, session_id, nodes),
+            )
             self._mark(session_id, outcome.node_ids)
         except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
             failure = classify(exc)

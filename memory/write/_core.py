@@ -1,6 +1,6 @@
 """The write of one batch: archive → install → (the caller) mark (DESIGN §4).
 
-`write_batch` archives the evidence, distils outside the lock, and installs the edits as one transaction
+`write_batch` distils outside the lock, archives the evidence, and installs the edits as one transaction
 under the lock. It returns the node ids the caller may now mark: those it committed, or found already
 committed by an earlier (crashed, or concurrent) writer. Marking is the caller's step 3 (`mark_nodes`),
 so that in the runtime the session actor stays the only writer of its session's node metadata.
@@ -9,8 +9,9 @@ so that in the runtime the session actor stays the only writer of its session's 
 from __future__ import annotations
 
 import logging
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..durable import sha256_hex
@@ -66,6 +67,14 @@ class _Reader:
         self.bases.setdefault(relpath, None if data is None else sha256_hex(data))
         return None if data is None else data.decode("utf-8")
 
+    def paths(self) -> list[str]:
+        """Every topic file of the workspace, sorted (a directory listing: no file is read)."""
+        return sorted(
+            f"topics/{entry.name}"
+            for entry in os.scandir(self.workspace.topics)
+            if entry.is_file() and TOPIC_PATH.fullmatch(f"topics/{entry.name}")
+        )
+
     def size(self, relpath: str) -> int | None:
         if TOPIC_PATH.fullmatch(relpath) is None:
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
@@ -76,12 +85,17 @@ class _Reader:
 
 
 def write_batch(
-    workspace: Workspace, session_id: str, records: Sequence[ArchiveRecord], distiller: Distiller
+    workspace: Workspace,
+    session_id: str,
+    records: Sequence[ArchiveRecord],
+    distiller: Distiller,
+    *,
+    lineage: Callable[[], frozenset[str]] | None = None,
 ) -> WriteOutcome:
     """Archive, distil and install one batch (all of one session). Raises `WriteFailure`; on any failure
-    nothing is installed and the batch stays owed."""
+    nothing is installed and the batch stays owed. `lineage`: see `BatchInput`."""
     try:
-        return _write(workspace, session_id, records, distiller)
+        return _write(workspace, session_id, records, distiller, lineage)
     except WriteFailure:
         raise
     except Exception as exc:
@@ -89,15 +103,16 @@ def write_batch(
 
 
 def _write(
-    workspace: Workspace, session_id: str, records: Sequence[ArchiveRecord], distiller: Distiller
+    workspace: Workspace,
+    session_id: str,
+    records: Sequence[ArchiveRecord],
+    distiller: Distiller,
+    lineage: Callable[[], frozenset[str]] | None,
 ) -> WriteOutcome:
     if not records:
         raise WriteFailure(ReasonCode.INVALID_INPUT, "an empty batch")
     all_ids = tuple(r.node_id for r in records)
     source_ids = [r.source_id for r in records]
-
-    # 1. Archive the evidence (idempotent, append-only).
-    workspace.archive(session_id, records)
 
     # A redo after a crash, or another writer that got there first: consumed records are only marked,
     # once their transaction is installed (its install may have failed part way, or be running now).
@@ -108,15 +123,17 @@ def _write(
     while prefix < len(records) and records[prefix].source_id in done:
         prefix += 1
     if prefix:
+        workspace.archive(session_id, records)
         with workspace.lock():
             workspace.recover()
         return WriteOutcome(all_ids[:prefix], None)
     todo = [r for r in records if r.source_id not in done]
 
-    # 2a. Distil, outside the lock (a model call can take minutes).
+    # 2a. Distil, outside the lock (a model call can take minutes). Before the archive step, so that a
+    # distiller that fails (a model server that says no) leaves the workspace byte-identical.
     reader = _Reader(workspace)
     try:
-        edits = distiller.distill(BatchInput(session_id, tuple(todo)), reader)
+        edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage), reader)
     except WriteFailure:
         raise
     except Exception as exc:
@@ -129,6 +146,9 @@ def _write(
         if TOPIC_PATH.fullmatch(relpath) is None:
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"edit outside topics/: {relpath!r}")
         new_files[relpath] = None if text is None else text.encode("utf-8")
+
+    # 1. Archive the evidence (idempotent, append-only): before anything cites it.
+    workspace.archive(session_id, records)
 
     # 2b. Install, under the lock.
     with workspace.lock():

@@ -11,12 +11,14 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
-from ..format import ArchiveRecord, Block, Topic, inert, make_block, parse_topic, render_topic
+from ..format import ArchiveRecord, inert
+from ._blocks import TopicEdit
+from ._core_facts import CORE_PATH, CORE_TITLE, core_facts
 
 __all__ = ["RESERVED_TOPIC_SLUGS", "BatchInput", "Distiller", "Edits", "ExtractiveDistiller", "TopicReader"]
 
@@ -25,10 +27,15 @@ Edits = Mapping[str, str | None]  # "topics/<slug>.md" -> the file's new text, o
 
 @dataclass(frozen=True)
 class BatchInput:
-    """The records to distil, oldest first. Every one of them must be cited by some block."""
+    """The records to distil, oldest first. Every one of them must be cited by some block.
+
+    `lineage`, when the writer knows the session, gives the archive anchors (`src-<hex>`) of the batch's
+    path: its records and all their ancestors (computed on first call; O(depth)). A distiller that
+    rewrites a block asks it (DESIGN §9: only evidence on this path, or in other sessions)."""
 
     session_id: str
     records: tuple[ArchiveRecord, ...]
+    lineage: Callable[[], frozenset[str]] | None = field(default=None, compare=False)
 
 
 class TopicReader(Protocol):
@@ -135,12 +142,18 @@ def _open_part(slug: str, topics: TopicReader) -> str:
         part += 1
 
 
+def _label(record: ArchiveRecord) -> str:
+    return f"{record.role} {record.session_id}/{record.node_id}"
+
+
 class ExtractiveDistiller:
     """Groups each batch's exchanges into topic files by their most salient word and writes one block
-    per exchange: the quoted gist of each turn, citing every turn of the exchange. Deterministic, offline,
-    and it cites every record of the batch."""
+    per exchange: the quoted gist of each turn, citing every turn of the exchange; an exchange already
+    in its topic gains a citation instead of a copy. First-person facts about the user also go to
+    `topics/core.md` (`core = False` turns that off). Deterministic, offline, and it cites every record."""
 
     name = "extractive"
+    core = True
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         by_topic: dict[str, list[list[ArchiveRecord]]] = {}
@@ -156,15 +169,30 @@ class ExtractiveDistiller:
             titles.setdefault(path, word[:1].upper() + word[1:])
         edits: dict[str, str | None] = {}
         for path, exchanges in by_topic.items():
-            current = topics.read(path)
-            topic = parse_topic(current, path) if current is not None else Topic(inert(titles[path]), ())
-            taken = {block.id for block in topic.blocks} | {
-                c.id for block in topic.blocks for c in block.citations
-            }
-            blocks: list[Block] = list(topic.blocks)
+            edit = TopicEdit(path, topics.read(path), inert(titles[path]))
             for exchange in exchanges:
                 claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
-                sources = [(f"{r.role} {r.session_id}/{r.node_id}", r.source_id) for r in exchange]
-                blocks.append(make_block(path, claim, [(_date(exchange[-1].created_at), sources)], taken))
-            edits[path] = render_topic(Topic(topic.title, tuple(blocks)))
+                sources = [(_label(r), r.source_id) for r in exchange]
+                # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
+                edit.add(claim, [(_date(exchange[-1].created_at), sources)])
+            edits[path] = edit.render()
+        if self.core:
+            self._core(batch, topics, edits)
         return edits
+
+    def _core(self, batch: BatchInput, topics: TopicReader, edits: dict[str, str | None]) -> None:
+        """First-person facts of identity and preference go to `topics/core.md` too (their exchange's
+        block cites them already, so a full master simply takes no more)."""
+        facts = core_facts(batch.records)
+        if not facts:
+            return
+        current = edits[CORE_PATH] if CORE_PATH in edits else topics.read(CORE_PATH)
+        if current is not None and len(current.encode()) >= TOPIC_FILE_LIMIT:
+            return
+        edit = TopicEdit(CORE_PATH, current, CORE_TITLE)
+        for fact, record in facts:
+            edit.add(
+                f"User: “{inert(fact)}”", [(_date(record.created_at), [(_label(record), record.source_id)])]
+            )
+        if edit.changed:
+            edits[CORE_PATH] = edit.render()

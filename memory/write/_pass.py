@@ -39,6 +39,7 @@ log = logging.getLogger("dagmem.writepass")
 
 EXIT_OK, EXIT_FAILED, EXIT_RETRY = 0, 1, 75
 DEFAULT_IDLE_AFTER = 1800.0
+MAX_RETRY_WAIT = 30.0  # the longest `Retry-After` a pass sleeps through; beyond it, exit 75 and come back
 
 
 @dataclass
@@ -114,7 +115,15 @@ def write_session(
             break
         applied = writer.apply(batch)
         if applied.failure is not None:
-            planner.on_failed(batch, retryable=applied.failure.retryable, now=clock())
+            if (applied.failure.retry_after or 0.0) > MAX_RETRY_WAIT:
+                _failed(result, applied.failure)  # asked to come back much later: exit 75, retry then
+                break
+            planner.on_failed(
+                batch,
+                retryable=applied.failure.retryable,
+                now=clock(),
+                retry_after=applied.failure.retry_after,
+            )
             if planner.parked:
                 _failed(result, applied.failure)
                 break

@@ -1,0 +1,43 @@
+"""`dagmem reorganise [--distiller NAME]`: merge duplicate blocks of the topic files in one transaction.
+
+Identical claims merge deterministically; `--distiller openai` also merges the blocks the model judges to
+say the same thing (one call per topic file with two or more blocks). It reports the files it changed;
+a pass that changes nothing says so and commits nothing."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..memory.store import FileSessionStore
+from ..memory.workspace import Workspace
+from ..memory.write import distiller_named, one_path_in, reorganise
+from ._main import CommandError
+
+__all__ = ["command"]
+
+
+def command(args: argparse.Namespace) -> int:
+    home: Path = args.home
+    memory = home / "memory"
+    if not (memory / ".dagmem").is_dir():
+        raise CommandError(f"--home {home}: no memory/ workspace yet, so nothing to reorganise")
+    judge = distiller_named(args.distiller, home)
+    store = FileSessionStore(home, read_only=True) if (home / "sessions").is_dir() else None
+    with Workspace(memory) as workspace:
+        result = reorganise(workspace, judge=judge, one_path=None if store is None else one_path_in(store))
+    if args.json:
+        print(
+            json.dumps(
+                {"home": str(home), "tx": result.tx, "merged": result.merged, "changed": list(result.changed)}
+            )
+        )
+        return 0
+    if result.tx is None:
+        print("nothing to reorganise: no duplicate blocks, no file changed")
+        return 0
+    print(f"merged {result.merged} duplicate blocks in one transaction ({result.tx}); changed:")
+    for path in result.changed:
+        print(f"  {path}")
+    return 0

@@ -1,0 +1,85 @@
+"""Editing one topic file the way every distiller does: add a claim (a claim already in the file gains
+the new citation instead of a second copy), replace a block (it keeps its id, so links to it still
+resolve, and carries over every citation it had: evidence is never dropped), render.
+
+Identical claims may share a block across sibling branches (DESIGN §8: said on both, so true on both);
+a different claim is always a block of its own unless a distiller replaces on the rules of §9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..format import (
+    Block,
+    Citation,
+    SourceRef,
+    Topic,
+    anchor_of,
+    citation_id,
+    make_block,
+    parse_topic,
+    render_topic,
+)
+
+__all__ = ["Groups", "TopicEdit"]
+
+# One citation per (date, [(label, source_id), ...]) group, as `make_block` takes them.
+Groups = Sequence[tuple[str, Sequence[tuple[str, str]]]]
+
+
+class TopicEdit:
+    def __init__(self, path: str, current: str | None, title: str) -> None:
+        """`current` is the file's text (None: a new file, titled `title`, which must already be inert)."""
+        self.path = path
+        self.original = parse_topic(current, path) if current is not None else Topic(title, ())
+        self.title = self.original.title
+        self.blocks: list[Block] = list(self.original.blocks)
+        self.taken: set[str] = {b.id for b in self.blocks} | {c.id for b in self.blocks for c in b.citations}
+
+    def block(self, block_id: str) -> Block | None:
+        return next((b for b in self.blocks if b.id == block_id), None)
+
+    def add(self, claim: str, groups: Groups) -> Block:
+        """A new block for `claim`, or, when the file already holds that exact claim, that block with the
+        new sources cited."""
+        for i, block in enumerate(self.blocks):
+            if block.claim == claim:
+                self.blocks[i] = self._cite(block, claim, groups)
+                return self.blocks[i]
+        block = make_block(self.path, claim, groups, self.taken)
+        self.blocks.append(block)
+        return block
+
+    def replace(self, block_id: str, claim: str, groups: Groups) -> Block:
+        """The block `block_id` with its claim rewritten: same id, its citations kept, the new ones added."""
+        for i, block in enumerate(self.blocks):
+            if block.id == block_id:
+                self.blocks[i] = self._cite(block, claim, groups)
+                return self.blocks[i]
+        raise KeyError(block_id)
+
+    def _cite(self, block: Block, claim: str, groups: Groups) -> Block:
+        cited = {(s.session_id, s.anchor) for c in block.citations for s in c.sources}
+        citations = list(block.citations)
+        for date, sources in groups:
+            fresh = []
+            for label, source_id in sources:
+                key = (source_id.partition("/")[0], anchor_of(source_id))
+                if key not in cited:
+                    cited.add(key)
+                    fresh.append((label, source_id, key))
+            if not fresh:
+                continue
+            cid = citation_id(block.id, [source_id for _, source_id, _ in fresh], self.taken)
+            self.taken.add(cid)
+            refs = tuple(SourceRef(label, key[0], key[1]) for label, _, key in fresh)
+            citations.append(Citation(cid, date, refs))
+        return Block(block.id, claim, tuple(citations))
+
+    @property
+    def changed(self) -> bool:
+        return tuple(self.blocks) != self.original.blocks
+
+    def render(self) -> str:
+        return render_topic(Topic(self.title, tuple(self.blocks)))

@@ -1,0 +1,370 @@
+"""The LLM distiller's wire contract (DESIGN §9), pure: the prompt it sends and the answer it accepts.
+
+`render_prompt` builds the user message (BATCH, TOPICS, CORE sections, one JSON object a line);
+`parse_answer` reads the model's JSON object; `apply_answer` turns it into topic edits with the same
+block rules as the extractive distiller (`TopicEdit`). Anything the contract does not allow raises
+`InvalidAnswer`, whose `message` goes back to the model in the repair round and whose `kind` (a fixed
+phrase, never model or provider text) is all a failure's detail ever says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import DagmemError
+from ..format import ArchiveRecord, Topic, inert
+from ._blocks import TopicEdit
+from ._core_facts import CORE_PATH, CORE_TITLE
+from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label
+
+__all__ = [
+    "DEDUP_FORMAT",
+    "DEDUP_PROMPT",
+    "RESPONSE_FORMAT",
+    "SYSTEM_PROMPT",
+    "Answer",
+    "AnswerEdits",
+    "InvalidAnswer",
+    "apply_answer",
+    "parse_answer",
+    "parse_groups",
+    "plain",
+    "refs_of",
+    "render_prompt",
+    "repair_prompt",
+]
+
+TOPIC_PATH: Final = re.compile(r"topics/[a-z0-9][a-z0-9-]{0,63}\.md")
+_BLOCK_ID: Final = re.compile(r"b-[0-9a-f]{8}")
+MAX_CLAIM: Final = 2_000  # characters
+_UNESCAPE: Final = re.compile(r"\\([!-/:-@\[-`{-~])")
+_FENCE: Final = re.compile(r"\A\s*```(?:json)?\s*\n(?P<body>.*)\n\s*```\s*\Z", re.S)
+
+SYSTEM_PROMPT: Final = """\
+You maintain the long-term memory of an assistant's conversations. You get a BATCH of new conversation \
+records (one JSON object per line, each with a ref such as "r1"), then the TOPICS of memory they may \
+belong to (each with its blocks: an id and a claim), then the CORE facts about the user.
+
+Answer with one JSON object and nothing else:
+{"topics": [{"path": "topics/<slug>.md", "title": "<title>", "blocks": [{"claim": "<text>", "refs": ["r1"], \
+"replaces": null}]}], "core": [{"claim": "<text>", "refs": ["r2"], "replaces": null}]}
+
+Rules:
+- A claim is one self-contained statement worth remembering, in plain text (no markdown, no links), \
+written about "the user" and "the assistant", with dates and names kept.
+- refs lists the records a claim rests on; use only refs of this BATCH. Every record that says something \
+worth keeping should be cited by some claim.
+- A path is topics/ and a lowercase slug of letters, digits and hyphens, then .md. Put a claim into a \
+topic shown in TOPICS when it fits, otherwise into a new topic with a short title.
+- "replaces": null adds a block; the id of a block shown (b-xxxxxxxx) rewrites that block, for a claim \
+that updates, corrects or merges it (its evidence is kept). Never repeat a claim that is already there.
+- core holds only stable facts about the user (identity, lasting preferences, standing decisions); \
+"replaces" there names a CORE block. Leave core empty when there is none.
+"""
+
+
+def _block_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["claim", "refs", "replaces"],
+        "properties": {
+            "claim": {"type": "string"},
+            "refs": {"type": "array", "items": {"type": "string"}},
+            "replaces": {"type": ["string", "null"]},
+        },
+    }
+
+
+RESPONSE_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "dagmem_edits",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["topics", "core"],
+            "properties": {
+                "topics": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["path", "title", "blocks"],
+                        "properties": {
+                            "path": {"type": "string"},
+                            "title": {"type": "string"},
+                            "blocks": {"type": "array", "items": _block_schema()},
+                        },
+                    },
+                },
+                "core": {"type": "array", "items": _block_schema()},
+            },
+        },
+    },
+}
+
+
+DEDUP_PROMPT: Final = """\
+You consolidate one topic file of an assistant's long-term memory. You get its path, then its blocks, one \
+JSON object per line: {"id": "b-xxxxxxxx", "claim": "<text>"}. Find blocks that state the same fact \
+(repeated, or one saying all that another says). Answer with one JSON object and nothing else:
+{"groups": [{"ids": ["b-...", "b-..."], "claim": "<one plain-text claim that says it all>"}]}
+A group has two or more ids of this file; a block is in at most one group; blocks without a duplicate \
+are left out; answer {"groups": []} when there are none.
+"""
+
+DEDUP_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "dagmem_duplicates",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["groups"],
+            "properties": {
+                "groups": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["ids", "claim"],
+                        "properties": {
+                            "ids": {"type": "array", "items": {"type": "string"}},
+                            "claim": {"type": "string"},
+                        },
+                    },
+                }
+            },
+        },
+    },
+}
+
+
+class InvalidAnswer(DagmemError):
+    """Internal: an answer the contract does not allow (it becomes a repair round, or MODEL_BAD_RESPONSE)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(kind)
+        self.kind = kind  # a fixed phrase: safe for logs and failure details
+        self.message = message  # for the model (may quote what it said)
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    claim: str
+    refs: list[str]
+    replaces: str | None = None
+
+
+class _Topic(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    title: str = ""
+    blocks: list[_Block]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    topics: list[_Topic]
+    core: list[_Block] = Field(default_factory=list)
+
+
+def plain(claim: str) -> str:
+    """A stored claim as the model should read it: without the backslashes that made it inert."""
+    return _UNESCAPE.sub(r"\1", claim)
+
+
+def _line(value: object) -> str:
+    # One object, one line: json escapes \n and \r; U+2028, U+2029 and NEL are line breaks to some readers.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
+
+
+def refs_of(records: Sequence[ArchiveRecord]) -> dict[str, ArchiveRecord]:
+    return {f"r{i}": record for i, record in enumerate(records, start=1)}
+
+
+def batch_lines(records: Sequence[ArchiveRecord]) -> list[str]:
+    return [
+        _line({"ref": ref, "speaker": r.role, "time": _iso(r.created_at), "content": r.content})
+        for ref, r in refs_of(records).items()
+    ]
+
+
+def topic_line(path: str, topic: Topic) -> str:
+    blocks = [{"id": b.id, "claim": plain(b.claim)} for b in topic.blocks]
+    return _line({"path": path, "title": plain(topic.title), "blocks": blocks})
+
+
+def core_lines(core: Topic | None) -> list[str]:
+    return [] if core is None else [_line({"id": b.id, "claim": plain(b.claim)}) for b in core.blocks]
+
+
+def render_prompt(batch: Sequence[str], topics: Sequence[str], core: Sequence[str]) -> str:
+    return "\n".join(["BATCH", *batch, "TOPICS", *topics, "CORE", *core]) + "\n"
+
+
+def repair_prompt(error: InvalidAnswer) -> str:
+    return (
+        f"Your answer was not accepted: {error.message}\n"
+        "Answer again with the whole corrected JSON object, following the rules, and nothing else."
+    )
+
+
+def parse_answer(content: str | None) -> Answer:
+    try:
+        return Answer.model_validate(_json(content))
+    except ValidationError as exc:
+        raise _schema_error(exc) from None
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ids: list[str]
+    claim: str
+
+
+class _Groups(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    groups: list[_Group]
+
+
+def _json(content: str | None) -> Any:
+    if content is None or not content.strip():
+        raise InvalidAnswer("empty answer", "the answer was empty; it must be one JSON object")
+    fenced = _FENCE.match(content)
+    try:
+        return json.loads(fenced["body"] if fenced else content)
+    except json.JSONDecodeError as exc:
+        raise InvalidAnswer("not JSON", f"the answer is not valid JSON ({exc.msg} at {exc.pos})") from None
+
+
+def _schema_error(exc: ValidationError) -> InvalidAnswer:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'the object'}: {e['msg']}" for e in exc.errors()[:5]
+    )
+    return InvalidAnswer("not the answer schema", f"the JSON does not follow the schema: {problems}")
+
+
+def parse_groups(content: str | None, block_ids: Sequence[str]) -> list[tuple[list[str], str]]:
+    """The duplicate groups of a consolidation answer, each checked against the file's block ids."""
+    try:
+        groups = _Groups.model_validate(_json(content)).groups
+    except ValidationError as exc:
+        raise _schema_error(exc) from None
+    known = set(block_ids)
+    seen: set[str] = set()
+    out: list[tuple[list[str], str]] = []
+    for g, group in enumerate(groups):
+        ids = list(dict.fromkeys(group.ids))
+        where = f"groups[{g}]"
+        if len(ids) < 2:
+            raise InvalidAnswer("group of one", f"{where}: a group needs two or more ids")
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise InvalidAnswer("unknown block", f"{where}: {unknown[0]!r} is not a block of this file")
+        twice = [i for i in ids if i in seen]
+        if twice:
+            raise InvalidAnswer("block in two groups", f"{where}: {twice[0]} is already in another group")
+        claim = " ".join(group.claim.split())
+        if not claim or len(claim) > MAX_CLAIM:
+            raise InvalidAnswer("bad claim", f"{where}: the claim must be 1 to {MAX_CLAIM} characters")
+        seen.update(ids)
+        out.append((ids, claim))
+    return out
+
+
+@dataclass
+class AnswerEdits:
+    edits: dict[str, str]  # path -> new text, only files that changed
+    cited: set[str]  # source ids some block cites
+
+
+def apply_answer(
+    answer: Answer,
+    records: Sequence[ArchiveRecord],
+    topics: TopicReader,
+    *,
+    session_id: str,
+    on_path: Callable[[str], bool],
+    open_part: Callable[[str], str],
+) -> AnswerEdits:
+    """The answer as topic edits. `on_path(anchor)`: does this session's record lie on the batch's path
+    (§9's rule for `replaces`)? `open_part(path)`: the part of that topic that still has room for a new
+    block (topic files stay bounded, as the extractive distiller's do)."""
+    refs = refs_of(records)
+    files: dict[str, TopicEdit] = {}
+    replaced: set[tuple[str, str]] = set()
+    cited: set[str] = set()
+
+    def edit_of(path: str, title: str) -> TopicEdit:
+        if path not in files:
+            files[path] = TopicEdit(path, topics.read(path), title)
+        return files[path]
+
+    def place(where: str, path: str, title: str, block: _Block) -> None:
+        claim = " ".join(block.claim.split())
+        if not claim:
+            raise InvalidAnswer("empty claim", f"{where}: the claim is empty")
+        if len(claim) > MAX_CLAIM:
+            raise InvalidAnswer("claim too long", f"{where}: a claim has at most {MAX_CLAIM} characters")
+        if not block.refs:
+            raise InvalidAnswer("claim without refs", f"{where}: refs is empty; cite the records it rests on")
+        unknown = [ref for ref in block.refs if ref not in refs]
+        if unknown:
+            raise InvalidAnswer(
+                "ref outside the batch",
+                f"{where}: {unknown[0]!r} is not a ref of this BATCH (r1 to r{len(refs)})",
+            )
+        chosen = [r for ref, r in refs.items() if ref in set(block.refs)]
+        groups = [(_date(chosen[-1].created_at), [(_label(r), r.source_id) for r in chosen])]
+        text = inert(claim)
+        edit = edit_of(path, title)
+        if block.replaces is None:
+            target = path if path == CORE_PATH else open_part(path)
+            (edit if target == path else edit_of(target, edit.title)).add(text, groups)
+        else:
+            if not _BLOCK_ID.fullmatch(block.replaces) or edit.block(block.replaces) is None:
+                raise InvalidAnswer(
+                    "replaces an unknown block",
+                    f"{where}: replaces {block.replaces!r}, which is not a block of {path}",
+                )
+            if (path, block.replaces) in replaced:
+                raise InvalidAnswer("block replaced twice", f"{where}: {block.replaces} is replaced twice")
+            replaced.add((path, block.replaces))
+            old = edit.block(block.replaces)
+            assert old is not None
+            if all(on_path(s.anchor) for c in old.citations for s in c.sources if s.session_id == session_id):
+                edit.replace(block.replaces, text, groups)
+            else:  # its evidence lies on a sibling branch: §8 keeps the claims apart
+                edit.add(text, groups)
+        cited.update(r.source_id for r in chosen)
+
+    for t, topic in enumerate(answer.topics):
+        if topic.path == CORE_PATH or topic.path[7:-3].split("--")[0] in RESERVED_TOPIC_SLUGS:
+            raise InvalidAnswer("core facts as a topic", f"topics[{t}]: core facts go in the core field")
+        if TOPIC_PATH.fullmatch(topic.path) is None:
+            raise InvalidAnswer(
+                "bad topic path",
+                f"topics[{t}]: path {topic.path!r} must be topics/<lowercase letters, digits, hyphens>.md",
+            )
+        title = inert(" ".join(topic.title.split())) or topic.path[7:-3]
+        for b, block in enumerate(topic.blocks):
+            place(f"topics[{t}].blocks[{b}]", topic.path, title, block)
+    for b, block in enumerate(answer.core):
+        place(f"core[{b}]", CORE_PATH, CORE_TITLE, block)
+    return AnswerEdits({path: e.render() for path, e in files.items() if e.changed}, cited)

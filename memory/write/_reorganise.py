@@ -1,0 +1,267 @@
+"""Consolidation (`dagmem reorganise`, the runtime's `reorganise_at`): merge duplicate blocks of each topic
+file in one transaction, carrying every citation to the block that absorbs them.
+
+Identical claims merge deterministically (the first in file order keeps its id; DESIGN §8 lets an
+identical claim hold evidence of sibling branches). With a distiller that can judge (`DuplicateJudge`,
+the LLM distiller), blocks the model calls duplicates merge under the claim it writes, unless their
+evidence in some session lies on two sibling branches (§8 keeps those apart). A block another claim links
+to is never folded away (its link would dangle). The pass reads outside the lock, installs under it through
+the same Installer and txlog as a write (a line that consumes no records), re-renders `core.md` when its
+master changed, and reports the files it changed; a pass that changes nothing commits nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from ..durable import sha256_hex
+from ..errors import DagmemError
+from ..format import (
+    Block,
+    Citation,
+    Topic,
+    TopicFormatError,
+    anchor_of,
+    block_links,
+    inert,
+    parse_topic,
+    render_core,
+    render_topic,
+    validate_topic,
+)
+from ..outcomes import ReasonCode, WriteFailure, classify
+from ..store import SessionStore
+from ..workspace import Workspace
+from ._core import CORE_MASTER, TOPIC_PATH
+
+__all__ = ["DuplicateJudge", "OnePath", "Reorganised", "one_path_in", "reorganise"]
+
+log = logging.getLogger("dagmem.reorganise")
+
+# (session_id, anchors) -> do these records of one session lie on one root-to-tip path?
+OnePath = Callable[[str, set[str]], bool]
+
+
+@runtime_checkable
+class DuplicateJudge(Protocol):
+    def duplicates(self, path: str, blocks: Sequence[tuple[str, str]]) -> list[tuple[list[str], str]]:
+        """Groups of block ids (two or more, of `blocks`: (id, plain claim)) that say the same thing,
+        each with the one claim (plain text) that says it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Reorganised:
+    tx: str | None  # None: nothing changed, nothing committed
+    changed: tuple[str, ...]  # workspace-relative paths, sorted
+    merged: int  # blocks folded into another
+
+
+def reorganise(
+    workspace: Workspace,
+    *,
+    judge: object = None,
+    one_path: OnePath | None = None,
+    attempts: int = 3,
+) -> Reorganised:
+    """One consolidation pass. Raises `WriteFailure` (nothing installed) on failure."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _pass(workspace, judge if isinstance(judge, DuplicateJudge) else None, one_path)
+        except WriteFailure as failure:
+            if failure.code is not ReasonCode.CONCURRENT_UPDATE or attempt == attempts:
+                raise
+            log.info("reorganise: a write changed the topics meanwhile; again (%d)", attempt)
+        except Exception as exc:
+            raise classify(exc) from exc
+    raise AssertionError("unreachable")
+
+
+def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath | None) -> Reorganised:
+    texts: dict[str, bytes] = {}
+    for entry in sorted(os.scandir(workspace.topics), key=lambda e: e.name):
+        relpath = f"topics/{entry.name}"
+        if entry.is_file() and TOPIC_PATH.fullmatch(relpath):
+            data = workspace.read_bytes(relpath)
+            if data is not None:
+                texts[relpath] = data
+    try:
+        topics = {path: parse_topic(data.decode("utf-8"), path) for path, data in texts.items()}
+    except (TopicFormatError, UnicodeDecodeError) as exc:
+        raise WriteFailure(ReasonCode.INVALID_TOPIC_FORMAT, str(exc)) from exc
+    linked = {
+        (os.path.normpath(os.path.join("topics", f"{link['slug']}.md")), link["bid"])
+        for topic in topics.values()
+        for block in topic.blocks
+        for link in block_links(block.claim)
+    }
+    changed: dict[str, bytes | None] = {}
+    merged = 0
+    for path, topic in topics.items():
+        blocks, folded = _merge_identical(path, topic.blocks, linked)
+        if judge is not None and len(blocks) > 1:
+            blocks, more = _merge_judged(path, blocks, linked, judge, one_path)
+            folded += more
+        if folded:
+            new = Topic(topic.title, tuple(blocks))
+            changed[path] = render_topic(new).encode("utf-8")
+            merged += folded
+    if not changed:
+        return Reorganised(None, (), 0)
+    with workspace.lock():
+        workspace.recover()
+        for path in changed:
+            current = workspace.read_bytes(path)
+            if current is None or sha256_hex(current) != sha256_hex(texts[path]):
+                raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, f"{path} changed during the reorganisation")
+        _validate(workspace, changed, topics)
+        if CORE_MASTER in changed:
+            master = changed[CORE_MASTER]
+            assert master is not None
+            changed["core.md"] = render_core(master.decode()).encode()
+        current_core = workspace.read_bytes("core.md") if "core.md" in changed else None
+        if "core.md" in changed and changed["core.md"] == current_core:
+            del changed["core.md"]
+        record, end = workspace.installer.commit("", [], changed, at=workspace.clock())
+        workspace.index.add_tx(record, start=end - len(record.to_line()), end=end, txlog=workspace.txlog)
+    log.info("reorganise: tx %s merged %d blocks in %d files", record.tx, merged, len(changed))
+    return Reorganised(record.tx, tuple(sorted(changed)), merged)
+
+
+def _sources(block: Block) -> set[tuple[str, str]]:
+    return {(s.session_id, s.anchor) for c in block.citations for s in c.sources}
+
+
+def _absorb(keep: Block, other: Block, claim: str | None = None) -> Block:
+    """`keep` with every source of `other` it did not cite yet (in `other`'s citations, ids kept)."""
+    cited = _sources(keep)
+    citations = list(keep.citations)
+    for citation in other.citations:
+        fresh = tuple(s for s in citation.sources if (s.session_id, s.anchor) not in cited)
+        if fresh:
+            cited.update((s.session_id, s.anchor) for s in fresh)
+            citations.append(Citation(citation.id, citation.date, fresh))
+    return Block(keep.id, keep.claim if claim is None else claim, tuple(citations))
+
+
+def _merge_identical(
+    path: str, blocks: Sequence[Block], linked: set[tuple[str, str]]
+) -> tuple[list[Block], int]:
+    out: list[Block] = []
+    first: dict[str, int] = {}
+    folded = 0
+    for block in blocks:
+        at = first.get(block.claim)
+        if at is None or (path, block.id) in linked:
+            first.setdefault(block.claim, len(out))
+            out.append(block)
+            continue
+        out[at] = _absorb(out[at], block)
+        folded += 1
+    return out, folded
+
+
+def _merge_judged(
+    path: str,
+    blocks: list[Block],
+    linked: set[tuple[str, str]],
+    judge: DuplicateJudge,
+    one_path: OnePath | None,
+) -> tuple[list[Block], int]:
+    from ._llm_wire import plain
+
+    by_id = {block.id: block for block in blocks}
+    groups = judge.duplicates(path, [(block.id, plain(block.claim)) for block in blocks])
+    gone: set[str] = set()
+    replaced: dict[str, Block] = {}
+    for ids, claim in groups:
+        members = [by_id[i] for i in dict.fromkeys(ids) if i in by_id and i not in gone and i not in replaced]
+        if len(members) < 2 or not claim.strip():
+            continue
+        keep, rest = members[0], [m for m in members[1:] if (path, m.id) not in linked]
+        if not rest or not _one_path_each(keep, rest, one_path):
+            continue
+        block = keep
+        for other in rest:
+            block = _absorb(block, other)
+        replaced[keep.id] = Block(block.id, inert(" ".join(claim.split())), block.citations)
+        gone.update(other.id for other in rest)
+    out = [replaced.get(b.id, b) for b in blocks if b.id not in gone]
+    return out, len(gone)
+
+
+def _one_path_each(keep: Block, rest: Sequence[Block], one_path: OnePath | None) -> bool:
+    """§8: a merged block may hold evidence of two blocks in one session only if it all lies on one path
+    (without `one_path` to look at the sessions, never)."""
+    members: dict[str, set[int]] = {}
+    anchors: dict[str, set[str]] = {}
+    for n, block in enumerate([keep, *rest]):
+        for session_id, anchor in _sources(block):
+            members.setdefault(session_id, set()).add(n)
+            anchors.setdefault(session_id, set()).add(anchor)
+    return all(
+        len(members[session_id]) == 1 or (one_path is not None and one_path(session_id, anchors[session_id]))
+        for session_id in members
+    )
+
+
+def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: dict[str, Topic]) -> None:
+    """The same checks as a write's, with the merged evidence allowed to move within each file, and
+    nothing dropped: every source a file cited before, it cites after."""
+
+    def block_exists(relpath: str, block_id: str) -> bool:
+        data = changed.get(relpath) if relpath in changed else workspace.read_bytes(relpath)
+        return data is not None and any(b.id == block_id for b in parse_topic(data.decode(), relpath).blocks)
+
+    try:
+        for path, data in changed.items():
+            assert data is not None
+            old = topics[path]
+            new = parse_topic(data.decode("utf-8"), path)
+            before = {key for block in old.blocks for key in _sources(block)}
+            validate_topic(
+                path,
+                new,
+                old,
+                batch_sources=(),
+                is_archived=workspace.is_archived,
+                block_exists=block_exists,
+                moved=before,
+            )
+            after = {key for block in new.blocks for key in _sources(block)}
+            if before - after:
+                raise TopicFormatError(path, None, "a reorganisation dropped evidence")
+    except (TopicFormatError, UnicodeDecodeError) as exc:
+        raise WriteFailure(ReasonCode.INVALID_TOPIC_FORMAT, str(exc)) from exc
+
+
+def one_path_in(store: SessionStore) -> OnePath:
+    """`OnePath` over a session store: the records (by anchor) all lie on one root-to-tip path."""
+
+    def check(session_id: str, anchors: set[str]) -> bool:
+        try:
+            nodes = store.load(session_id).nodes
+        except DagmemError:
+            return False
+        by_anchor = {anchor_of(f"{session_id}/{node_id}"): node_id for node_id in nodes}
+        chosen = [by_anchor.get(anchor) for anchor in anchors]
+        if any(node_id is None for node_id in chosen):
+            return False
+
+        def ancestry(node_id: str) -> set[str]:
+            seen: set[str] = set()
+            current: str | None = node_id
+            while current is not None and current in nodes and current not in seen:
+                seen.add(current)
+                current = nodes[current].predecessor
+            return seen
+
+        paths = {node_id: ancestry(node_id) for node_id in chosen if node_id is not None}
+        deepest = max(paths, key=lambda node_id: len(paths[node_id]))
+        return all(node_id in paths[deepest] for node_id in paths)
+
+    return check
