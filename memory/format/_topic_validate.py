@@ -109,11 +109,7 @@ class _FileChecker:
 
     def block(self, block: Block, line: int) -> None:
         citation_ids = [citation.id for citation in block.citations]
-        if (
-            _block_ok(block)
-            and block.id not in self.block_ids
-            and self.citation_ids.isdisjoint(citation_ids)
-        ):
+        if _block_ok(block) and block.id not in self.block_ids and self.citation_ids.isdisjoint(citation_ids):
             # The common case, a block already seen whole (O(1) after the first time): only the file-wide
             # rules (ids unique across blocks) depend on the rest of the file.
             self.block_ids.add(block.id)
