@@ -13,9 +13,12 @@ visible to other readers only at a checkpoint, and each checkpoint is a new pack
 is the documented loose-object, tree, commit and index format; tests read it back with plain git
 (`git log`, `git status`, `git fsck`).
 
-The index (`.git/index`, what `git status` compares with) is a cache of the last commit's tree: it is
-rewritten after each commit (entries kept in memory, stat data from the file just hashed) and not fsynced;
-if another git command holds its lock, that rewrite is skipped and the next commit catches up. One process
+The index (`.git/index`, what `git status` compares with) is a cache of the last commit's tree, kept in
+memory (stat data from the file just hashed) and not fsynced. Writing it is O(files) (its checksum covers
+every entry), so it is rewritten after every commit while a session has up to 512 files, then after every
+`files // 512`-th commit: O(1) a turn on average, at the price of a `git status` that may not show the
+newest few turns as committed yet (`git log` always does). If another git command holds the index's
+lock, that rewrite is skipped and the next commit catches up. One process
 writes a session (the store's rule); another process that commits meanwhile (a host's own `git commit`) is
 noticed by its new ref value and the caches are read again.
 """
@@ -44,6 +47,7 @@ _SIGNATURE = b"dagmem <dagmem@localhost>"
 _BLOB_MODE = 0o100644
 _TREE_MODE = 0o40000
 _LOCK_WAIT_S = 5.0
+_INDEX_EVERY = 512  # files per commit between index rewrites (see above)
 _counter = itertools.count()
 
 Entries = dict[str, tuple[int, bytes]]  # name -> (mode, 20-byte object id)
@@ -122,6 +126,7 @@ class SessionGit:
         self._trees: dict[str, Entries] = {}  # directory ("" is the root) -> its entries at _head
         self._index: dict[str, bytes] | None = None  # path -> index entry
         self._paths: list[str] = []  # the index's paths, sorted
+        self._index_owed = 0  # commits since the index was last written
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -350,6 +355,9 @@ class SessionGit:
             if relpath not in index:
                 bisect.insort(self._paths, relpath, key=str.encode)
             index[relpath] = _index_entry(relpath, oid, st)
+        self._index_owed += 1
+        if self._index_owed < len(index) // _INDEX_EVERY:
+            return
         lock_path = self.git_dir / "index.lock"
         try:
             fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -369,3 +377,4 @@ class SessionGit:
             raise
         os.close(fd)
         os.replace(lock_path, self.git_dir / "index")
+        self._index_owed = 0
