@@ -16,6 +16,7 @@ from dagmem.cli import main
 KEYS = {"name", "value", "unit", "baseline", "ratio", "goal", "met"}
 
 
+@pytest.mark.timeout(900)  # the quick run is under 2 minutes alone; the suite may share the machine
 def test_quick_bench_of_everything_reports_results_in_the_documented_shape(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
