@@ -11,7 +11,9 @@ Three subjects, measured side by side in one run over the same turns (same text,
   (the loose bytes a commit adds depend only on the trees it writes, not on how earlier history was made);
   its first turns and both windows are committed one per turn.
 
-Inside each window the subjects take turns (order rotated per turn). Loose bytes are the sizes of the new
+The late window sits at the same place in its 256-turn shard as the early one (turns 4,955-4,974 of
+5,000: the shard's tree, rewritten whole by each commit, has as many entries in both). Inside each window
+the subjects take turns (order rotated per turn). Loose bytes are the sizes of the new
 files under `.git/objects/??/` after each append; `gc.auto` is 0 in every repository, so no object is ever
 packed during the run (the output reports the pack count as evidence). Each new object is classified
 (node blob, meta.json blob, shard tree, history/ tree, root tree, commit) against `git rev-parse` of the
@@ -299,7 +301,12 @@ def run(
 
     The early window is centred on turn `early`, the late window ends at the last turn."""
     early_turns = range(early - (window - 1) // 2, early - (window - 1) // 2 + window)
-    late_turns = range(turns - window + 1, turns + 1)
+    # A shard's tree grows by one entry a turn and starts again at each shard: compare like with like, the
+    # late window at the same place in its shard as the early one (the last such place), when there is one.
+    cycles = (turns - early_turns.stop + 1) // SHARD_SIZE
+    late_end = early_turns.stop - 1 + cycles * SHARD_SIZE if cycles else turns
+    late_turns = range(late_end - window + 1, late_end + 1)
+    turns = late_end
     if window < 1 or early_turns.start < 2 or early_turns.stop > late_turns.start:
         raise ValueError(f"windows overlap or start too early: turns={turns} window={window} early={early}")
     say = progress or (lambda _message: None)

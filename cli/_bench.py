@@ -1,17 +1,77 @@
-"""`dagmem bench NAME`: run one benchmark of `dagmem.bench`."""
+"""`dagmem bench [NAME ...] [--quick] [--json] [--out DIR]`: every figure beside its baseline and its goal.
+
+No NAME runs them all. The results go to `DIR/bench.json` (and a plot, `DIR/bench.png`, when matplotlib
+is installed; without it one line on stderr says how to get it), then to the terminal as a table, or with
+`--json` as one object whose `results` is a list of `{"name", "value", "unit", "baseline", "ratio",
+"goal", "met"}`. A progress bar runs on stderr (a terminal only, not with `--json`). Exit status 0 whatever
+the figures: a report, not a test.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..bench import _report as report
+from ..sim import _report as sim_report
+
+__all__ = ["command"]
 
 
 def command(args: argparse.Namespace) -> int:
-    # Imported when chosen: each benchmark pulls in what it measures.
-    if args.name == "store":
-        from ..bench import _store as bench
-    elif args.name == "write":
-        from ..bench import _write as bench  # type: ignore[no-redef]
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    names: list[str] = list(args.names) or list(report.BENCHMARKS)
+    unknown = [name for name in names if name not in report.BENCHMARKS]
+    if unknown:
+        from ._main import CommandError
+
+        raise CommandError(f"no benchmark {unknown[0]!r}: choose among {', '.join(report.BENCHMARKS)}")
+    chosen = [name for name in report.BENCHMARKS if name in names]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[note]}"),
+        console=Console(stderr=True),
+        disable=args.json or not sys.stderr.isatty(),
+        transient=False,
+    )
+    task = progress.add_task("dagmem bench", total=len(chosen), note="")
+    done: list[str] = []
+
+    def step(name: str) -> None:
+        if done:
+            progress.advance(task)
+        done.append(name)
+        progress.update(task, description=f"bench {name}", note="")
+
+    def say(message: str) -> None:
+        progress.update(task, note=message[:70])
+
+    with progress:
+        result: dict[str, Any] = report.measure(chosen, bool(args.quick), say, step=step)
+        progress.update(task, completed=len(chosen), description="dagmem bench", note="done")
+    json_path, plot_path = out / "bench.json", out / "bench.png"
+    result["json_path"] = str(json_path)
+    result["plot_path"] = str(plot_path) if sim_report.can_plot() else None
+    json_path.write_text(
+        json.dumps(result, indent=1) + "\n", encoding="utf-8"
+    )  # first: a plot cannot lose it
+    if args.json:
+        print(json.dumps(result))
     else:
-        from ..bench import _runtime as bench  # type: ignore[no-redef]
-    status: int = bench.main(args)
-    return status
+        report.print_results(result)
+    if sim_report.can_plot():
+        report.plot(result, plot_path)
+    else:
+        plot_path.unlink(missing_ok=True)  # an earlier run's plot is not this run's
+        print(report.NO_PLOT, file=sys.stderr)
+    return 0

@@ -26,7 +26,7 @@ DEFAULT_HOME = Path(".dagmem")
 # Exit statuses: a permanent failure; a user's mistake (as argparse uses it); retry later.
 EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 
-BENCHMARKS = ("runtime", "store", "write")
+BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -110,10 +110,23 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     bench = sub.add_parser(
-        "bench", parents=[common], help="run a benchmark; prints ratios measured side by side"
+        "bench",
+        parents=[common],
+        help="measure every figure beside its baseline and goal, side by side in one run",
+        description="Run the benchmarks (all of them without NAME) and report each figure beside its "
+        "baseline measured in the same run, its goal and whether it is met. --home is not used.",
     )
-    bench.add_argument("name", choices=BENCHMARKS, help="which benchmark")
-    bench.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    bench.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"any of: {', '.join(BENCHMARKS)} (default: all)"
+    )
+    bench.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
+    bench.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-out"),
+        metavar="DIR",
+        help="where bench.json and bench.png go (default ./bench-out)",
+    )
 
     view = sub.add_parser(
         "view", parents=[common], help="draw the home's sessions as one self-contained HTML page"

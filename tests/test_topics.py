@@ -29,6 +29,7 @@ from dagmem.memory.format import (
     validate_topic,
 )
 from dagmem.memory.format import _core as core
+from dagmem.memory.format._topic_parse import _parse_by_blocks, _parse_lines
 
 PATH = "topics/prefs.md"
 A1 = "0123456789abcdef"
@@ -176,6 +177,40 @@ def test_any_text_either_parses_and_renders_back_exactly_or_raises_topic_format_
     except TopicFormatError:
         return  # refused with our error: never any other exception
     assert render_topic(topic) == text
+
+
+@settings(max_examples=300)
+@given(
+    cuts=st.lists(
+        st.tuples(
+            st.integers(0, len(SAMPLE)), st.integers(0, 40), st.text("[]()^`#:;, \n\\bc-0a", max_size=6)
+        )
+    )
+)
+def test_the_block_by_block_parser_agrees_with_the_line_parser_on_any_text(
+    cuts: list[tuple[int, int, str]],
+) -> None:
+    # parse_topic takes the cached block-by-block path when it can; the line parser is the reference.
+    text = SAMPLE
+    for at, length, insert in cuts:
+        text = text[:at] + insert + text[at + length :]
+    try:
+        expected = _parse_lines(text, PATH)
+    except TopicFormatError:
+        expected = None
+    fast = _parse_by_blocks(text, PATH)
+    assert fast is None or fast == expected  # None: it hands the text to the line parser
+    if expected is None:
+        with pytest.raises(TopicFormatError):
+            parse_topic(text, PATH)
+    else:
+        assert parse_topic(text, PATH) == expected
+
+
+def test_a_file_made_of_blocks_seen_before_is_parsed_block_by_block() -> None:
+    topic = parse_topic(SAMPLE, PATH)
+    assert _parse_by_blocks(SAMPLE, PATH) == topic
+    assert _parse_by_blocks(SAMPLE + "\n", PATH) is None  # an empty line at the end: the line parser's case
 
 
 # --- ids ------------------------------------------------------------------------------------------------

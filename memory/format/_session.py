@@ -157,6 +157,12 @@ class SessionSnapshot:
 def parse_node(data: bytes) -> tuple[Node | None, str | None]:
     """(node, None) or (None, reason) for the bytes of a node file."""
     try:
+        # pydantic reads the JSON itself (one pass); anything it refuses takes the path below, which
+        # accepts the same files and names the reason.
+        return Node.model_validate_json(data), None
+    except ValidationError:
+        pass
+    try:
         raw: Any = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, f"malformed JSON: {exc}"

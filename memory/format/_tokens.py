@@ -53,6 +53,8 @@ def encoding() -> tiktoken.Encoding:
     return tiktoken.Encoding("cl100k_base", pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL)
 
 
+@functools.lru_cache(maxsize=65_536)
 def count_tokens(text: str) -> int:
-    """cl100k_base tokens in `text`, special-token strings counted as plain text."""
+    """cl100k_base tokens in `text`, special-token strings counted as plain text. Remembered for recent
+    texts: a session actor that restarts (after idling, or a crash) recounts every turn of its session."""
     return len(encoding().encode_ordinary(text))

@@ -119,6 +119,55 @@ def parse_topic(text: str, path: str) -> Topic:
 def _parse_topic_cached(text: str, path: str) -> Topic:
     # A write parses the same old text twice (the distiller, then the validator); a Topic is immutable,
     # so sharing the result is safe. Errors are not cached (lru_cache does not keep exceptions).
+    topic = _parse_by_blocks(text, path)
+    return topic if topic is not None else _parse_lines(text, path)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _parse_chunk(chunk: str) -> Block | None:
+    """One block's lines (joined by `\n`), parsed and checked on its own; None if it breaks a rule.
+    A write re-parses every unchanged block of the files it touches: remembering them keeps it O(edit)."""
+    checker = _FileChecker("")
+    try:
+        block = _parse_block(checker.fail, chunk.split("\n"), 1)
+        checker.block(block, 1)
+    except TopicFormatError:
+        return None
+    return block
+
+
+def _parse_by_blocks(text: str, path: str) -> Topic | None:
+    """The topic of a well-formed file, block by block through `_parse_chunk`; None at anything unusual,
+    for `_parse_lines` to find and name (so both give the same topic, and errors come from one place)."""
+    if not text.endswith("\n") or _BREAK_CHAR.search(text) is not None:
+        return None
+    title_line, *chunks = text[:-1].split("\n\n")
+    if not title_line.startswith("# ") or "\n" in title_line:
+        return None
+    checker = _FileChecker(path)
+    title = title_line[2:]
+    try:
+        checker.title(title)
+    except TopicFormatError:
+        return None
+    blocks: list[Block] = []
+    for chunk in chunks:
+        if not chunk or chunk[0] == "\n" or chunk[-1] == "\n":
+            return None  # more than one empty line somewhere
+        block = _parse_chunk(chunk)
+        if block is None or block.id in checker.block_ids:
+            return None
+        cids = [citation.id for citation in block.citations]
+        if not checker.citation_ids.isdisjoint(cids):
+            return None
+        checker.block_ids.add(block.id)
+        checker.citation_ids.update(cids)
+        blocks.append(block)
+    return Topic(title, tuple(blocks))
+
+
+def _parse_lines(text: str, path: str) -> Topic:
+    """The line-by-line parser: the reference, and the one that names the first rule a file breaks."""
     checker = _FileChecker(path)
 
     def fail(line: int, reason: str) -> TopicFormatError:

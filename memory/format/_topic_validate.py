@@ -4,6 +4,7 @@ needs the rest of the workspace: archived sources, batch-only new citations, blo
 from __future__ import annotations
 
 import datetime
+import functools
 import posixpath
 from collections.abc import Callable, Collection
 
@@ -107,6 +108,16 @@ class _FileChecker:
             raise self.fail(1, reason)
 
     def block(self, block: Block, line: int) -> None:
+        citation_ids = [citation.id for citation in block.citations]
+        if _block_ok(block) and block.id not in self.block_ids and self.citation_ids.isdisjoint(citation_ids):
+            # The common case, a block already seen whole (O(1) after the first time): only the file-wide
+            # rules (ids unique across blocks) depend on the rest of the file.
+            self.block_ids.add(block.id)
+            self.citation_ids.update(citation_ids)
+            return
+        self._block(block, line)  # something is wrong: find the first rule broken, in file order
+
+    def _block(self, block: Block, line: int) -> None:
         if not _BLOCK_ID.fullmatch(block.id):
             raise self.fail(line, f"malformed block id {block.id!r} (expected b-<8 hex>)")
         if block.id in self.block_ids:
@@ -119,6 +130,9 @@ class _FileChecker:
             raise self.fail(line, "block has no citation")
         for offset, citation in enumerate(block.citations, start=1):
             self.citation(citation, line + offset)
+
+    def block_alone(self, block: Block) -> None:
+        self._block(block, 1)
 
     def citation(self, citation: Citation, line: int) -> None:
         if not _CITATION_ID.fullmatch(citation.id):
@@ -143,6 +157,17 @@ class _FileChecker:
             if reason is not None:
                 raise self.fail(line, reason)
             seen.add((source.session_id, source.anchor))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _block_ok(block: Block) -> bool:
+    """Whether one block keeps every rule that concerns it alone. Blocks are immutable, and a write
+    re-checks the unchanged blocks of every file it touches: remembering them keeps a write O(edit)."""
+    try:
+        _FileChecker("").block_alone(block)
+    except TopicFormatError:
+        return False
+    return True
 
 
 def _check_topic(path: str, topic: Topic) -> list[int]:

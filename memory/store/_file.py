@@ -57,6 +57,7 @@ class _FileBackend:
         self.root = home / "sessions"
         self.git = git
         self.fsync = fsync
+        self._gits: dict[str, SessionGit] = {}  # one per session: each keeps its last commit's trees
 
     def path(self, sid: str, relpath: str = "") -> Path:
         base = self.root / sid
@@ -167,7 +168,10 @@ class _FileBackend:
 
     def commit(self, sid: str, relpaths: list[str], message: str) -> None:
         if self.git:
-            SessionGit(self.root / sid).commit(relpaths, message)
+            repo = self._gits.get(sid)
+            if repo is None:
+                repo = self._gits.setdefault(sid, SessionGit(self.root / sid, fsync=self.fsync))
+            repo.commit(relpaths, message)
 
     def sweep(self, sid: str) -> list[Path]:
         base = self.root / sid

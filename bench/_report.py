@@ -1,0 +1,350 @@
+"""`dagmem bench [NAME ...]`: every figure of the benchmarks in one report, each beside its baseline
+measured in the same run, its goal, and whether it is met.
+
+The figures come from the benchmarks themselves (`_runtime`, `_store`, `_write`: their `run`, at their own
+sizes or `--quick` ones), from `dagmem sim` run in a child process (its peak RSS is its own), and from the
+small measurements of `_figures`. A result is `{"name", "value", "unit", "baseline", "ratio", "goal",
+"met"}`: `ratio` is value / baseline, `goal` says what is asked (`"ratio <= 1.5"`, `"value >= 1500"`; None
+for a figure shown for comparison only) and `met` whether this run meets it (None: no goal, or not
+measured). Recall's lines come from `bench/_recall.py` when it exists (its `results(quick, progress)`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import _figures as figures
+from . import _kit as kit
+
+__all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
+
+BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim")
+NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
+
+Result = dict[str, Any]
+Say = Callable[[str], None]
+
+
+def result(
+    name: str, value: float | None, unit: str, baseline: float | None, goal: str | None, *, digits: int = 3
+) -> Result:
+    """One line of the report; `goal` is `"ratio <= X"`, `"ratio >= X"`, `"value <= X"` or `"value >= X"`."""
+    ratio = None
+    if value is not None and baseline is not None and baseline > 0:
+        ratio = float(f"{value / baseline:.4g}")
+    met: bool | None = None
+    if goal is not None and value is not None:
+        what, op, bound = goal.split()
+        subject = ratio if what == "ratio" else value
+        if subject is not None:
+            met = bool(subject <= float(bound)) if op == "<=" else bool(subject >= float(bound))
+    return {
+        "name": name,
+        "value": None if value is None else round(value, digits),
+        "unit": unit,
+        "baseline": None if baseline is None else round(baseline, digits),
+        "ratio": ratio,
+        "goal": goal,
+        "met": met,
+    }
+
+
+# -- each benchmark, as results ---------------------------------------------------------------------------
+
+
+def _runtime(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    from . import _runtime as bench
+
+    raw = bench.run(
+        large_live=bench.QUICK_LARGE_LIVE if quick else bench.LARGE_LIVE,
+        long_turns=bench.QUICK_LONG_TURNS if quick else bench.LONG_TURNS,
+        samples=bench.QUICK_SAMPLES if quick else bench.SAMPLES,
+        warmup=bench.QUICK_WARMUP if quick else bench.WARMUP,
+        profile_appends=bench.QUICK_PROFILE_APPENDS if quick else bench.PROFILE_APPENDS,
+        start_samples=bench.QUICK_START_SAMPLES if quick else bench.START_SAMPLES,
+        throughput_sessions=bench.QUICK_THROUGHPUT_SESSIONS if quick else bench.THROUGHPUT_SESSIONS,
+        throughput_turns=bench.QUICK_THROUGHPUT_TURNS if quick else bench.THROUGHPUT_TURNS,
+        modes=("appends_only",) if quick else bench.MODES,
+        scratch=scratch,
+        progress=say,
+    )
+    mode = raw["modes"]["appends_only"]["setups"]
+    small = mode["small"]["append_ms"]
+    out: list[Result] = []
+    goal = f"ratio <= {bench.GOAL_RATIO}"
+    for setup, label in (("many", f"{raw['large_live']:,} vs {raw['small_live']} live sessions"),
+                         ("long", f"a {raw['long_turns']:,}- vs {raw['short_turns']}-turn session")):  # fmt: skip
+        for q in ("p50", "p99"):
+            out.append(result(f"append {q}, {label}", mode[setup]["append_ms"][q], "ms", small[q], goal))
+    limit = figures.durable_replace(scratch / "durable", 100 if quick else 400)
+    for run_ in raw["throughput"].get("runs", []):
+        threshold = run_["threshold"]
+        out.append(
+            result(
+                f"writer throughput at threshold {threshold:,} (fsync on; baseline: durable replaces/s here)",
+                run_["records_per_s"],
+                "turns/s",
+                limit["per_s"],
+                "value >= 1500" if threshold == 16_000 else None,
+                digits=1,
+            )
+        )
+    raw["durable_replace"] = limit
+    return out, raw
+
+
+def _store(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    from . import _store as bench
+
+    raw = bench.run(bench.QUICK_TURNS if quick else bench.TURNS, scratch=scratch, progress=say)
+    early_turn, late_turn = raw["sharded"]["early"]["turns"], raw["sharded"]["late"]["turns"]
+    where = f"turns {late_turn[0]:,}-{late_turn[1]:,} vs {early_turn[0]}-{early_turn[1]}"
+    out: list[Result] = []
+    for subject, label, goal in (
+        ("sharded", "sharded", "ratio <= 1.3"),
+        ("flat", "flat history/ control", None),
+    ):
+        e, late = raw[subject]["early"], raw[subject]["late"]
+        out.append(result(f"git bytes per turn, {where} ({label})", late["bytes_per_turn"], "B",
+                          e["bytes_per_turn"], goal, digits=1))  # fmt: skip
+    # The commit alone: an append with git less the same append without it, in the same windows.
+    git_ms = {p: raw["sharded"][p]["ms_median"] - raw["nogit"][p]["ms_median"] for p in ("early", "late")}
+    out.append(
+        result(
+            f"git ms per turn (the commit), {where}", git_ms["late"], "ms", git_ms["early"], "ratio <= 1.3"
+        )
+    )
+    out.append(
+        result(
+            f"git ms per turn (the commit), {where.split(' vs', maxsplit=1)[0]}",
+            git_ms["late"],
+            "ms",
+            None,
+            "value <= 5",
+        )
+    )
+    return out, raw
+
+
+def _write(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    from . import _write as bench
+
+    large = bench.QUICK_LARGE if quick else bench.LARGE
+    raw = bench.run(
+        bench.SMALL,
+        large,
+        bench.QUICK_REPS if quick else bench.REPS,
+        bench.QUICK_COLD_REPS if quick else bench.COLD_REPS,
+        bench.QUICK_PROFILE_REPS if quick else bench.PROFILE_REPS,
+        scratch=scratch,
+        progress=say,
+    )
+    setups = raw["setups"]
+    small = setups["small"]["warm"]["total"]["median"]
+    goal = f"ratio <= {bench.GOAL_RATIO}"
+    out = [
+        result(f"one write, {large:,} vs {bench.SMALL} topic files", setups["large_workspace"]["warm"]["total"]["median"], "ms", small, goal),
+        result(f"archive append (one write), a {large:,}- vs {bench.SMALL}-turn archive", setups["long_archive"]["warm"]["total"]["median"], "ms", small, goal),
+    ]  # fmt: skip
+    say(f"control: staging a copy of a {large:,}-topic workspace")
+    copy = figures.workspace_copy(scratch / "copy", large, 3)
+    out.append(
+        result(
+            f"one write with {large:,} topic files vs staging a copy of the workspace (the peer's way)",
+            setups["large_workspace"]["warm"]["total"]["median"],
+            "ms",
+            copy["ms"],
+            "ratio <= 1",
+        )
+    )
+    raw["workspace_copy"] = copy
+    return out, raw
+
+
+def _walk(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    small, large = 10, 1_000 if quick else 10_000
+    raw = figures.unwritten_walk(small, large)
+    walk, scan = raw[f"walk_us_{large}"], raw[f"scan_us_{large}"]
+    return [
+        result(f"'anything owed?' walk, {large:,}- vs {small}-turn branch", walk, "µs", raw[f"walk_us_{small}"], "ratio <= 1.5"),
+        result(f"'anything owed?' walk vs a full-branch scan, {large:,} turns", walk, "µs", scan, "ratio <= 0.01"),
+    ], raw  # fmt: skip
+
+
+def _tokens(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    raw = figures.token_counting(500 if quick else 5_000)
+    return [
+        result("token counting (cl100k_base), new texts (baseline: tiktoken alone)", raw["tokens_per_s"],
+               "tokens/s", raw["tiktoken_tokens_per_s"], "value >= 1000000", digits=0),
+    ], raw  # fmt: skip
+
+
+def _recall(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """The hook for recall's figures (p50/p95 at 1k/10k/100k blocks): `bench/_recall.py`'s `results`."""
+    try:
+        module = importlib.import_module(f"{__package__}._recall")
+    except ModuleNotFoundError:
+        names = [
+            f"recall {q}, {n} blocks (bench/_recall.py, issue 8)"
+            for n in ("1k", "10k", "100k")
+            for q in ("p50", "p95")
+        ]
+        return [result(name, None, "ms", None, None) for name in names], {"missing": "bench/_recall.py"}
+    lines: list[Result] = module.results(quick, say)
+    return lines, {"results": lines}
+
+
+def _sim_run(sessions: int, git_sample: int, scratch: Path) -> dict[str, Any]:
+    out = scratch / f"sim-{sessions}"
+    args = [sys.executable, "-m", "dagmem", "sim", "--sessions", str(sessions), "--json"]
+    args += ["--git-sample", str(git_sample), "--out", str(out)]
+    started = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"dagmem sim --sessions {sessions} failed: {done.stderr.strip()[-500:]}")
+    report: dict[str, Any] = json.loads(done.stdout)
+    report["end_to_end_s"] = wall
+    return report
+
+
+def _sim(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    small, large = (50, 200) if quick else (1_000, 10_000)
+    say(f"dagmem sim --sessions {small:,}")
+    a = _sim_run(small, 0, scratch)
+    say(f"dagmem sim --sessions {large:,} (run, oracle, git sample of 2)")
+    b = _sim_run(large, 2, scratch)
+    mib = 1 << 20
+    out = [
+        result(f"simulator turns/s, {small:,} sessions", a["turns_per_s"], "turns/s", None, "value >= 2000", digits=1),
+        result(f"simulator turns/s, {large:,} vs {small:,} sessions", b["turns_per_s"], "turns/s", a["turns_per_s"], "value >= 2000", digits=1),
+        result(f"simulator peak RSS, {large:,} vs {small:,} sessions", b["peak_rss_bytes"] / mib, "MiB", a["peak_rss_bytes"] / mib, "value <= 400", digits=1),
+        result(f"simulator end to end (run, oracle, git sample), {large:,} sessions", b["end_to_end_s"], "s", a["end_to_end_s"], "value <= 300", digits=1),
+    ]  # fmt: skip
+    for name, report in ((small, a), (large, b)):
+        if not report["ok"]:
+            out.append(
+                result(
+                    f"simulator oracle violations, {name:,} sessions",
+                    len(report["violations"]),
+                    "",
+                    None,
+                    "value <= 0",
+                )
+            )
+    keep = (
+        "sessions",
+        "turns",
+        "ok",
+        "trace_sha256",
+        "wall_s",
+        "turns_per_s",
+        "peak_rss_bytes",
+        "end_to_end_s",
+    )
+    return out, {"small": {k: a.get(k) for k in keep}, "large": {k: b.get(k) for k in keep}}  # fmt: skip
+
+
+_RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
+    "runtime": _runtime,
+    "store": _store,
+    "write": _write,
+    "walk": _walk,
+    "tokens": _tokens,
+    "recall": _recall,
+    "sim": _sim,
+}
+
+
+def measure(
+    names: list[str], quick: bool, say: Say, *, step: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Run the named benchmarks (in `BENCHMARKS` order) and return `{"results": [...], ...}`."""
+    chosen = [name for name in BENCHMARKS if name in names]
+    started = time.perf_counter()
+    results: list[Result] = []
+    raw: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
+    for name in chosen:
+        if step is not None:
+            step(name)
+        begun = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix=f"dagmem-bench-{name}-") as scratch:
+            lines, raw[name] = _RUNNERS[name](quick, say, Path(scratch))
+        seconds[name] = round(time.perf_counter() - begun, 1)
+        results.extend(lines)
+    judged = [r for r in results if r["met"] is not None]
+    return {
+        "results": results,
+        "quick": quick,
+        "benchmarks": chosen,
+        "goals": {"judged": len(judged), "met": sum(1 for r in judged if r["met"])},
+        "seconds": seconds,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "raw": raw,
+    }
+
+
+# -- output -----------------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 100 or value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:,.3g}" if abs(value) < 1 else f"{value:,.2f}"
+
+
+def print_results(report: dict[str, Any]) -> None:
+    console = kit.report_console(140)
+    table = kit.table("dagmem bench" + (" --quick" if report["quick"] else ""), "figure", "value", "baseline",
+                      "ratio", "goal", "met")  # fmt: skip
+    for r in report["results"]:
+        met = {True: "[green]yes[/green]", False: "[red]NO[/red]", None: ""}[r["met"]]
+        unit = f" {r['unit']}" if r["unit"] else ""
+        value = "not measured" if r["value"] is None else _fmt(r["value"]) + unit
+        table.add_row(r["name"], value, _fmt(r["baseline"]), _fmt(r["ratio"]), r["goal"] or "", met)
+    console.print(table)
+    goals = report["goals"]
+    console.print(f"{goals['met']} of {goals['judged']} goals met; {report['wall_seconds']:.0f} s")
+
+
+def plot(report: dict[str, Any], path: Path) -> None:
+    """Each judged figure as its distance to its goal (the bound = 1): under 1 is met."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for r in report["results"]:
+        if r["goal"] is None or r["value"] is None:
+            continue
+        what, op, bound = r["goal"].split()
+        subject = r["ratio"] if what == "ratio" else r["value"]
+        if subject is None or float(bound) == 0:
+            continue
+        score = subject / float(bound) if op == "<=" else (float(bound) / subject if subject else math.inf)
+        rows.append((r["name"], score, r["met"]))
+    fig, ax = plt.subplots(figsize=(11, 0.42 * len(rows) + 1.5))
+    names = [name for name, _, _ in rows][::-1]
+    scores = [min(score, 10.0) for _, score, _ in rows][::-1]
+    colours = ["#2a9d8f" if met else "#e76f51" for _, _, met in rows][::-1]
+    ax.barh(names, scores, color=colours)
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xlabel("measured / goal (1 = the goal's bound; left of it is met; capped at 10)")
+    ax.set_title("dagmem bench" + (" --quick" if report["quick"] else ""))
+    ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
