@@ -10,6 +10,7 @@ or its stage still exists) is still truncated; `tests/test_crash*.py` prove that
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -257,17 +258,32 @@ def test_verify_repair_then_write_force_files_no_claim_twice(
 
 
 def test_verify_reports_the_same_claim_filed_twice(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """What the old truncation led to: the last line lost, its markers dropped by `--repair`, the same
-    records written again. The oracle sees the same claim citing the same sources in two blocks."""
-    data = txlog(home).read_bytes()
-    txlog(home).write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])  # drop the whole last line
-    assert cli(["verify", "--repair", "--home", str(home)]) == 0
-    assert cli(["write", "--force", "--home", str(home)]) == 0
-    capsys.readouterr()
+    """Duplicate memory: the same claim citing the same sources in two blocks (what the old truncation led
+    to; today the distiller gives a claim already present the new citation instead, so the copy is made
+    by hand here, with fresh block and citation ids, as an editor or another tool could)."""
+    topic = next(p for p in sorted((home / "memory" / "topics").glob("*.md")) if p.name != "core.md")
+    lines = topic.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if re.search(r" \^b-[0-9a-f]{8}$", line))
+    end = first + 1
+    while end < len(lines) and lines[end].startswith("[^c-"):
+        end += 1
+    copy = [re.sub(r"\^b-[0-9a-f]{8}$", "^b-0000dead", line) for line in lines[first:end]]
+    copy = [re.sub(r"\[\^c-[0-9a-f]{10}\]", "[^c-000000dead]", line) for line in copy]
+    topic.write_text("\n".join([*lines, "", *copy]) + "\n")
     assert "duplicate-claim" in violations(home)
     assert cli(["verify", "--json", "--home", str(home)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert any(v["kind"] == "duplicate-claim" for v in report["violations"])
+
+
+def test_dropping_a_committed_txlog_line_then_repairing_files_no_claim_twice(home: Path) -> None:
+    """The old truncation's sequel: the last line lost, its markers dropped by `--repair`, the records
+    written again. The distiller finds their claims already present: no duplicate memory."""
+    data = txlog(home).read_bytes()
+    txlog(home).write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])  # drop the whole last line
+    assert cli(["verify", "--repair", "--home", str(home)]) == 0
+    cli(["write", "--force", "--home", str(home)])
+    assert "duplicate-claim" not in violations(home)
 
 
 @pytest.mark.parametrize("cut", [2, 20, 200], ids=["closing-brace", "mid-files", "mid-consumed"])

@@ -122,6 +122,7 @@ class SessionGit:
         self.git_dir = root / ".git"
         self.fsync = fsync
         self._mutex = threading.Lock()
+        self._excluded = False  # /.lock is in info/exclude (checked once per object)
         self._head: bytes | None = None  # the commit this object last wrote or read
         self._trees: dict[str, Entries] = {}  # directory ("" is the root) -> its entries at _head
         self._index: dict[str, bytes] | None = None  # path -> index entry
@@ -141,6 +142,8 @@ class SessionGit:
 
     def ensure(self) -> None:
         if self.git_dir.is_dir():
+            if not self._excluded:  # a repository begun before the store had a session lock file
+                self._exclude_lock()
             return
         faults.hit("git:init")
         self._run("init", "-q")
@@ -151,11 +154,21 @@ class SessionGit:
             ("gc.auto", "0"),
         ):
             self._run("config", key, value)
-        # The session's lock file is the store's, not the host's history.
-        info = self.root / ".git" / "info"
+        self._exclude_lock()
+
+    def _exclude_lock(self) -> None:
+        """The session's lock file is the store's, not the host's history: keep it out of `git status`."""
+        info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
-        with (info / "exclude").open("a", encoding="utf-8") as exclude:
-            exclude.write("/.lock\n")
+        exclude = info / "exclude"
+        try:
+            present = "/.lock" in exclude.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            present = False
+        if not present:
+            with exclude.open("a", encoding="utf-8") as out:
+                out.write("/.lock\n")
+        self._excluded = True
 
     # -- objects -------------------------------------------------------------------------------------
 
