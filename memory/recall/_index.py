@@ -5,8 +5,9 @@ scoring over both.
 log, then replays from the topic files any txlog line the delta does not cover yet (a writer that crashed
 between its install and the index update, or one that is installing right now). `refresh` does the same
 for what was committed since, at the cost of one `stat` when nothing was. A reader never writes and never
-takes the workspace lock. It sees only committed transactions, each whole: a file of the last transaction
-that is not in place yet is read from that transaction's stage (committed bytes, checked by their sha256).
+takes the workspace lock. It sees only installed transactions, each whole: a transaction whose files are
+being moved into place is waited for (milliseconds); one whose writer died after its commit point is read
+from its stage (committed bytes, checked by their sha256, which the next writer's open installs).
 
 BM25 is scored at query time from postings (so adding documents needs no global rebuild, and idf and the
 average length are those of the whole live index): documents whose topic was rewritten are masked out;
@@ -19,6 +20,7 @@ import hashlib
 import logging
 import math
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +44,7 @@ __all__ = ["RecallIndex", "make_record", "recall_root"]
 log = logging.getLogger("dagmem.recall")
 
 K1, B = 1.2, 0.75
+INSTALL_WAIT = 1.0  # seconds a reader waits for a committed transaction's files to be moved into place
 Key = tuple[str, str]
 
 
@@ -102,6 +105,7 @@ class RecallIndex:
         self.delta_offset = 0
         self.replayed: dict[str, tuple[list[Key], list[Entry]] | None] = {}  # what a replay indexed
         self.replayed_to: TxRecord | None = None
+        self._stuck: set[str] = set()  # committed transactions whose writer died before installing them
 
     # -- opening ---------------------------------------------------------------------------------------
 
@@ -190,6 +194,8 @@ class RecallIndex:
                     last.setdefault(found.relative_to(self.memory).as_posix(), ("?", ""))
             if record is None and not full:
                 return
+            if record is not None:
+                self._await_install(record)
             files: dict[str, bytes | None] = {}
             consistent = True
             for path, (digest, tx) in sorted(last.items()):
@@ -205,6 +211,25 @@ class RecallIndex:
             self.seq, self.txlog_start, self.txlog_end = record.seq, begin, end
             self.txlog_sha, self.tx = _line_sha(self.txlog, begin, end) or "", record.tx
             self.replayed_to = record
+
+    def _await_install(self, record: TxRecord) -> None:
+        """A block is never returned before it is installed: while the last transaction's files are being
+        moved into place (its stage still exists; only the last line can be in flight, as every install
+        recovers first), wait for the move, a few milliseconds. A stage that outlives INSTALL_WAIT is a
+        writer that died after its commit point: its committed bytes are read from the stage (the next
+        writer's open installs exactly those)."""
+        stage = self.memory / ".dagmem" / "stage" / record.tx
+        if record.tx in self._stuck or not stage.exists():
+            return
+        deadline = time.monotonic() + INSTALL_WAIT
+        while stage.exists():
+            if time.monotonic() >= deadline:
+                self._stuck.add(record.tx)
+                log.warning(
+                    "recall: transaction %s is committed but not installed (a dead writer?)", record.tx
+                )
+                return
+            time.sleep(0.002)
 
     def _read_committed(self, path: str, digest: str | None, tx: str) -> tuple[bytes | None, bool]:
         """A topic file as its last committed transaction left it, even while that one is installing
