@@ -23,7 +23,7 @@ from ..format import ArchiveRecord, Topic, anchor_of, parse_topic, render_block,
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
 
-__all__ = ["ArchiveSources", "Entry", "Source", "SourceLookup", "entries_of_topic", "topic_of"]
+__all__ = ["ArchiveSources", "Entry", "Source", "SourceLookup", "entries_of_topic", "topic_of", "vectorise"]
 
 EXCERPT = 300  # characters of a cited record kept in the index
 
@@ -172,6 +172,8 @@ def entries_of_topic(
     topic: Topic,
     lookup: SourceLookup,
     known: Callable[[tuple[str, str]], bool] = lambda _key: False,
+    *,
+    vectorise_now: bool = True,
 ) -> tuple[list[tuple[str, str]], list[Entry]]:
     """The (block id, digest) of every block of a topic, and an entry (with its vector) for each block
     that `known` does not know yet: an install re-indexes only what it changed."""
@@ -193,8 +195,15 @@ def entries_of_topic(
                 sources.append(found or Source(ref.session_id, ref.anchor, None, None, None, None, ""))
         date = max((c.date for c in block.citations), default="")
         new.append(Entry(path, block.id, digest, plain_claim(block.claim), date, tuple(sources)))
-    vectors = embed([entry.index_text() for entry in new])
-    for entry, vector in zip(new, vectors, strict=True):
-        entry.vector = vector.astype(np.float16)
-        entry.words = dict(Counter(analyse(entry.index_text())))
+    if vectorise_now:
+        vectorise(new)
     return keys, new
+
+
+def vectorise(entries: Sequence[Entry]) -> None:
+    """Give entries their vectors and term counts, in one call to the model (its cost is mostly per call:
+    an install embeds the new blocks of all its topic files at once)."""
+    texts = [entry.index_text() for entry in entries]
+    for entry, text, vector in zip(entries, texts, embed(texts), strict=True):
+        entry.vector = vector.astype(np.float16)
+        entry.words = dict(Counter(analyse(text)))

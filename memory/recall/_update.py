@@ -26,7 +26,7 @@ from ..durable import TxLog
 from ..format import ArchiveRecord, TopicFormatError, TxRecord, render_block
 from ._delta import append_record, last_record
 from ._embed import MODEL
-from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
+from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of, vectorise
 from ._index import K1, B, Key, RecallIndex, make_record, recall_root
 from ._snapshot import VERSION, Arrays, Snapshot, list_snapshots, remove_old_snapshots, write_snapshot
 
@@ -101,7 +101,10 @@ def _after_install(
                 continue
             old = _keys(relpath, before.get(relpath))
             data = (memory / relpath).read_bytes()
-            files[relpath] = entries_of_topic(relpath, topic_of(relpath, data), lookup, old.__contains__)
+            files[relpath] = entries_of_topic(
+                relpath, topic_of(relpath, data), lookup, old.__contains__, vectorise_now=False
+            )
+        vectorise([entry for change in files.values() if change is not None for entry in change[1]])
         append_record(
             delta,
             make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl")),
