@@ -32,6 +32,9 @@ from .memory.format import Tip as Tip
 from .memory.format import count_tokens as count_tokens
 from .memory.outcomes import ReasonCode as ReasonCode
 from .memory.outcomes import WriteFailure as WriteFailure
+from .memory.recall import Evidence as Evidence
+from .memory.recall import Hit as Hit
+from .memory.recall import render_context as render_context
 from .memory.store import FileSessionStore as FileSessionStore
 from .memory.store import GitError as GitError
 from .memory.store import MemorySessionStore as MemorySessionStore
@@ -55,9 +58,11 @@ __all__ = [
     "Distiller",
     "Edits",
     "EventHandler",
+    "Evidence",
     "ExtractiveDistiller",
     "FileSessionStore",
     "GitError",
+    "Hit",
     "InvalidInput",
     "LastFailure",
     "MemorySessionStore",
@@ -82,4 +87,5 @@ __all__ = [
     "UnknownSession",
     "WriteFailure",
     "count_tokens",
+    "render_context",
 ]

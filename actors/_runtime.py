@@ -16,7 +16,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,11 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from ..memory.durable import LastFailure, ensure_workspace_id
-from ..memory.errors import DagmemError, InvalidInput
+from ..memory.errors import DagmemError, InvalidInput, UnknownNode
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.outcomes import WriteFailure
+from ..memory.policy import DagView
+from ..memory.recall import Hit, RecallIndex, Siblings, path_to, search, session_path
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.workspace import Workspace, check_workspace_paths
 from ..memory.write import (
@@ -97,6 +99,7 @@ class Runtime:
         self._failed: RuntimeCrashed | None = None
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
+        self._recall: RecallIndex | None = None  # opened on the first recall
         config = ctx.config
         self._sessions_sup = Supervisor(
             "sessions",
@@ -443,9 +446,17 @@ class Runtime:
         )
 
     async def recall(
-        self, query: str, session_id: str | None = None, tip: str | None = None, k: int = 5
-    ) -> list[dict[str, Any]]:
-        """Search memory (branch-aware when a tip is given). Not built yet: returns no hits."""
+        self,
+        query: str,
+        session_id: str | None = None,
+        tip: str | None = None,
+        k: int = 5,
+        siblings: Siblings = "demote",
+    ) -> list[Hit]:
+        """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
+        hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
+        branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
+        any other). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         if session_id is not None:
@@ -456,7 +467,39 @@ class Runtime:
                 raise InvalidInput("a tip needs its session_id")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
-        return []
+        path: frozenset[str] | None = frozenset()
+        if session_id is not None:
+            path = self._live_path(session_id, tip)
+        if path is None and session_id is not None:
+            path = await self._ctx.io(session_path, self._ctx.store, session_id, tip)
+        index = self._recall
+        if index is None:
+            index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
+        return await self._ctx.io(
+            search, index, query, k=k, session_id=session_id, path=path or frozenset(), siblings=siblings
+        )
+
+    def _live_path(self, session_id: str, tip: str | None) -> frozenset[str] | None:
+        """path(tip) from a live session's DAG view (no file read), or None when it is not live."""
+        handle = self._sessions.get(session_id)
+        actor = handle.actor if handle is not None else None
+        planner = actor.planner if actor is not None else None
+        if planner is None:
+            return None
+        view = planner.view
+        tip = planner.head if tip is None else tip
+        if tip is None:
+            return frozenset()
+        if tip not in view:
+            raise UnknownNode(session_id, tip)
+        return path_to(_Predecessors(view), tip)
+
+    def core(self) -> str:
+        """The rendered core block (`memory/core.md`), ready to inject; "" when there is none."""
+        try:
+            return (self._ctx.workspace_root / "core.md").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
 
     async def reorganise(self) -> Reorganised:
         """One consolidation pass now (see `dagmem reorganise`): duplicate blocks merged in one
@@ -517,3 +560,21 @@ class Runtime:
 
     def live_sessions(self) -> list[str]:
         return list(self._sessions)
+
+
+class _Predecessors(Mapping[str, str | None]):
+    """A DAG view seen as node id -> predecessor, for `path_to`."""
+
+    def __init__(self, view: DagView) -> None:
+        self._view = view
+
+    def __getitem__(self, node_id: str) -> str | None:
+        if node_id not in self._view:
+            raise KeyError(node_id)
+        return self._view.predecessor(node_id)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view)
+
+    def __len__(self) -> int:
+        return len(self._view)

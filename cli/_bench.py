@@ -22,6 +22,14 @@ __all__ = ["command"]
 
 
 def command(args: argparse.Namespace) -> int:
+    if "locomo" in args.names:  # an evaluation on a data file, not a figure of the report: on its own
+        from ._main import CommandError
+
+        if list(args.names) != ["locomo"]:
+            raise CommandError("dagmem bench locomo runs on its own: dagmem bench locomo --data PATH")
+        from ..bench import _locomo
+
+        return _locomo.main(args)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

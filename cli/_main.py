@@ -82,6 +82,24 @@ def _parser() -> argparse.ArgumentParser:
         help="extractive: identical claims only; openai: also the duplicates a model judges so",
     )
 
+    recall = sub.add_parser("recall", parents=[common], help="search memory (branch-aware with --session)")
+    recall.add_argument("query", help="what to look for")
+    recall.add_argument("--session", help="rank relative to this session's branch (its head by default)")
+    recall.add_argument("--tip", help="with --session: the branch tip the reader is on")
+    recall.add_argument("-k", type=_positive_int, default=5, help="how many hits (default 5)")
+    recall.add_argument(
+        "--siblings",
+        choices=["demote", "exclude", "include"],
+        default="demote",
+        help="blocks only from other branches of the session: below on-branch hits (default), dropped, "
+        "or ranked as any other",
+    )
+    recall.add_argument(
+        "--context", action="store_true", help="print one <memory-context> block (core first), to inject"
+    )
+
+    sub.add_parser("core", parents=[common], help="print the core block (memory/core.md), ready to inject")
+
     verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
     verify.add_argument(
         "--strict", action="store_true", help="records owed but not yet due are violations too"
@@ -117,7 +135,10 @@ def _parser() -> argparse.ArgumentParser:
         "baseline measured in the same run, its goal and whether it is met. --home is not used.",
     )
     bench.add_argument(
-        "names", nargs="*", metavar="NAME", help=f"any of: {', '.join(BENCHMARKS)} (default: all)"
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"any of: {', '.join(BENCHMARKS)} (default: all); or locomo --data PATH, on its own",
     )
     bench.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
     bench.add_argument(
@@ -126,6 +147,12 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("bench-out"),
         metavar="DIR",
         help="where bench.json and bench.png go (default ./bench-out)",
+    )
+    bench.add_argument(
+        "--data", type=Path, metavar="LOCOMO_JSON", help="locomo: the LoCoMo-format file to evaluate on"
+    )
+    bench.add_argument(
+        "--distiller", default="extractive", choices=DISTILLERS, help="locomo: how memory is distilled"
     )
 
     view = sub.add_parser(
@@ -239,7 +266,7 @@ class CommandError(DagmemError):
 _DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
 
 # Commands that read a home and must never create one; `write` needs its sessions/ too.
-_READS_HOME = {"status", "verify", "view", "write", "reorganise"}
+_READS_HOME = {"status", "verify", "view", "write", "reorganise", "recall", "core"}
 
 
 def _check_home(command: str, home: Path) -> None:
@@ -253,7 +280,7 @@ def _check_home(command: str, home: Path) -> None:
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )
-    if command in ("status", "verify", "view", "reorganise") and not home.is_dir():
+    if command in ("status", "verify", "view", "reorganise", "recall", "core") and not home.is_dir():
         raise CommandError(f"--home {home}: no such directory")
 
 
@@ -300,6 +327,14 @@ def _run(args: argparse.Namespace) -> int:
         from ._sim import command as sim_command
 
         return sim_command(args)
+    if command == "recall":
+        from ._recall import recall_command
+
+        return recall_command(args)
+    if command == "core":
+        from ._recall import core_command
+
+        return core_command(args)
     from ._bench import command as bench_command
 
     return bench_command(args)

@@ -41,6 +41,7 @@ from ._content import Content, load_content
 from ._determinism import Trace, Watchdog, run_virtual
 from ._faults import FaultPlan, FaultyDistiller
 from ._oracle import OracleReport, Violation, check_home
+from ._recall_oracle import check_recall
 from ._recording import FileCounts, GitOp, SimStore
 from ._workload import AT_HEAD, SessionScript, Step, WorkloadParams, outline, plan_session, session_id
 
@@ -360,6 +361,8 @@ def run(config: SimConfig, *, observer: Observer | None = None) -> SimResult:
         started = time.perf_counter()
         drained = state.crashed is None and not state.interrupted
         report = check_home(state.store, memory, workspace_id, drained=drained, sessions=None)
+        if drained:  # DESIGN §8: no sibling block above an on-branch block, classes as the files say
+            state.violations.extend(check_recall(state.store, memory))
         oracle_s = time.perf_counter() - started
         # O(batch) marking: a node file is rewritten once when it gets its marker (never by a sweep, never
         # again for the same marker), plus once per rewind that names it.

@@ -29,11 +29,12 @@ def test_the_public_api_is_pinned() -> None:
     """Nothing appears in or disappears from the public API by accident."""
     expected = {
         "HEAD", "ArchiveCorrupt", "ArchiveRecord", "BatchInput", "DagmemError", "Distiller", "Edits",
-        "EventHandler", "ExtractiveDistiller", "FileSessionStore", "GitError", "InvalidInput", "LastFailure",
+        "EventHandler", "Evidence", "ExtractiveDistiller", "FileSessionStore", "GitError", "Hit", "InvalidInput",
+        "LastFailure",
         "MemorySessionStore", "Node", "ReasonCode", "RestartIntensityExceeded", "Role", "Runtime",
         "RuntimeClosed", "RuntimeConfig", "RuntimeCrashed", "RuntimeStatus", "SessionCrashed",
         "SessionInvalid", "SessionMeta", "SessionSnapshot", "SessionStore", "SupervisorEvent", "Tip",
-        "TopicReader", "UnknownNode", "UnknownSession", "WriteFailure", "count_tokens",
+        "TopicReader", "UnknownNode", "UnknownSession", "WriteFailure", "count_tokens", "render_context",
     }  # fmt: skip
     assert set(dagmem.__all__) == expected
     assert issubclass(dagmem.InvalidInput, ValueError)

@@ -50,6 +50,7 @@ from ._topic_model import block_links as block_links
 from ._topic_model import citation_id as citation_id
 from ._topic_model import inert as inert
 from ._topic_model import make_block as make_block
+from ._topic_model import render_block as render_block
 from ._topic_model import render_topic as render_topic
 from ._topic_parse import parse_topic as parse_topic
 from ._topic_validate import validate_topic as validate_topic
@@ -101,6 +102,7 @@ __all__ = [
     "parse_node_filename",
     "parse_topic",
     "plan_core",
+    "render_block",
     "render_core",
     "render_frame",
     "render_topic",

@@ -12,6 +12,7 @@ import errno
 import fcntl
 import logging
 import os
+import shutil
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -132,6 +133,12 @@ class Workspace:
         # (`TxlogCorrupt`) before recovery changes anything.
         self.index.sync_txlog(self.txlog)
         report = self.installer.recover(sweep=[self.root, self.state] if full else ())
+        if full:
+            # The recall index's snapshot being written when its writer died (only writers, under this
+            # lock, write one; the cache is rebuilt from the files).
+            for stale in sorted((self.state / "recall").glob(".snap-*.tmp")):
+                shutil.rmtree(stale, ignore_errors=True)
+                report.temp_removed.append(stale)
         self.index.sync_txlog(self.txlog)
         return report
 

@@ -26,6 +26,7 @@ from ..format import (
 )
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import with_marker
+from ..recall import after_install
 from ..store import SessionStore
 from ..workspace import Workspace
 from ._distill import BatchInput, Distiller
@@ -175,7 +176,12 @@ def _write(
         record, end = workspace.installer.commit(
             session_id, [r.source_id for r in todo], changed, at=workspace.clock()
         )
-        workspace.index.add_tx(record, start=end - len(record.to_line()), end=end, txlog=workspace.txlog)
+        start = end - len(record.to_line())
+        workspace.index.add_tx(record, start=start, end=end, txlog=workspace.txlog)
+        # The recall index, O(batch); a crash right here is repaired by the next reader and install.
+        after_install(
+            workspace.root, record, start=start, end=end, before=current, records=todo, fsync=workspace.fsync
+        )
     log.debug("session %s: tx %s consumed %d records", session_id, record.tx, len(todo))
     return WriteOutcome(all_ids, record.tx, dict(record.files))
 

@@ -1,0 +1,67 @@
+"""`dagmem recall QUERY` and `dagmem core`: the read side from the command line (DESIGN §8).
+
+Both only read: no lock, nothing created (a home without memory is an error, not a new workspace). They
+call the same index and search as `Runtime.recall`, so a shell and an embedded host see the same hits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..memory.recall import RecallIndex, render_context, search, session_path
+from ..memory.store import FileSessionStore
+from ._main import CommandError
+
+__all__ = ["core_command", "recall_command"]
+
+
+def _memory(home: Path) -> Path:
+    memory = home / "memory"
+    if not memory.is_dir():
+        raise CommandError(f"--home {home}: no memory/ directory (nothing has been written yet)")
+    return memory
+
+
+def recall_command(args: argparse.Namespace) -> int:
+    home: Path = args.home
+    memory = _memory(home)
+    if args.tip is not None and args.session is None:
+        raise CommandError("--tip needs --session")
+    path: frozenset[str] = frozenset()
+    if args.session is not None:
+        path = session_path(FileSessionStore(home, read_only=True), args.session, args.tip)
+    index = RecallIndex.open(memory)
+    hits = search(index, args.query, k=args.k, session_id=args.session, path=path, siblings=args.siblings)
+    if args.json:
+        print(json.dumps({"query": args.query, "hits": [hit.model_dump(mode="json") for hit in hits]}))
+        return 0
+    if args.context:
+        print(render_context(hits, _core(memory)))
+        return 0
+    if not hits:
+        print("no memory matches")
+    for number, hit in enumerate(hits, 1):
+        branch = f" [{hit.branch}]" if hit.branch else ""
+        print(f"{number}. {hit.score:.3f}{branch} {hit.topic}#{hit.block_id} ({hit.date})")
+        print(f"   {hit.text}")
+        for evidence in hit.evidence:
+            print(f"   - {evidence.role} {evidence.source_id} {evidence.time}")
+    return 0
+
+
+def _core(memory: Path) -> str:
+    try:
+        return (memory / "core.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
+def core_command(args: argparse.Namespace) -> int:
+    core = _core(_memory(args.home))
+    if args.json:
+        print(json.dumps({"core": core}))
+    elif core:
+        print(core, end="" if core.endswith("\n") else "\n")
+    return 0

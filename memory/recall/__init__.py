@@ -1,0 +1,39 @@
+"""Recall, the read side (DESIGN §8): a hybrid BM25 + dense index of topic blocks kept as a cache under
+`memory/.dagmem/recall/`, branch-aware search, and `render_context` for injection. The runtime and the
+command line call the same `open_index` / `search`; the write core calls `after_install`."""
+
+from __future__ import annotations
+
+from ._branch import branch_class as branch_class
+from ._branch import path_to as path_to
+from ._branch import session_path as session_path
+from ._hit import BranchClass as BranchClass
+from ._hit import Evidence as Evidence
+from ._hit import Hit as Hit
+from ._hit import Siblings as Siblings
+from ._index import RecallIndex as RecallIndex
+from ._index import recall_root as recall_root
+from ._render import render_context as render_context
+from ._search import SIBLINGS as SIBLINGS
+from ._search import search as search
+from ._text import analyse as analyse
+from ._update import after_install as after_install
+from ._update import compact as compact
+
+__all__ = [
+    "SIBLINGS",
+    "BranchClass",
+    "Evidence",
+    "Hit",
+    "RecallIndex",
+    "Siblings",
+    "after_install",
+    "analyse",
+    "branch_class",
+    "compact",
+    "path_to",
+    "recall_root",
+    "render_context",
+    "search",
+    "session_path",
+]

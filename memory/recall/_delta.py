@@ -1,0 +1,84 @@
+"""The delta log `snap-<seq>/delta.jsonl`: what each install after a snapshot changed in the index.
+
+One line per install (or per repair, covering the txlog lines a crash left unindexed):
+`{"seq", "tx", "start", "end", "sha", "files": {"topics/x.md": {"keys": [[block id, digest], ...],
+"new": [entry, ...]} | null}}` — `seq` and the txlog byte range [start, end) of the last txlog line it
+reflects, the sha256 of that line, and for each touched topic its blocks after the install plus an entry
+(with its vector) for each block the index did not hold. Writers append under the workspace lock; a line
+without its newline is a crash mid-append and is neither read nor kept (the next append truncates it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import faults
+
+__all__ = ["append_record", "last_record", "read_records"]
+
+
+def read_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(end offset, record) of each complete line from `offset` (a line boundary)."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
+        return
+    with f:
+        f.seek(offset)
+        position = offset
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            position += len(line)
+            yield position, json.loads(line)
+
+
+def _tail(path: Path) -> tuple[int, bytes]:
+    """(offset, bytes) of the end of the file, long enough to hold its last complete line."""
+    size = path.stat().st_size
+    chunk = 1 << 16
+    with path.open("rb") as f:
+        while True:
+            start = max(0, size - chunk)
+            f.seek(start)
+            data = f.read(size - start)
+            last = data.rfind(b"\n")
+            if start == 0 or (last > 0 and data.rfind(b"\n", 0, last) != -1):
+                return start, data
+            chunk *= 4
+
+
+def last_record(path: Path) -> tuple[dict[str, Any] | None, int]:
+    """The last complete record (None if there is none) and the size of the complete lines."""
+    try:
+        start, data = _tail(path)
+    except FileNotFoundError:
+        return None, 0
+    end = data.rfind(b"\n")
+    if end == -1:
+        return None, 0
+    begin = data.rfind(b"\n", 0, end) + 1
+    return json.loads(data[begin : end + 1]), start + end + 1
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one record; a torn line left by a crash is cut off first. The caller holds the workspace
+    lock. Never fsynced: the log is a cache, and a line lost to a power cut is replayed from the txlog."""
+    _record, complete = last_record(path)
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(fd).st_size != complete:
+            os.ftruncate(fd, complete)
+        os.lseek(fd, complete, os.SEEK_SET)
+        faults.hit("recall:append")
+        view = memoryview(line)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)

@@ -1,0 +1,209 @@
+"""One indexed block (an `Entry`), made from a topic file and the archived records its citations name.
+
+An entry keeps what a hit needs without reading the workspace again: the plain claim, its topic and block
+id, a digest of the block's bytes (so a rewritten topic file re-indexes only the blocks that changed), and
+each cited source with its session, node, role, time, sequence number and an excerpt (to order a hit's
+evidence by relevance, and to show it). Its vector is stored beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..format import ArchiveRecord, Topic, anchor_of, parse_topic, render_block, scan_archive
+from ._embed import DIM, embed
+from ._text import analyse, date_words, plain_claim
+
+__all__ = ["ArchiveSources", "Entry", "Source", "SourceLookup", "entries_of_topic", "topic_of", "vectorise"]
+
+EXCERPT = 300  # characters of a cited record kept in the index
+
+
+@dataclass(frozen=True)
+class Source:
+    session: str
+    anchor: str
+    node: str | None  # None when the archive does not hold the cited frame (a dangling citation)
+    role: str | None
+    created_at: float | None
+    seq: int | None
+    excerpt: str
+
+    @property
+    def source_id(self) -> str:
+        return f"{self.session}/{self.node}" if self.node is not None else f"{self.session}#{self.anchor}"
+
+    def to_json(self) -> list[Any]:
+        return [self.session, self.anchor, self.node, self.role, self.created_at, self.seq, self.excerpt]
+
+    @classmethod
+    def from_json(cls, raw: Sequence[Any]) -> Source:
+        session, anchor, node, role, created_at, seq, excerpt = raw
+        return cls(str(session), str(anchor), node, role, created_at, seq, str(excerpt))
+
+
+def _excerpt(text: str) -> str:
+    folded = " ".join(text.split())
+    return folded if len(folded) <= EXCERPT else folded[:EXCERPT] + " …"
+
+
+def source_of(record: ArchiveRecord) -> Source:
+    return Source(
+        record.session_id,
+        anchor_of(record.source_id),
+        record.node_id,
+        record.role,
+        record.created_at,
+        record.seq,
+        _excerpt(record.content),
+    )
+
+
+@dataclass
+class Entry:
+    topic: str
+    block_id: str
+    digest: str
+    text: str  # the claim as a person reads it
+    date: str  # the latest citation's date, YYYY-MM-DD
+    sources: tuple[Source, ...]
+    vector: npt.NDArray[np.float16] | None = None
+    words: dict[str, int] | None = None  # BM25 term counts, kept in the delta so a reader need not analyse
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.block_id, self.digest)
+
+    def index_text(self) -> str:
+        """What is searched: the claim after its date in words ('8 May 2023 User: ...')."""
+        times = [s.created_at for s in self.sources if s.created_at is not None]
+        return f"{date_words(max(times))} {self.text}" if times else f"{self.date} {self.text}"
+
+    def to_json(self, *, vector: bool = True) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "t": self.topic,
+            "b": self.block_id,
+            "h": self.digest,
+            "x": self.text,
+            "d": self.date,
+            "e": [s.to_json() for s in self.sources],
+        }
+        if vector and self.vector is not None:
+            body["v"] = base64.b64encode(self.vector.astype("<f2").tobytes()).decode()
+        if vector and self.words is not None:
+            body["w"] = self.words
+        return body
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Entry:
+        vector = None
+        if "v" in raw:
+            vector = np.frombuffer(base64.b64decode(raw["v"]), dtype="<f2").astype(np.float16)
+            if vector.shape != (DIM,):
+                raise ValueError(f"a vector of {vector.shape} in the recall index, expected ({DIM},)")
+        return cls(
+            str(raw["t"]),
+            str(raw["b"]),
+            str(raw["h"]),
+            str(raw["x"]),
+            str(raw["d"]),
+            tuple(Source.from_json(s) for s in raw["e"]),
+            vector,
+            raw.get("w"),  # {term: count} as JSON gives it: read in bulk when a delta is opened
+        )
+
+
+SourceLookup = Callable[[str, str], Source | None]  # (session, anchor) -> the archived record, or None
+
+
+class ArchiveSources:
+    """Finds cited records: first among `records` (a batch in hand), then in the session archives, each
+    scanned once (strictly, so only frames of the valid prefix count) when a citation needs it."""
+
+    def __init__(self, memory: Path, records: Iterable[ArchiveRecord] = ()) -> None:
+        self.memory = memory
+        self._found: dict[tuple[str, str], Source] = {}
+        for record in records:
+            source = source_of(record)
+            self._found[(source.session, source.anchor)] = source
+        self._scanned: set[str] = set()
+
+    def __call__(self, session: str, anchor: str) -> Source | None:
+        found = self._found.get((session, anchor))
+        if found is None and session not in self._scanned:
+            self._scanned.add(session)
+            try:
+                data = (self.memory / "sources" / f"{session}.md").read_bytes()
+            except (FileNotFoundError, NotADirectoryError):
+                data = b""
+            for frame in scan_archive(data, session).frames:
+                key = (session, anchor_of(frame.source_id))
+                self._found.setdefault(
+                    key,
+                    Source(
+                        session,
+                        key[1],
+                        frame.node_id,
+                        frame.role,
+                        frame.created_at,
+                        frame.seq,
+                        _excerpt(frame.content),
+                    ),
+                )
+            found = self._found.get((session, anchor))
+        return found
+
+
+def topic_of(path: str, data: bytes) -> Topic:
+    return parse_topic(data.decode("utf-8"), path)
+
+
+def entries_of_topic(
+    path: str,
+    topic: Topic,
+    lookup: SourceLookup,
+    known: Callable[[tuple[str, str]], bool] = lambda _key: False,
+    *,
+    vectorise_now: bool = True,
+) -> tuple[list[tuple[str, str]], list[Entry]]:
+    """The (block id, digest) of every block of a topic, and an entry (with its vector) for each block
+    that `known` does not know yet: an install re-indexes only what it changed."""
+    keys: list[tuple[str, str]] = []
+    new: list[Entry] = []
+    for block in topic.blocks:
+        digest = hashlib.sha256(render_block(block).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        keys.append((block.id, digest))
+        if known((block.id, digest)):
+            continue
+        sources: list[Source] = []
+        seen: set[tuple[str, str]] = set()
+        for citation in block.citations:
+            for ref in citation.sources:
+                if (ref.session_id, ref.anchor) in seen:
+                    continue
+                seen.add((ref.session_id, ref.anchor))
+                found = lookup(ref.session_id, ref.anchor)
+                sources.append(found or Source(ref.session_id, ref.anchor, None, None, None, None, ""))
+        date = max((c.date for c in block.citations), default="")
+        new.append(Entry(path, block.id, digest, plain_claim(block.claim), date, tuple(sources)))
+    if vectorise_now:
+        vectorise(new)
+    return keys, new
+
+
+def vectorise(entries: Sequence[Entry]) -> None:
+    """Give entries their vectors and term counts, in one call to the model (its cost is mostly per call:
+    an install embeds the new blocks of all its topic files at once)."""
+    texts = [entry.index_text() for entry in entries]
+    for entry, text, vector in zip(entries, texts, embed(texts), strict=True):
+        entry.vector = vector.astype(np.float16)
+        entry.words = dict(Counter(analyse(text)))

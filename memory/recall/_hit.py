@@ -1,0 +1,38 @@
+"""What recall returns (DESIGN §8): one `Hit` per topic block, with the records it cites."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["BranchClass", "Evidence", "Hit", "Siblings"]
+
+BranchClass = Literal["on", "sibling", "other"]
+Siblings = Literal["demote", "exclude", "include"]
+
+
+class Evidence(BaseModel):
+    """One cited record: `source_id` is `<session>/<node>`; `time` is ISO-8601 UTC."""
+
+    model_config = ConfigDict(frozen=True)
+    source_id: str
+    session: str
+    node: str | None
+    role: str | None
+    time: str | None
+    text: str = ""  # the start of the record (up to 300 characters)
+
+
+class Hit(BaseModel):
+    """A topic block found by recall. `branch` is None when no session was given; `evidence` is in order
+    of relevance to the query (the citation order breaks ties)."""
+
+    model_config = ConfigDict(frozen=True)
+    text: str
+    topic: str | None
+    block_id: str | None
+    score: float
+    branch: BranchClass | None
+    date: str | None
+    evidence: tuple[Evidence, ...]

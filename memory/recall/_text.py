@@ -1,0 +1,78 @@
+"""What the recall index sees of a text: its terms (for BM25) and the plain text of a claim.
+
+Terms are casefolded (NFKC first, so full-width letters and digits match their ASCII forms) word runs of
+letters and digits, without English function words (the 179 words of NLTK's list: measured here on LoCoMo,
++3.8 points of all@10 over a 33-word list). Runs of CJK characters (Han, kana, Hangul) have no spaces
+between words, so they are indexed by overlapping character bigrams (a lone character as itself): a Chinese
+query then finds Chinese memory without a word segmenter or its dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import Stemmer
+
+__all__ = ["STOPWORDS", "analyse", "date_words", "plain_claim", "terms"]
+
+STOPWORDS: Final = frozenset(
+    """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
+    him his himself she she's her hers herself it it's its itself they them their theirs themselves what which
+    who whom this that that'll these those am is are was were be been being have has had having do does did
+    doing a an the and but if or because as until while of at by for with about against between into through
+    during before after above below to from up down in out on off over under again further then once here
+    there when where why how all any both each few more most other some such no nor not only own same so than
+    too very s t can will just don don't should should've now d ll m o re ve y ain aren aren't couldn
+    couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't
+    mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
+    wouldn't""".split()
+)
+
+# Words: letters/digits with inner apostrophes ("don't" is one stopword); CJK runs come out whole.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
+_WORD: Final = re.compile(rf"[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)*")
+_CJK_RUN: Final = re.compile(rf"[{_CJK}]+")
+_ESCAPED: Final = re.compile(r"\\(.)")
+_BLOCK_LINK: Final = re.compile(
+    r"\[((?:\\.|[^\\\[\]])+)\]\([A-Za-z0-9][A-Za-z0-9_-]{0,63}\.md#\^b-[0-9a-f]{8}\)"
+)
+
+
+def terms(text: str) -> list[str]:
+    """The BM25 terms of `text` (repeats kept: term frequency counts). Words in order, then CJK bigrams.
+    Written for speed (one C-level findall, no per-character Python): it runs on every indexed block."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    out = [w[:-2] if w.endswith("'s") else w for w in _WORD.findall(folded)]
+    out = [w for w in out if w not in STOPWORDS]
+    if _CJK_RUN.search(folded) is not None:
+        for run in _CJK_RUN.findall(folded):
+            out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+    return out
+
+
+_local = threading.local()  # a Snowball stemmer object is not safe to share between threads
+
+
+def analyse(text: str) -> list[str]:
+    """`terms` reduced to their Snowball English stems ("painted", "paints" -> "paint"): measured on
+    LoCoMo, +2.3 points of all@10 for BM25. CJK bigrams and other scripts pass through unchanged."""
+    stemmer: Any = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    words: list[str] = stemmer.stemWords(terms(text))
+    return words
+
+
+def plain_claim(claim: str) -> str:
+    """A claim as a person reads it: block links reduced to their text, backslash escapes undone."""
+    return _ESCAPED.sub(r"\1", _BLOCK_LINK.sub(r"\1", claim))
+
+
+def date_words(epoch: float) -> str:
+    """'8 May 2023': session dates in the indexed text lift temporal questions (measured: +2 points)."""
+    moment = datetime.fromtimestamp(epoch, UTC)
+    return f"{moment.day} {moment:%B %Y}"
