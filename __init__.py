@@ -39,6 +39,7 @@ from .memory.store import FileSessionStore as FileSessionStore
 from .memory.store import GitError as GitError
 from .memory.store import MemorySessionStore as MemorySessionStore
 from .memory.store import SessionStore as SessionStore
+from .memory.workspace import HomeBusy as HomeBusy
 from .memory.write import BatchInput as BatchInput
 from .memory.write import Distiller as Distiller
 from .memory.write import Edits as Edits
@@ -63,6 +64,7 @@ __all__ = [
     "FileSessionStore",
     "GitError",
     "Hit",
+    "HomeBusy",
     "InvalidInput",
     "LastFailure",
     "MemorySessionStore",

@@ -30,7 +30,7 @@ from ..memory.outcomes import WriteFailure
 from ..memory.policy import DagView
 from ..memory.recall import Hit, RecallIndex, Siblings, path_to, search, session_path
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
-from ..memory.workspace import Workspace, check_workspace_paths
+from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
     Distiller,
     ExtractiveDistiller,
@@ -181,7 +181,14 @@ class Runtime:
             if offload
             else ensure_workspace_id(memory / ".dagmem" / "workspace-id", fsync=config.fsync)
         )
-        ctx = Context(
+        # One live runtime per home: a second one fails here, at once (`HomeBusy`), never interleaves.
+        state = memory / ".dagmem"
+        serving = (
+            await anyio.to_thread.run_sync(ServingLock.acquire, state)
+            if offload
+            else ServingLock.acquire(state)
+        )
+        ctx = Context(  # nothing between here and the `try` below does I/O or can fail but by a bug
             config=config,
             store=store,
             workspace_root=memory,
@@ -214,6 +221,8 @@ class Runtime:
             if len(group.exceptions) == 1:
                 raise group.exceptions[0] from None
             raise
+        finally:
+            serving.release()
         if runtime._failed is not None:
             raise runtime._failed
 

@@ -205,7 +205,8 @@ class SessionActor:
                 node_id=message.node_id,
                 metadata=message.metadata,
             )
-            self._added(node)
+            if node.id not in planner.view:  # else a retried append, already on disk: the store did nothing
+                self._added(node)
             if reply is not None:
                 reply.set(node)
         elif isinstance(message, SetHead):

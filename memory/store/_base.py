@@ -110,6 +110,11 @@ _ROLE_NAMES = tuple(role.value for role in Role)
 RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound"})
 
 
+#: Metadata keys dagmem itself adds to a node after its append (the marker, a rewind): a retried append is
+#: compared without them.
+_WRITTEN_BY_DAGMEM: Final = RESERVED_METADATA_KEYS | {"rewound_at"}
+
+
 def check_append_args(
     session_id: object,
     role: object,
@@ -328,10 +333,13 @@ class SessionStore:
                 head = live.meta.head
                 parent = head if predecessor is HEAD else predecessor
                 assert not isinstance(parent, HeadType)
+                if node_id is not None and node_id in live.index:
+                    # A retried append (Ray retries a task at least once): the same turn is a no-op.
+                    return self._same_turn(
+                        session_id, node_id, role, content, predecessor=predecessor, metadata=clean_metadata
+                    )
                 if parent is not None and parent not in live.index:
                     raise UnknownNode(session_id, parent)
-                if node_id is not None and node_id in live.index:
-                    raise InvalidInput(f"session {session_id!r} already has a node {node_id!r}")
                 now = self._clock()
                 node = Node(
                     id=self._new_id(live) if node_id is None else node_id,
@@ -363,6 +371,36 @@ class SessionStore:
             live.meta = meta
             self._backend.commit(session_id, [relpath, "meta.json"], f"turn {node.seq}: {role} {node.id}")
         return node
+
+    def _same_turn(
+        self,
+        session_id: str,
+        node_id: str,
+        role: Role,
+        content: str,
+        *,
+        predecessor: str | HeadType | None,
+        metadata: dict[str, Any],
+    ) -> Node:
+        """The node `node_id` exists: it is this append's, done before, when role, content, metadata and
+        the predecessor (unless `HEAD`, which has moved on since) match; otherwise `InvalidInput`."""
+        (existing,) = self.read_nodes(session_id, [node_id])
+        theirs = {k: v for k, v in existing.metadata.items() if k not in _WRITTEN_BY_DAGMEM}
+        differs = [
+            what
+            for what, same in (
+                ("role", existing.role == role),
+                ("content", existing.content == content),
+                ("predecessor", predecessor is HEAD or existing.predecessor == predecessor),
+                ("metadata", theirs == metadata),
+            )
+            if not same
+        ]
+        if differs:
+            raise InvalidInput(
+                f"session {session_id!r} already has a node {node_id!r} with another {', '.join(differs)}"
+            )
+        return existing
 
     @staticmethod
     def _new_id(live: _Live) -> str:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from ._archive import SessionArchive as SessionArchive
+from ._serving import HomeBusy as HomeBusy
+from ._serving import ServingLock as ServingLock
 from ._workspace import Workspace as Workspace
 from ._workspace import check_workspace_paths as check_workspace_paths
 
-__all__ = ["SessionArchive", "Workspace", "check_workspace_paths"]
+__all__ = ["HomeBusy", "ServingLock", "SessionArchive", "Workspace", "check_workspace_paths"]

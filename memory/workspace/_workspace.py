@@ -52,7 +52,7 @@ def check_workspace_paths(root: Path) -> None:
     state = root / ".dagmem"
     for directory in (root, root / "sources", root / "topics", state, state / "stage"):
         check_dir(directory)
-    for name in ("txlog.jsonl", "lock", "workspace-id", "index.sqlite3"):
+    for name in ("txlog.jsonl", "lock", "runtime.lock", "workspace-id", "index.sqlite3"):
         check_file(state / name)
     # status.json only reports: one that cannot be written (a directory in its place) never stops the
     # writer (it says so in `status_problem`), but it is never written through a symlink.
