@@ -179,6 +179,17 @@ def _parser() -> argparse.ArgumentParser:
         "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
     )
 
+    clus = sub.add_parser(
+        "cluster",
+        parents=[common],
+        help="homes served by Ray actors (extra 'ray'): where each lives and what it owes",
+        description="Ask a running Ray cluster about its dagmem homes. --home is not used.",
+    )
+    clus.add_argument("action", choices=["status"], help="status: each home, its node, pid, path and debt")
+    clus.add_argument(
+        "--address", default="auto", help="the Ray cluster (default auto: the one started on this machine)"
+    )
+
     sim = sub.add_parser(
         "sim",
         parents=[common],
@@ -323,6 +334,10 @@ def _run(args: argparse.Namespace) -> int:
         from ._view import command as view_command
 
         return view_command(args)
+    if command == "cluster":
+        from ._cluster import command as cluster_command
+
+        return cluster_command(args)
     if command == "sim":
         from ._sim import command as sim_command
 

@@ -1,0 +1,34 @@
+"""`dagmem.cluster`: homes served by Ray actors, one actor per home (DESIGN §11; extra `ray`:
+`pip install 'dagmem[ray]'`).
+
+The home is the shard. Each home's actor runs the ordinary `dagmem.Runtime` on that home, so the cluster is
+a layer over the embedded runtime, not a second implementation. Importing this package never imports Ray;
+`connect` says how to install it when it is missing."""
+
+from __future__ import annotations
+
+from ._client import ACTOR_PREFIX as ACTOR_PREFIX
+from ._client import Cluster as Cluster
+from ._client import actor_name as actor_name
+from ._client import connect as connect
+from ._placement import rendezvous as rendezvous
+from ._ray import INSTALL as INSTALL
+from ._ray import NAMESPACE as NAMESPACE
+from ._ray import ClusterError as ClusterError
+from ._ray import HomeUnavailable as HomeUnavailable
+from ._ray import RayMissing as RayMissing
+from ._ray import require_ray as require_ray
+
+__all__ = [
+    "ACTOR_PREFIX",
+    "INSTALL",
+    "NAMESPACE",
+    "Cluster",
+    "ClusterError",
+    "HomeUnavailable",
+    "RayMissing",
+    "actor_name",
+    "connect",
+    "rendezvous",
+    "require_ray",
+]

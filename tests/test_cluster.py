@@ -1,0 +1,190 @@
+"""`dagmem.cluster` on a local Ray instance (issue 16): one actor per home running the ordinary runtime,
+calls routed by home id, a second actor for a served home refused at once, and home actors' worker
+processes SIGKILLed mid-write while client tasks append to branching sessions of many homes: afterwards
+every home passes `dagmem verify --strict`, every append that returned is on disk and consumed exactly
+once, and each home is served by one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+ray = pytest.importorskip(
+    "ray", reason="Ray is not installed: pip install 'dagmem[ray]' to run the cluster tests"
+)
+
+import dagmem  # noqa: E402
+from dagmem import HEAD, HomeBusy, InvalidInput, UnknownNode, cluster  # noqa: E402
+from dagmem.cluster._actor import HomeServer  # noqa: E402
+from dagmem.cluster._load import Audit, Kill, Load, fault_run  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "20"))  # per backend: about 30 s each here
+SEED = int(os.environ.get("DAGMEM_CLUSTER_SEED", "16"))
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[str]:
+    """One small local Ray instance for the module (2 CPUs, no dashboard, a 100 MiB object store)."""
+    context = ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=100 * 1024 * 1024,
+        namespace=cluster.NAMESPACE,
+        log_to_driver=False,
+    )
+    try:
+        yield str(context.address_info["gcs_address"])
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture
+def client_root(ray_instance: str, tmp_path: Path) -> Iterator[Path]:
+    """A root for the test's homes; every home actor is ended afterwards (they are detached)."""
+    yield tmp_path / "homes"
+    for entry in ray.util.list_named_actors(all_namespaces=True):
+        if entry["namespace"] == cluster.NAMESPACE:
+            ray.kill(ray.get_actor(entry["name"], namespace=cluster.NAMESPACE), no_restart=True)
+
+
+def serving_pid(home: Path) -> int:
+    text = (home / "memory" / ".dagmem" / "runtime.lock").read_text()
+    return int(text.split()[1])
+
+
+async def test_calls_go_to_the_home_actor_running_the_runtime(client_root: Path) -> None:
+    c = await cluster.connect(client_root)
+    first = await c.append("alpha", "s", "user", "where do the trams of Lisbon go?")
+    answer = await c.append("alpha", "s", "assistant", "up the hills of Alfama", node_id="a1")
+    fork = await c.append("alpha", "s", "user", "and the funiculars?", predecessor=first)
+    await c.set_head("alpha", "s", answer)
+    assert c.home_path("alpha") == client_root / "alpha"
+    handle = ray.get_actor("dagmem:alpha", namespace="dagmem")
+    assert ray.get(handle.info.remote())["path"] == str(client_root / "alpha")
+    # A retried append (same id, same turn) is a no-op; another turn under that id is refused.
+    assert await c.append("alpha", "s", "assistant", "up the hills of Alfama", node_id="a1") == "a1"
+    with pytest.raises(InvalidInput, match="another content"):
+        await c.append("alpha", "s", "assistant", "down to the river", node_id="a1")
+    with pytest.raises(UnknownNode) as caught:  # the actor's error, as itself, with its attributes
+        await c.set_head("alpha", "s", "ghost")
+    assert (caught.value.session_id, caught.value.node_id) == ("s", "ghost")
+    await c.end_session("alpha", "s")
+    await c.flush("alpha", force=True)
+    status = await c.status("alpha")
+    assert isinstance(status, dagmem.RuntimeStatus)
+    assert (status.last_outcome, status.pending_turns) == ("success", 0)
+    assert isinstance(await c.recall("alpha", "trams"), list)
+    assert isinstance(await c.core("alpha"), str)
+    store = dagmem.FileSessionStore(client_root / "alpha")
+    snapshot = store.load("s")
+    assert set(snapshot.nodes) == {first, answer, fork}
+    assert snapshot.meta.head == answer
+    assert await c.homes() == ["alpha"]
+    info = await c.info("alpha")
+    assert info["pid"] == serving_pid(client_root / "alpha") != os.getpid()
+    await c.close()
+    assert ray.is_initialized()  # the client did not start this instance, so it leaves it running
+
+
+async def test_bad_input_is_refused_before_it_reaches_an_actor(client_root: Path) -> None:
+    c = await cluster.connect(client_root)
+    with pytest.raises(InvalidInput, match="home id"):
+        await c.append("../etc", "s", "user", "x")
+    with pytest.raises(InvalidInput, match="role"):
+        await c.append("beta", "s", "robot", "x")
+    assert await c.homes() == []  # no actor was made for any of it
+    assert not await anyio.Path(client_root).exists()
+
+
+async def test_a_second_actor_for_a_served_home_fails_fast(client_root: Path) -> None:
+    c = await cluster.connect(client_root)
+    await c.append("gamma", "s", "user", "hello")
+    path = c.home_path("gamma")
+    # Another actor (another name, so Ray does not stop it) on the same files: its runtime cannot open.
+    twin = (
+        ray.remote(HomeServer)
+        .options(name="twin", namespace="dagmem", num_cpus=0)
+        .remote("gamma", str(path), {})
+    )
+    with anyio.fail_after(30):
+        tag, failure = await anyio.to_thread.run_sync(
+            ray.get, twin.append.remote("s", "user", "twice", predecessor=HEAD, node_id="x", metadata=None)
+        )
+    assert tag == "error"
+    assert failure.name == "HomeBusy"
+    assert f"pid {serving_pid(path)}" in failure.message
+    with pytest.raises(HomeBusy):  # and so does a runtime in this process
+        async with dagmem.Runtime.open(path):
+            pass
+    assert "x" not in dagmem.FileSessionStore(path).load("s").nodes
+
+
+def assert_no_loss(load: Load, killed: list[Kill], result: Audit, kills: int) -> None:
+    print(
+        f"[cluster kill] {len(killed)} SIGKILLs, {sum(k.in_flight > 0 for k in killed)} with appends in "
+        f"flight, {load.turns} turns ({load.forks} forks, {load.head_moves} head moves), "
+        f"restart {max(k.restart_s for k in killed):.2f} s at most; checked {result.turns_checked}"
+    )
+    assert len(killed) == kills
+    assert all(k.new_pid != k.pid for k in killed)
+    assert any(k.in_flight > 0 for k in killed), "no kill landed while appends were in flight"
+    assert result.verify_failures == {}  # the oracle, `dagmem verify --strict`, on every home
+    assert result.lost == []  # every append that returned is on disk and consumed
+    assert result.consumed_twice == []
+    assert result.turns_checked == load.turns > 0
+
+
+async def assert_served_once(c: cluster.Cluster, names: list[str]) -> None:
+    """One process serves each home: the one holding its serving lock; no other runtime can open it."""
+    for name in names:
+        info = await c.info(name)
+        assert info["pid"] == serving_pid(c.home_path(name))
+        with pytest.raises(HomeBusy):
+            async with dagmem.Runtime.open(c.home_path(name)):
+                pass
+
+
+async def test_home_actors_killed_mid_write_twenty_times_lose_nothing(client_root: Path) -> None:
+    """Six homes, branching sessions appended from four client tasks at once, home actors' processes
+    SIGKILLed mid-write 20 times (Ray restarts each; the runtime recovers from disk)."""
+    c = await cluster.connect(client_root, token_threshold=60, abandon_after=0.3)
+    names = [f"h{k}" for k in range(6)]
+    load, killed, result = await fault_run(c, names, kills=KILLS, seed=SEED)
+    assert_no_loss(load, killed, result, KILLS)
+    await assert_served_once(c, names)
+    await c.close()
+
+
+def test_cluster_status_lists_homes_where_they_live_and_what_they_owe(
+    ray_instance: str, client_root: Path
+) -> None:
+    async def setup() -> None:
+        c = await cluster.connect(client_root, token_threshold=100_000)
+        for home in ("north", "south"):
+            await c.append(home, "s", "user", f"a turn in the {home}")
+        await c.close()
+
+    anyio.run(setup)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagmem", "cluster", "status", "--json", "--address", ray_instance],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    homes = {entry["home_id"]: entry for entry in report["homes"]}
+    assert sorted(homes) == ["north", "south"]
+    node = ray.get_runtime_context().get_node_id()
+    for home in ("north", "south"):
+        assert homes[home]["node_id"] == node
+        assert homes[home]["path"] == str(client_root / home)
+        assert homes[home]["pending_turns"] == 1  # under the threshold: owed, not yet due
