@@ -40,7 +40,7 @@ def two_nodes() -> Iterator[tuple[Cluster, Any]]:
         yield sim, worker
     finally:
         ray.shutdown()
-        sim.shutdown()
+        sim.shutdown()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture

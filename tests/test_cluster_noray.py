@@ -26,7 +26,9 @@ def run(code: str, *, hide_ray: bool = True) -> subprocess.CompletedProcess[str]
 
 
 def test_import_dagmem_never_imports_ray() -> None:
-    done = run("import sys, dagmem, dagmem.cli._main, dagmem.cluster\nprint('ray' in sys.modules)", hide_ray=False)
+    done = run(
+        "import sys, dagmem, dagmem.cli._main, dagmem.cluster\nprint('ray' in sys.modules)", hide_ray=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
 
