@@ -27,7 +27,7 @@ from . import _kit as kit
 
 __all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
 
-BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim")
+BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster")
 NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
 
 Result = dict[str, Any]
@@ -254,6 +254,58 @@ def _sim(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, 
     return out, {"small": {k: a.get(k) for k in keep}, "large": {k: b.get(k) for k in keep}}  # fmt: skip
 
 
+def _cluster(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """Turns/s through 1, 2 and 4 home actors beside the in-process runtime (bench/_cluster.py)."""
+    from . import _cluster as bench
+
+    counts = bench.HOME_COUNTS
+    try:
+        raw = bench.run(quick, say)
+    except ImportError as exc:  # Ray is not installed (RayMissing says how to add it)
+        names = [f"cluster turns/s, {n} home actor(s) (baseline: in-process runtime)" for n in counts]
+        names += ["append latency through the cluster, p50 (baseline: in-process)"]
+        return [result(name, None, "turns/s", None, None) for name in names], {"missing": str(exc)}
+    out: list[Result] = []
+    for count in counts:
+        config = raw["configs"][str(count)]
+        remote, local = config["cluster"], config["in_process"]
+        out.append(
+            result(
+                f"cluster turns/s, {count} home actor(s), appends and forced flush (baseline: in-process runtime)",
+                remote["turns_per_s"],
+                "turns/s",
+                local["turns_per_s"],
+                None,
+                digits=1,
+            )
+        )
+        out.append(
+            result(
+                f"cluster appends/s, {count} home actor(s), appends alone (baseline: in-process runtime)",
+                remote["turns"] / remote["append_s"],
+                "turns/s",
+                local["turns"] / local["append_s"],
+                None,
+                digits=1,
+            )
+        )
+    first = raw["configs"][str(counts[0])]
+    out.append(result("home actor's first call (make the actor, start its process, open the runtime)",
+                      first["cluster"]["first_call_s"], "s", None, None))  # fmt: skip
+    out.append(
+        result("home actor process, PSS", first["cluster"]["actor_pss_mib"], "MiB", None, None, digits=1)
+    )
+    for q in ("p50", "p99"):
+        remote, local = raw["latency"]["cluster"][f"{q}_ms"], raw["latency"]["in_process"][f"{q}_ms"]
+        out.append(
+            result(
+                f"append latency through the cluster, {q} (baseline: in-process)", remote, "ms", local, None
+            )
+        )
+        out.append(result(f"added latency per append, {q}", remote - local, "ms", None, None))
+    return out, raw
+
+
 _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
     "runtime": _runtime,
     "store": _store,
@@ -262,6 +314,7 @@ _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, An
     "tokens": _tokens,
     "recall": _recall,
     "sim": _sim,
+    "cluster": _cluster,
 }
 
 

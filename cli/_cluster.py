@@ -6,8 +6,10 @@ one, and creates nothing: it only asks each home's actor. Without Ray installed 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -31,7 +33,8 @@ def command(args: argparse.Namespace) -> int:
                 ray.shutdown()  # a driver's connection, not the cluster
 
     try:
-        homes = anyio.run(describe)
+        with contextlib.redirect_stdout(sys.stderr):  # Ray's driver prints its cluster's errors on stdout
+            homes = anyio.run(describe)
     except ClusterError as exc:
         raise CommandError(str(exc), exc.code) from None
     if args.json:

@@ -163,11 +163,10 @@ class HomeServer:
         return await anyio.to_thread.run_sync(_owed, self.path)
 
     async def stop(self) -> None:
-        """Close the runtime cleanly, then end this actor for good (Ray does not restart it)."""
+        """Close the runtime cleanly (the client then ends this actor for good); idempotent."""
         if self._stop is not None and self._serving is not None:
             self._stop.set()
             await asyncio.wait({self._serving})
-        require_ray().actor.exit_actor()
 
 
 def _owed(home: Path) -> dict[str, int | str]:

@@ -215,8 +215,11 @@ class Cluster:
         """Close the home's runtime cleanly and end its actor (the next call starts a new one)."""
         handle = await self._handle(home_id)
         self._handles.pop(home_id, None)
-        with contextlib.suppress(self._ray.exceptions.RayActorError):  # it ended, as asked
+        with contextlib.suppress(self._ray.exceptions.RayActorError):  # it had ended already
             await self._get(handle.stop.remote())
+        # Ended from outside, not by `exit_actor` inside a call (which Ray would retry, the call having
+        # not returned): its runtime is closed, so this kill loses nothing.
+        await anyio.to_thread.run_sync(lambda: self._ray.kill(handle, no_restart=True))
 
     async def move(self, home_id: str, node_id: str) -> None:
         """With local disks: the home lives on `node_id` from now on. Stop its actor and copy its files

@@ -118,10 +118,12 @@ def test_when_a_node_dies_shared_homes_move_and_pinned_homes_are_refused(
 
     async def after() -> None:
         shared = await cluster.connect(roots / "shared", token_threshold=100_000)
+        started = anyio.current_time()
         for name in moved:  # Ray restarts the actor on the head node; it recovers from the shared files
             with anyio.fail_after(120):
                 written[name].append(await shared.append(name, "s", "assistant", "said after the node died"))
             assert (await shared.info(name))["node_id"] != worker_id
+            print(f"[node death] {name} served again after {anyio.current_time() - started:.2f} s")
             await shared.flush(name, force=True)
             nodes = FileSessionStore(shared.home_path(name)).load("s").nodes
             assert set(written[name]) <= set(nodes)

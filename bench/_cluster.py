@@ -1,0 +1,185 @@
+"""`dagmem bench cluster`: turns/s through the cluster with 1, 2 and 4 home actors, beside the in-process
+runtime on the same workload, and the latency an append gains by crossing to an actor.
+
+The workload is `cluster._load.drive`: eight client tasks at once over the homes' branching sessions
+(continuing heads, forking, moving heads back), with the same seed for both sides, then a forced flush of
+every home (so the figure includes writing the memory: archive, install, mark). The in-process side opens
+one `Runtime` per home in this process; the cluster side a local Ray instance (2 CPUs, no dashboard, a
+100 MiB object store) with one actor per home. Latency: one task appending one turn at a time to one home.
+Needs Ray (`pip install 'dagmem[ray]'`); without it the lines say "not measured"."""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..actors import Runtime
+from ..memory.format import HEAD, HeadType
+
+__all__ = ["HOME_COUNTS", "run"]
+
+HOME_COUNTS = (1, 2, 4)
+TASKS = 8
+THRESHOLD = 1_000  # tokens: a batch every ~50 turns of the workload, so writes run during the load
+TURNS, QUICK_TURNS = 1_600, 320  # per configuration
+LATENCY_TURNS, QUICK_LATENCY_TURNS = 300, 100
+
+
+class InProcess:
+    """The drive target over one `Runtime` per home, in this process."""
+
+    def __init__(self, runtimes: dict[str, Runtime]) -> None:
+        self.runtimes = runtimes
+
+    async def append(
+        self,
+        home_id: str,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        predecessor: str | HeadType | None = HEAD,
+        node_id: str | None = None,
+    ) -> str:
+        return await self.runtimes[home_id].append(
+            session_id, role, content, predecessor=predecessor, node_id=node_id
+        )
+
+    async def set_head(self, home_id: str, session_id: str, node_id: str | None) -> None:
+        await self.runtimes[home_id].set_head(session_id, node_id)
+
+    async def flush(self, home_id: str, force: bool = False) -> None:
+        await self.runtimes[home_id].flush(force=force)
+
+
+async def _timed(target: Any, homes: list[str], turns: int) -> dict[str, Any]:
+    from ..cluster._load import drive
+
+    started = time.perf_counter()
+    load = await drive(target, homes, sessions=2, tasks=TASKS, turns=turns // TASKS, seed=16)
+    appended = time.perf_counter() - started
+    for home in homes:
+        await target.flush(home, force=True)
+    total = time.perf_counter() - started
+    return {
+        "turns": load.turns,
+        "append_s": round(appended, 3),
+        "total_s": round(total, 3),
+        "turns_per_s": round(load.turns / total, 1),
+    }
+
+
+async def _latency(root: Path, turns: int) -> dict[str, dict[str, float]]:
+    """One turn at a time to one home, in process and through an actor alternately (side by side, so the
+    machine's noise falls on both alike)."""
+    from .. import cluster
+
+    samples: dict[str, list[float]] = {"in_process": [], "cluster": []}
+    client = await cluster.connect(root / "cluster", token_threshold=THRESHOLD)
+    try:
+        async with Runtime.open(root / "local" / "lat", token_threshold=THRESHOLD) as rt:
+            targets: dict[str, Any] = {"in_process": InProcess({"lat": rt}), "cluster": client}
+            for k in range(turns + 10):  # the first ten warm both up
+                for name, target in targets.items():
+                    started = time.perf_counter()
+                    await target.append("lat", "latency", "user" if k % 2 else "assistant", f"turn {k}")
+                    if k >= 10:
+                        samples[name].append((time.perf_counter() - started) * 1000)
+        await client.stop("lat")
+    finally:
+        await client.close()
+    out = {}
+    for name, values in samples.items():
+        values.sort()
+        out[name] = {
+            "p50_ms": round(statistics.median(values), 3),
+            "p99_ms": round(values[min(len(values) - 1, int(len(values) * 0.99))], 3),
+        }
+    return out
+
+
+async def _in_process(root: Path, homes: list[str], turns: int) -> dict[str, Any]:
+    async with contextlib.AsyncExitStack() as stack:
+        runtimes = {
+            home: await stack.enter_async_context(Runtime.open(root / home, token_threshold=THRESHOLD))
+            for home in homes
+        }
+        return await _timed(InProcess(runtimes), homes, turns)
+
+
+async def _through_cluster(root: Path, homes: list[str], turns: int) -> dict[str, Any]:
+    from .. import cluster
+
+    client = await cluster.connect(root, token_threshold=THRESHOLD)
+    try:
+        first_calls = []
+        for home in homes:  # the actors are up (and their runtimes open) before the clock starts
+            started = time.perf_counter()
+            await client.status(home)
+            first_calls.append(time.perf_counter() - started)
+        out = await _timed(client, homes, turns)
+        out["first_call_s"] = round(max(first_calls), 3)  # create the actor, start its process, open
+        out["actor_pss_mib"] = round(max([_pss_mib((await client.info(home))["pid"]) for home in homes]), 1)
+        return out
+    finally:
+        for home in homes:
+            await client.stop(home)
+        await client.close()
+
+
+def _pss_mib(pid: int) -> float:
+    """The proportional set size of a local process (what it costs beyond what it shares), in MiB."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run(quick: bool, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+    # Ray's driver prints its cluster's error messages (a task retried, a worker gone) on stdout, which
+    # `--json` keeps for the report: send them to stderr while Ray runs.
+    with contextlib.redirect_stdout(sys.stderr):
+        return _run(quick, progress)
+
+
+def _run(quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
+    from ..cluster import require_ray
+
+    ray = require_ray()
+    turns = QUICK_TURNS if quick else TURNS
+    latency_turns = QUICK_LATENCY_TURNS if quick else LATENCY_TURNS
+    raw: dict[str, Any] = {"turns": turns, "tasks": TASKS, "threshold": THRESHOLD, "configs": {}}
+    progress("starting a local Ray instance")
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            object_store_memory=100 * 1024 * 1024,
+            namespace="dagmem",
+            log_to_driver=False,
+        )
+    try:
+        for count in HOME_COUNTS:
+            homes = [f"bench{k}" for k in range(count)]
+            with tempfile.TemporaryDirectory(prefix="dagmem-bench-cluster-") as scratch:
+                progress(f"{count} home(s): in-process runtime")
+                local = anyio.run(_in_process, Path(scratch) / "local", homes, turns)
+                progress(f"{count} home(s): through {count} Ray actor(s)")
+                remote = anyio.run(_through_cluster, Path(scratch) / "cluster", homes, turns)
+            raw["configs"][str(count)] = {"in_process": local, "cluster": remote}
+        progress("append latency, side by side")
+        with tempfile.TemporaryDirectory(prefix="dagmem-bench-cluster-") as scratch:
+            raw["latency"] = anyio.run(_latency, Path(scratch), latency_turns)
+    finally:
+        if started_ray:
+            ray.shutdown()
+    return raw
