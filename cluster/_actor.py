@@ -125,13 +125,7 @@ class HomeServer:
 
     async def core(self) -> Reply:
         async def core(rt: Runtime) -> str:
-            render = getattr(rt, "core", None)  # `Runtime.core` comes with recall (issue 8)
-            if render is not None:
-                return str(render())
-            try:  # until then, what it returns: the rendered block, "" when there is none
-                return (self.path / "memory" / "core.md").read_text(encoding="utf-8")
-            except FileNotFoundError:
-                return ""
+            return rt.core()
 
         return await self._answer(core)
 

@@ -22,6 +22,7 @@ import sniffio
 from ..actors import RuntimeStatus
 from ..memory.errors import InvalidInput
 from ..memory.format import HEAD, HeadType, Role, check_id
+from ..memory.recall import Hit
 from ..memory.store import check_append_args
 from ._actor import HomeServer
 from ._placement import Placements
@@ -148,7 +149,8 @@ class Cluster:
 
     async def recall(
         self, home_id: str, query: str, session_id: str | None = None, tip: str | None = None, k: int = 5
-    ) -> list[Any]:
+    ) -> list[Hit]:
+        """`Runtime.recall` on the home: its `k` best blocks (branch-aware with a session), as `Hit`s."""
         hits = await self._call(home_id, "recall", query, session_id, tip, k)
         assert isinstance(hits, list)
         return hits

@@ -82,8 +82,12 @@ async def test_calls_go_to_the_home_actor_running_the_runtime(client_root: Path)
     status = await c.status("alpha")
     assert isinstance(status, dagmem.RuntimeStatus)
     assert (status.last_outcome, status.pending_turns) == ("success", 0)
-    assert isinstance(await c.recall("alpha", "trams"), list)
-    assert isinstance(await c.core("alpha"), str)
+    hits = await c.recall("alpha", "trams Lisbon", session_id="s")
+    assert hits
+    assert all(isinstance(hit, dagmem.Hit) for hit in hits)
+    assert any(ev.node == first for hit in hits for ev in hit.evidence)  # the turn that said it
+    core = anyio.Path(client_root / "alpha" / "memory" / "core.md")
+    assert await c.core("alpha") == (await core.read_text() if await core.exists() else "")
     store = dagmem.FileSessionStore(client_root / "alpha")
     snapshot = store.load("s")
     assert set(snapshot.nodes) == {first, answer, fork}
