@@ -49,9 +49,10 @@ def result(
             met = bool(subject <= float(bound)) if op == "<=" else bool(subject >= float(bound))
     return {
         "name": name,
-        "value": None if value is None else round(value, digits),
+        # Significant digits, not decimals: a sub-microsecond figure keeps its ratio to its baseline.
+        "value": None if value is None else float(f"{value:.{max(digits, 4)}g}"),
         "unit": unit,
-        "baseline": None if baseline is None else round(baseline, digits),
+        "baseline": None if baseline is None else float(f"{baseline:.{max(digits, 4)}g}"),
         "ratio": ratio,
         "goal": goal,
         "met": met,
