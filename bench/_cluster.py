@@ -161,6 +161,7 @@ def _run(quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(
+            _node_ip_address="127.0.0.1",  # a local instance talks over loopback only
             num_cpus=2,
             include_dashboard=False,
             object_store_memory=100 * 1024 * 1024,

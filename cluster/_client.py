@@ -59,7 +59,10 @@ async def connect(
     home_root = _absolute(root)
     owns = False
     if not ray.is_initialized():
-        options: dict[str, Any] = {"include_dashboard": False} if address is None else {}
+        # A local instance talks over loopback only, never the machine's other addresses.
+        options: dict[str, Any] = (
+            {"include_dashboard": False, "_node_ip_address": "127.0.0.1"} if address is None else {}
+        )
         options.update(ray_options or {})
         try:
             await anyio.to_thread.run_sync(lambda: ray.init(address=address, namespace=NAMESPACE, **options))

@@ -35,6 +35,7 @@ SEED = int(os.environ.get("DAGMEM_CLUSTER_SEED", "16"))
 def ray_instance() -> Iterator[str]:
     """One small local Ray instance for the module (2 CPUs, no dashboard, a 100 MiB object store)."""
     context = ray.init(
+        _node_ip_address="127.0.0.1",  # loopback only: no test traffic to the machine's other addresses
         num_cpus=2,
         include_dashboard=False,
         object_store_memory=100 * 1024 * 1024,
@@ -53,7 +54,11 @@ def client_root(ray_instance: str, tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "homes"
     for entry in ray.util.list_named_actors(all_namespaces=True):
         if entry["namespace"] == cluster.NAMESPACE:
-            ray.kill(ray.get_actor(entry["name"], namespace=cluster.NAMESPACE), no_restart=True)
+            try:
+                handle = ray.get_actor(entry["name"], namespace=cluster.NAMESPACE)
+            except ValueError:  # it died between the listing and the lookup
+                continue
+            ray.kill(handle, no_restart=True)
 
 
 def serving_pid(home: Path) -> int:
