@@ -34,6 +34,8 @@ case "$cmd" in
         "$VENV/bin/ruff" check .
         "$VENV/bin/ruff" format --check .
         MYPYPATH="$VENV/typecheck" "$VENV/bin/mypy" -p dagmem
-        exec "$VENV/bin/python" -m pytest "$@" ;;
+        # --rootdir=tests: the checkout's root is the package itself (its __init__.py); in a folder whose
+        # name is not an identifier (a clone in "ci-check/") pytest would import it as a test package.
+        exec "$VENV/bin/python" -m pytest --rootdir=tests "$@" ;;
     *) sed -n '2,8p' "$0"; exit 2 ;;
 esac
