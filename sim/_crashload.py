@@ -35,9 +35,9 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from ..memory.durable import TxLog, is_temp_name, read_workspace_id, sha256_hex
+from ..memory.durable import TxLog, ensure_workspace_id, is_temp_name, read_workspace_id, sha256_hex
 from ..memory.format import HEAD, HeadType, count_tokens, render_frame, scan_archive
 from ..memory.store import FileSessionStore
 from ..memory.write import SessionResult, records_of, write_home
@@ -429,3 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def create_workspace_id(path: str, barrier: Any, queue: Any) -> None:
+    """A process of the concurrent-first-use test (it must be importable by spawned children, which
+    cannot import a test module): wait for the others, then create the workspace id."""
+    barrier.wait(timeout=60)
+    queue.put(ensure_workspace_id(Path(path)))

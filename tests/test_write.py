@@ -32,6 +32,7 @@ from dagmem.memory.write import (
     write_session,
 )
 from dagmem.sim import check_home
+from dagmem.sim._crashload import create_workspace_id
 
 
 class Recording(ExtractiveDistiller):
@@ -345,24 +346,21 @@ def test_distilling_the_same_batch_twice_gives_the_same_bytes(tmp_path: Path) ->
 # -- the workspace id -------------------------------------------------------------------------------------
 
 
-def _create_id(path: str, barrier: Any, queue: Any) -> None:
-    barrier.wait()
-    queue.put(ensure_workspace_id(Path(path)))
-
-
 def test_concurrent_first_use_creates_one_workspace_id(tmp_path: Path) -> None:
     path = tmp_path / "workspace-id"
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(2 + 8)
     queue = context.Queue()
-    processes = [context.Process(target=_create_id, args=(str(path), barrier, queue)) for _ in range(2)]
+    processes = [
+        context.Process(target=create_workspace_id, args=(str(path), barrier, queue)) for _ in range(2)
+    ]
     for process in processes:
         process.start()
     found: list[str] = []
     lock = threading.Lock()
 
     def thread() -> None:
-        barrier.wait()
+        barrier.wait(timeout=60)
         value = ensure_workspace_id(path)
         with lock:
             found.append(value)
