@@ -10,14 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.durable import load_status, read_workspace_id
-from ..memory.errors import SessionInvalid
-from ..memory.format import count_tokens
 from ..memory.outcomes import RETRYABLE
-from ..memory.policy import DagView
 from ..memory.store import FileSessionStore
-from ..memory.write import SessionResult, distiller_named, exit_status, write_home
+from ..memory.write import SessionResult, distiller_named, exit_status, pending_by_session, write_home
 
-__all__ = ["pending_by_session", "status_command", "write_command"]
+__all__ = ["status_command", "write_command"]
 
 
 def _iso(at: float | None) -> str | None:
@@ -65,22 +62,6 @@ def write_command(args: argparse.Namespace) -> int:
         f"{pending} records owed but not yet due" + (" (use --force to write them)" if pending else "")
     )
     return status
-
-
-def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:
-    """Records each session still owes this workspace (or why it cannot be read). Read-only."""
-    store = FileSessionStore(home, read_only=True)
-    out: dict[str, int | str] = {}
-    for session_id in store.session_ids():
-        try:
-            snapshot = store.load(session_id)
-            snapshot.require_valid()
-        except SessionInvalid as exc:
-            out[session_id] = f"invalid: {exc}"
-            continue
-        view = DagView.from_nodes(session_id, snapshot.nodes.values(), workspace_id or "w-none", count_tokens)
-        out[session_id] = view.pending_records()
-    return out
 
 
 def status_command(args: argparse.Namespace) -> int:

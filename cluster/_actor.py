@@ -21,10 +21,9 @@ import anyio
 
 from ..actors import Runtime
 from ..memory.durable import read_workspace_id
-from ..memory.errors import DagmemError, SessionInvalid
-from ..memory.format import HeadType, count_tokens
-from ..memory.policy import DagView
-from ..memory.store import FileSessionStore
+from ..memory.errors import DagmemError
+from ..memory.format import HeadType
+from ..memory.write import pending_by_session
 from ._ray import require_ray
 from ._wire import Reply, failure_of
 
@@ -164,16 +163,5 @@ class HomeServer:
 
 
 def _owed(home: Path) -> dict[str, int | str]:
-    workspace_id = read_workspace_id(home / "memory" / ".dagmem" / "workspace-id") or "w-none"
-    store = FileSessionStore(home, read_only=True)
-    out: dict[str, int | str] = {}
-    for session_id in store.session_ids():
-        try:
-            snapshot = store.load(session_id)
-            snapshot.require_valid()
-        except SessionInvalid as exc:
-            out[session_id] = f"invalid: {exc}"
-            continue
-        view = DagView.from_nodes(session_id, snapshot.nodes.values(), workspace_id, count_tokens)
-        out[session_id] = view.pending_records()
-    return out
+    workspace_id = read_workspace_id(home / "memory" / ".dagmem" / "workspace-id")
+    return pending_by_session(home, workspace_id)

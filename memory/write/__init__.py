@@ -24,6 +24,7 @@ from ._pass import EXIT_FAILED as EXIT_FAILED
 from ._pass import EXIT_OK as EXIT_OK
 from ._pass import SessionResult as SessionResult
 from ._pass import exit_status as exit_status
+from ._pass import pending_by_session as pending_by_session
 from ._pass import write_home as write_home
 from ._pass import write_session as write_session
 from ._reorganise import DuplicateJudge as DuplicateJudge
@@ -79,6 +80,7 @@ __all__ = [
     "load_llm_settings",
     "mark_nodes",
     "one_path_in",
+    "pending_by_session",
     "records_of",
     "reorganise",
     "write_batch",

@@ -31,6 +31,7 @@ __all__ = [
     "EXIT_RETRY",
     "SessionResult",
     "exit_status",
+    "pending_by_session",
     "write_home",
     "write_session",
 ]
@@ -202,3 +203,19 @@ def exit_status(results: Iterable[SessionResult]) -> int:
         if result.outcome == "failed":
             status = EXIT_RETRY
     return status
+
+
+def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:
+    """Records each session still owes this workspace (or why it cannot be read). Read-only."""
+    store = FileSessionStore(home, read_only=True)
+    out: dict[str, int | str] = {}
+    for session_id in store.session_ids():
+        try:
+            snapshot = store.load(session_id)
+            snapshot.require_valid()
+        except SessionInvalid as exc:
+            out[session_id] = f"invalid: {exc}"
+            continue
+        view = DagView.from_nodes(session_id, snapshot.nodes.values(), workspace_id or "w-none", count_tokens)
+        out[session_id] = view.pending_records()
+    return out
