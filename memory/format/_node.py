@@ -7,7 +7,6 @@ shards keep every directory small, because git writes a whole tree object per ch
 from __future__ import annotations
 
 import enum
-import json
 import re
 from typing import Any, Final
 
@@ -58,7 +57,7 @@ HEAD: Final = HeadType.HEAD
 class Node(BaseModel):
     """One message of a session. `predecessor` is the conversation edge (None for a root)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
     id: str
     seq: int = Field(ge=0)
@@ -76,7 +75,9 @@ class Node(BaseModel):
         return value
 
     def to_json(self) -> bytes:
-        return (json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n").encode()
+        # pydantic's serialiser writes what json.dumps(indent=1, ensure_ascii=False) wrote (a float's
+        # exponent aside: 1e-7 for 1e-07), ~7x faster; NaN stays NaN in a host's metadata.
+        return self.model_dump_json(indent=1).encode() + b"\n"
 
     @property
     def relpath(self) -> str:

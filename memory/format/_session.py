@@ -30,13 +30,13 @@ __all__ = [
 class BranchInfo(BaseModel):
     """People's annotations of a tip; they never decide what is written."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan="constants")
     archived: bool = False
     name: str | None = None
 
 
 class SessionMeta(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan="constants")
 
     id: str
     head: str | None = None
@@ -46,7 +46,9 @@ class SessionMeta(BaseModel):
     merged: list[str] = Field(default_factory=list)
 
     def to_json(self) -> bytes:
-        return (json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n").encode()
+        # pydantic's serialiser writes what json.dumps(indent=1, ensure_ascii=False) wrote (a float's
+        # exponent aside: 1e-7 for 1e-07), ~7x faster; NaN stays NaN in a host's metadata.
+        return self.model_dump_json(indent=1).encode() + b"\n"
 
     @classmethod
     def from_json(cls, data: bytes) -> SessionMeta:

@@ -215,22 +215,25 @@ class SessionStore:
         return SessionSnapshot(session_id, meta, by_id, problems)
 
     def _read_node_file(self, sid: str, relpath: str, problems: list[Problem]) -> Node | None:
-        path = self.path(sid, relpath)
         parts = relpath.split("/")
         parsed = parse_node_filename(parts[-1]) if len(parts) == 3 else None
         if parsed is None:
-            problems.append(Problem(path, "not a node file name (history/<shard>/<seq:06d>-<r>-<id>.json)"))
+            problems.append(
+                Problem(
+                    self.path(sid, relpath), "not a node file name (history/<shard>/<seq:06d>-<r>-<id>.json)"
+                )
+            )
             return None
         try:
             data = self._backend.read(sid, relpath)
         except SessionInvalid as exc:  # a FIFO or a symlink: never opened, never followed
-            problems.append(Problem(exc.path or path, exc.reason))
+            problems.append(Problem(exc.path or self.path(sid, relpath), exc.reason))
             return None
         if data is None:
             return None  # removed between listing and reading
         node, reason = parse_node(data)
         if node is None:
-            problems.append(Problem(path, reason or "malformed node"))
+            problems.append(Problem(self.path(sid, relpath), reason or "malformed node"))
             return None
         seq, role, node_id = parsed
         mismatch = [
@@ -244,7 +247,9 @@ class SessionStore:
             if not ok
         ]
         if mismatch:
-            problems.append(Problem(path, f"file name disagrees with its JSON ({', '.join(mismatch)})"))
+            problems.append(
+                Problem(self.path(sid, relpath), f"file name disagrees with its JSON ({', '.join(mismatch)})")
+            )
             return None
         return node
 
@@ -361,10 +366,12 @@ class SessionStore:
                     self._refresh(session_id, live)
                     continue
                 break
-            meta = live.meta.model_copy(deep=True)
-            if parent == head or not live.index:
-                meta.head = node.id
-            meta.updated_at = now
+            # A shallow copy: `branches` is shared with the old meta, which no one mutates (an annotation
+            # copies deeply before it edits).
+            moved = parent == head or not live.index
+            meta = live.meta.model_copy(
+                update={"head": node.id if moved else live.meta.head, "updated_at": now}
+            )
             self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
             live.index[node.id] = relpath
             live.max_seq = node.seq
@@ -420,8 +427,7 @@ class SessionStore:
         with live.lock, self._writing(session_id, live, changes_view=True) as changing:
             if node_id is not None and node_id not in live.index:
                 raise UnknownNode(session_id, node_id)
-            meta = live.meta.model_copy(deep=True)
-            meta.head = node_id
+            meta = live.meta.model_copy(update={"head": node_id})  # shallow, as in `append`
             changing()
             self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
             live.meta = meta

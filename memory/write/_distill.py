@@ -80,9 +80,7 @@ RESERVED_TOPIC_SLUGS: Final = frozenset({"core"})
 
 
 def _keywords(text: str) -> list[str]:
-    return [
-        w for w in (m.group().casefold() for m in _WORD.finditer(text)) if len(w) >= 3 and w not in _STOPWORDS
-    ]
+    return [w for w in map(str.casefold, _WORD.findall(text)) if len(w) >= 3 and w not in _STOPWORDS]
 
 
 def _slug(word: str) -> str:
@@ -125,21 +123,37 @@ def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
         weight = 2 if record.role == "user" else 1
         for word in _keywords(record.content):
             counts[word] += weight
-    candidates = [word for word in counts if _slug(word) not in RESERVED_TOPIC_SLUGS]
-    if not candidates:
-        return "notes"
-    return min(candidates, key=lambda w: (-counts[w], -len(w), w))
+    while counts:  # the best word, passing over (rare) words whose file name is reserved
+        best = min(counts, key=lambda w: (-counts[w], -len(w), w))
+        if _slug(best) not in RESERVED_TOPIC_SLUGS:
+            return best
+        del counts[best]
+    return "notes"
 
 
 def _open_part(slug: str, topics: TopicReader) -> str:
-    """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide)."""
-    part = 1
-    while True:
-        path = f"topics/{slug}.md" if part == 1 else f"topics/{slug}--{part}.md"
-        size = topics.size(path)
-        if size is None or size < TOPIC_FILE_LIMIT:
-            return path
-        part += 1
+    """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide).
+
+    Parts fill in order (1, 2, ... full, then one with room), so the first open part is found by galloping
+    and bisecting: O(log parts) stats per batch, not O(parts) for a word a large workspace says often."""
+
+    def path(part: int) -> str:
+        return f"topics/{slug}.md" if part == 1 else f"topics/{slug}--{part}.md"
+
+    def is_open(part: int) -> bool:
+        size = topics.size(path(part))
+        return size is None or size < TOPIC_FILE_LIMIT
+
+    full, part = 0, 1  # invariant: `full` is full (0: none yet), `part` is the next probe
+    while not is_open(part):
+        full, part = part, part * 2
+    while part - full > 1:  # the first open part lies in (full, part]
+        middle = (full + part) // 2
+        if is_open(middle):
+            part = middle
+        else:
+            full = middle
+    return path(part)
 
 
 def _label(record: ArchiveRecord) -> str:
