@@ -373,6 +373,24 @@ def print_results(report: dict[str, Any]) -> None:
     console.print(f"{goals['met']} of {goals['judged']} goals met; {report['wall_seconds']:.0f} s")
 
 
+def markdown(report: dict[str, Any]) -> str:
+    """The results as a Markdown table (`DIR/bench.md`): what the README's figures are pasted from."""
+    lines = [
+        "| figure | value | baseline | ratio | goal | met |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in report["results"]:
+        unit = f" {r['unit']}" if r["unit"] else ""
+        value = "not measured" if r["value"] is None else _fmt(r["value"]) + unit
+        met = {True: "yes", False: "**no**", None: ""}[r["met"]]
+        cells = [r["name"], value, _fmt(r["baseline"]), _fmt(r["ratio"]), r["goal"] or "", met]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    goals = report["goals"]
+    lines.append("")
+    lines.append(f"{goals['met']} of {goals['judged']} goals met; {report['wall_seconds']:.0f} s.")
+    return "\n".join(lines) + "\n"
+
+
 def plot(report: dict[str, Any], path: Path) -> None:
     """Each judged figure as its distance to its goal (the bound = 1): under 1 is met."""
     import matplotlib

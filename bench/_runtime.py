@@ -66,7 +66,6 @@ import math
 import multiprocessing
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -84,7 +83,7 @@ from ..actors import Runtime, RuntimeConfig
 from ..memory.format import count_tokens
 from ..memory.policy import DEFAULT_THRESHOLD
 from ..memory.store import FileSessionStore
-from ..sim import check_home
+from ..sim import check_home, peak_rss_bytes
 from . import _kit as kit
 
 __all__ = ["main", "run"]
@@ -176,7 +175,7 @@ def _bootstrap(large: Sequence[float], small: Sequence[float], q: float, rng: ra
 
 
 def _peak_rss_mib() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
+    return round(peak_rss_bytes() / 2**20, 1)
 
 
 def _rss_mib() -> float:

@@ -1,6 +1,6 @@
 """`dagmem bench [NAME ...] [--quick] [--json] [--out DIR]`: every figure beside its baseline and its goal.
 
-No NAME runs them all. The results go to `DIR/bench.json` (and a plot, `DIR/bench.png`, when matplotlib
+No NAME runs them all. The results go to `DIR/bench.json` and `DIR/bench.md` (a Markdown table) (and a plot, `DIR/bench.png`, when matplotlib
 is installed; without it one line on stderr says how to get it), then to the terminal as a table, or with
 `--json` as one object whose `results` is a list of `{"name", "value", "unit", "baseline", "ratio",
 "goal", "met"}`. A progress bar runs on stderr (a terminal only, not with `--json`). Exit status 0 whatever
@@ -69,10 +69,12 @@ def command(args: argparse.Namespace) -> int:
         progress.update(task, completed=len(chosen), description="dagmem bench", note="done")
     json_path, plot_path = out / "bench.json", out / "bench.png"
     result["json_path"] = str(json_path)
+    result["markdown_path"] = str(out / "bench.md")
     result["plot_path"] = str(plot_path) if sim_report.can_plot() else None
     json_path.write_text(
         json.dumps(result, indent=1) + "\n", encoding="utf-8"
     )  # first: a plot cannot lose it
+    (out / "bench.md").write_text(report.markdown(result), encoding="utf-8")
     if args.json:
         print(json.dumps(result))
     else:

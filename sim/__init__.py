@@ -12,6 +12,7 @@ from ._determinism import run_virtual as run_virtual
 from ._gitgrowth import measure as measure
 from ._oracle import OracleReport as OracleReport
 from ._oracle import check_home as check_home
+from ._rss import peak_rss_bytes as peak_rss_bytes
 from ._runner import EPOCH as EPOCH
 from ._runner import SimConfig as SimConfig
 from ._runner import SimResult as SimResult
@@ -25,6 +26,7 @@ __all__ = [
     "SimResult",
     "check_home",
     "measure",
+    "peak_rss_bytes",
     "plan_session",
     "run",
     "run_virtual",

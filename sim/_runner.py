@@ -19,7 +19,6 @@ import gc
 import hashlib
 import os
 import random
-import resource
 import shutil
 import tempfile
 import time
@@ -45,6 +44,7 @@ from ._faults import FaultPlan, FaultyDistiller
 from ._oracle import OracleReport, Violation, check_home
 from ._recall_oracle import check_recall
 from ._recording import FileCounts, GitOp, SimStore
+from ._rss import peak_rss_bytes
 from ._workload import AT_HEAD, SessionScript, Step, WorkloadParams, outline, plan_session, session_id
 
 __all__ = ["EPOCH", "Observer", "SimConfig", "SimResult", "git_sample", "run", "workspace_id_for"]
@@ -413,7 +413,7 @@ def run(config: SimConfig, *, observer: Observer | None = None) -> SimResult:
         virtual_s=state.virtual_end,
         run_s=run_s,
         oracle_s=oracle_s,
-        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        peak_rss_bytes=peak_rss_bytes(),
         faults_injected=dict(sorted(state.plan.injected.items())),
         faults_by_site=dict(sorted(state.plan.by_site.items())),
         write_latency_s=state.latencies,

@@ -55,6 +55,10 @@ def test_bench_takes_several_names_and_runs_only_those(
     printed = json.loads(capsys.readouterr().out)
     assert printed["benchmarks"] == ["walk", "tokens"]
     assert all(r["name"].startswith(("'anything owed?'", "token counting")) for r in printed["results"])
+    # The Markdown table (what the README's figures are pasted from): a header, then a row per result.
+    rows = [line for line in (tmp_path / "bench.md").read_text().splitlines() if line.startswith("| ")]
+    assert rows[0] == "| figure | value | baseline | ratio | goal | met |"
+    assert [row.split(" | ")[0][2:] for row in rows[1:]] == [r["name"] for r in printed["results"]]
 
 
 def test_an_unknown_benchmark_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
