@@ -26,6 +26,7 @@ noticed by its new ref value and the caches are read again.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import itertools
 import os
@@ -35,6 +36,7 @@ import threading
 import time
 import zlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import faults
@@ -48,6 +50,8 @@ _BLOB_MODE = 0o100644
 _TREE_MODE = 0o40000
 _LOCK_WAIT_S = 5.0
 _INDEX_EVERY = 512  # files per commit between index rewrites (see above)
+_FSYNC_THREADS = 8  # a commit writes 2 + depth objects; more threads than that only wait
+_ATTEMPTS = 20  # commits retried when another process moves the branch meanwhile
 _counter = itertools.count()
 
 Entries = dict[str, tuple[int, bytes]]  # name -> (mode, 20-byte object id)
@@ -67,17 +71,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _tree_key(item: tuple[str, tuple[int, bytes]]) -> bytes:
-    name, (mode, _oid) = item
+def _tree_key(name: str, mode: int) -> bytes:
     # git orders a tree's entries by name, a subtree's name as if it ended in "/".
     return name.encode() + (b"/" if mode == _TREE_MODE else b"")
-
-
-def _tree_body(entries: Entries) -> bytes:
-    return b"".join(
-        b"%o %s\0%s" % (mode, name.encode(), oid)
-        for name, (mode, oid) in sorted(entries.items(), key=_tree_key)
-    )
 
 
 def _parse_tree(body: bytes) -> Entries:
@@ -89,6 +85,38 @@ def _parse_tree(body: bytes) -> Entries:
         entries[body[space + 1 : nul].decode()] = (int(body[pos:space], 8), body[nul + 1 : nul + 21])
         pos = nul + 21
     return entries
+
+
+class _Tree:
+    """One directory's entries at the cached commit, each kept serialised in git's order: a commit that
+    changes one entry of a 256-entry shard rewrites that entry's bytes and joins the rest as they are."""
+
+    __slots__ = ("_lines", "_order", "entries")
+
+    def __init__(self, entries: Entries) -> None:
+        self.entries = entries
+        self._lines = {_tree_key(name, mode): b"%o %s\0%s" % (mode, name.encode(), oid)
+                       for name, (mode, oid) in entries.items()}  # fmt: skip
+        self._order = sorted(self._lines)
+
+    def get(self, name: str) -> tuple[int, bytes] | None:
+        return self.entries.get(name)
+
+    def set(self, name: str, mode: int, oid: bytes) -> None:
+        key = _tree_key(name, mode)
+        old = self.entries.get(name)
+        if old is not None and old[0] != mode and (old[0] == _TREE_MODE or mode == _TREE_MODE):
+            old_key = _tree_key(name, old[0])  # a file became a directory or back: its place moves
+            del self._lines[old_key]
+            self._order.remove(old_key)
+            old = None
+        if old is None:
+            bisect.insort(self._order, key)
+        self.entries[name] = (mode, oid)
+        self._lines[key] = b"%o %s\0%s" % (mode, name.encode(), oid)
+
+    def body(self) -> bytes:
+        return b"".join(map(self._lines.__getitem__, self._order))
 
 
 def _index_entry(path: str, oid: bytes, st: os.stat_result | None) -> bytes:
@@ -114,6 +142,46 @@ def _index_entry(path: str, oid: bytes, st: os.stat_result | None) -> bytes:
     return body + b"\0" * (8 - len(body) % 8)  # 1 to 8 NULs: entries are padded to 8 bytes
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _deflate(raw: bytes) -> bytes:
+    """zlib at git's default level, with a window and hash sized to the object: `zlib.compress` sets up
+    (and zeroes) ~300 KiB of state, which costs more than compressing a 400-byte blob. The window
+    still covers the whole object, so the bytes are the same; git inflates any window size."""
+    wbits = max(9, min(15, (len(raw) + 262).bit_length()))
+    deflate = zlib.compressobj(6, zlib.DEFLATED, wbits, max(1, min(8, wbits - 7)))
+    return deflate.compress(raw) + deflate.flush()
+
+
+_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that made it, the pool): none survives fork
+_pool_mutex = threading.Lock()
+
+
+def _fsync_all(fds: list[int]) -> None:
+    """fsync every file, concurrently: the calls wait on one journal commit instead of one each."""
+    global _pool
+    if len(fds) > 1:
+        with _pool_mutex:
+            if _pool is None or _pool[0] != os.getpid():
+                _pool = (
+                    os.getpid(),
+                    ThreadPoolExecutor(_FSYNC_THREADS, thread_name_prefix="dagmem-git-fsync"),
+                )
+            pool = _pool[1]
+        pending = [pool.submit(os.fsync, fd) for fd in fds[1:]]
+        try:
+            os.fsync(fds[0])
+        finally:
+            for done in pending:
+                done.result()  # all waited for before any error is raised (fds are closed after)
+    elif fds:
+        os.fsync(fds[0])
+
+
 class SessionGit:
     """The git history of one session directory; keep one per session (it caches the last commit)."""
 
@@ -124,10 +192,12 @@ class SessionGit:
         self._mutex = threading.Lock()
         self._excluded = False  # /.lock is in info/exclude (checked once per object)
         self._head: bytes | None = None  # the commit this object last wrote or read
-        self._trees: dict[str, Entries] = {}  # directory ("" is the root) -> its entries at _head
+        self._trees: dict[str, _Tree] = {}  # directory ("" is the root) -> its entries at _head
         self._index: dict[str, bytes] | None = None  # path -> index entry
         self._paths: list[str] = []  # the index's paths, sorted
         self._index_owed = 0  # commits since the index was last written
+        self._objects = str(self.git_dir / "objects")
+        self._fans: set[str] = set()  # objects/<2 hex> directories known to exist
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -172,40 +242,53 @@ class SessionGit:
 
     # -- objects -------------------------------------------------------------------------------------
 
-    def _object_path(self, oid: bytes) -> Path:
+    def _object_path(self, oid: bytes) -> str:
         name = oid.hex()
-        return self.git_dir / "objects" / name[:2] / name[2:]
+        return f"{self._objects}/{name[:2]}/{name[2:]}"
 
-    def _write_object(self, kind: bytes, body: bytes) -> bytes:
+    def _stage(self, batch: dict[bytes, bytes], kind: bytes, body: bytes) -> bytes:
+        """The object's id; its bytes join `batch` unless it is on disk already (content-addressed)."""
         raw = b"%s %d\0%s" % (kind, len(body), body)
         oid = hashlib.sha1(raw, usedforsecurity=False).digest()
-        path = self._object_path(oid)
-        if path.exists():
-            return oid  # content-addressed: the same bytes are already there (git does the same)
-        if not path.parent.is_dir():
-            path.parent.mkdir(exist_ok=True)
-            if self.fsync:
-                self._fsync_dir(path.parent.parent)
-        tmp = path.parent / f"tmp_obj_{os.getpid()}_{threading.get_ident()}_{next(_counter)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            data = zlib.compress(raw)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if self.fsync:
-                os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        os.replace(tmp, path)
+        if oid not in batch and not os.path.exists(self._object_path(oid)):
+            batch[oid] = raw
         return oid
+
+    def _put(self, batch: dict[bytes, bytes]) -> None:
+        """Write the batch's objects as git writes loose objects: each to a temp file, fsynced, renamed.
+        The fsyncs run concurrently (ext4 commits them in one journal transaction, as git's own
+        `core.fsyncMethod=batch` aims to) and every rename waits for all of them."""
+        written: list[tuple[int, str, str]] = []  # (fd, temp path, final path)
+        try:
+            for oid, raw in batch.items():
+                final = self._object_path(oid)
+                fan = final[:-39]
+                if fan not in self._fans and not os.path.isdir(fan):
+                    os.makedirs(fan, exist_ok=True)
+                    if self.fsync:
+                        self._fsync_dir(Path(self._objects))
+                self._fans.add(fan)
+                tmp = f"{fan}/tmp_obj_{os.getpid()}_{threading.get_ident()}_{next(_counter)}"
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+                written.append((fd, tmp, final))
+                _write_all(fd, _deflate(raw))
+            if self.fsync:
+                _fsync_all([fd for fd, _, _ in written])
+            while written:
+                fd, tmp, final = written.pop(0)
+                os.close(fd)
+                os.replace(tmp, final)
+        except BaseException:
+            for fd, tmp, _ in written:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise
 
     def _read_object(self, oid: bytes, kind: str) -> bytes:
         try:
-            raw = zlib.decompress(self._object_path(oid).read_bytes())
+            with open(self._object_path(oid), "rb") as f:
+                raw = zlib.decompress(f.read())
             header, _, body = raw.partition(b"\0")
             if header.split(b" ")[0] == kind.encode():
                 return body
@@ -229,7 +312,8 @@ class SessionGit:
 
     def _read_ref(self, ref: str) -> bytes | None:
         try:
-            value = (self.git_dir / ref).read_text(encoding="ascii").strip()
+            with open(self.git_dir / ref, "rb") as f:
+                value = f.read().strip().decode("ascii")
         except FileNotFoundError:
             value = ""
             try:
@@ -250,6 +334,34 @@ class SessionGit:
                     raise GitError(f"{path} is held by another git process") from None
                 time.sleep(0.002)
 
+    def _move_ref(self, ref: str, old: bytes | None, new: bytes) -> bool:
+        """Move `ref` from `old` to `new` through its lock file (fsynced, then renamed); False, and nothing
+        moved, if another process moved it meanwhile. The lock is held for this step only: a process
+        killed while writing objects leaves no lock behind."""
+        lock_path = self.git_dir / f"{ref}.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = self._lock(lock_path)
+        try:
+            if self._read_ref(ref) != old:
+                os.close(lock)
+                lock_path.unlink()
+                return False
+            _write_all(lock, new.hex().encode() + b"\n")
+            if self.fsync:
+                os.fsync(lock)
+            os.close(lock)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(lock)
+            lock_path.unlink(missing_ok=True)
+            raise
+        try:
+            os.replace(lock_path, self.git_dir / ref)
+        except BaseException:
+            lock_path.unlink(missing_ok=True)
+            raise
+        return True
+
     # -- the commit ----------------------------------------------------------------------------------
 
     def _sync(self, head: bytes | None) -> None:
@@ -260,22 +372,28 @@ class SessionGit:
         self._index = None
         if head is not None:
             commit = self._read_object(head, "commit")
-            self._trees[""] = _parse_tree(self._read_object(bytes.fromhex(commit[5:45].decode()), "tree"))
+            root = bytes.fromhex(commit[5:45].decode())
+            self._trees[""] = _Tree(_parse_tree(self._read_object(root, "tree")))
 
-    def _tree(self, directory: str) -> Entries:
-        entries = self._trees.get(directory)
-        if entries is None and not directory:
-            entries = self._trees[""] = {}  # an unborn branch: the first commit starts from nothing
-        if entries is None:
+    def _forget(self) -> None:
+        self._head = None  # whatever was cached may be half updated: read it again next time
+        self._trees = {}
+        self._index = None
+
+    def _tree(self, directory: str) -> _Tree:
+        tree = self._trees.get(directory)
+        if tree is None and not directory:
+            tree = self._trees[""] = _Tree({})  # an unborn branch: the first commit starts from nothing
+        if tree is None:
             parent, _, name = directory.rpartition("/")
             found = self._tree(parent).get(name)
-            entries = (
+            tree = _Tree(
                 {}
                 if found is None or found[0] != _TREE_MODE
                 else _parse_tree(self._read_object(found[1], "tree"))
             )
-            self._trees[directory] = entries
-        return entries
+            self._trees[directory] = tree
+        return tree
 
     def _load_index(self) -> dict[str, bytes]:
         if self._index is None:
@@ -302,67 +420,62 @@ class SessionGit:
 
     def _commit(self, paths: list[str], message: str) -> None:
         ref = self._ref_name()
-        lock_path = self.git_dir / f"{ref}.lock"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self._lock(lock_path)
-        try:
+        for _attempt in range(_ATTEMPTS):
             head = self._read_ref(ref)
             if head != self._head or (head is not None and "" not in self._trees):
                 self._sync(head)
-            faults.hit("git:add")
-            staged: list[tuple[str, bytes, os.stat_result]] = []
-            for relpath in paths:
-                with open(self.root / relpath, "rb") as f:
-                    data = f.read()
-                    st = os.fstat(f.fileno())
-                staged.append((relpath, self._write_object(b"blob", data), st))
-            tree_oid = self._write_trees([(relpath, oid) for relpath, oid, _ in staged])
-            now = int(time.time())
-            body = b"tree %s\n" % tree_oid.hex().encode()
-            if head is not None:
-                body += b"parent %s\n" % head.hex().encode()
-            body += b"author %s %d +0000\ncommitter %s %d +0000\n\n%s\n" % (
-                _SIGNATURE,
-                now,
-                _SIGNATURE,
-                now,
-                message.encode(),
-            )
-            faults.hit("git:commit")
-            oid = self._write_object(b"commit", body)
-            os.write(lock, oid.hex().encode() + b"\n")
-            if self.fsync:
-                os.fsync(lock)
-            os.close(lock)
-            lock = -1
-            os.replace(lock_path, self.git_dir / ref)
-            self._head = oid
-        except BaseException:
-            if lock >= 0:
-                os.close(lock)
-                lock_path.unlink(missing_ok=True)
-            self._head = None  # whatever was cached may be half updated: read it again next time
-            self._trees = {}
-            self._index = None
-            raise
-        self._write_index(staged)
+            try:
+                faults.hit("git:add")
+                batch: dict[bytes, bytes] = {}
+                staged: list[tuple[str, bytes, os.stat_result]] = []
+                for relpath in paths:
+                    with open(self.root / relpath, "rb") as f:
+                        data = f.read()
+                        st = os.fstat(f.fileno())
+                    staged.append((relpath, self._stage(batch, b"blob", data), st))
+                tree_oid = self._write_trees(batch, [(relpath, oid) for relpath, oid, _ in staged])
+                now = int(time.time())
+                body = b"tree %s\n" % tree_oid.hex().encode()
+                if head is not None:
+                    body += b"parent %s\n" % head.hex().encode()
+                body += b"author %s %d +0000\ncommitter %s %d +0000\n\n%s\n" % (
+                    _SIGNATURE,
+                    now,
+                    _SIGNATURE,
+                    now,
+                    message.encode(),
+                )
+                oid = self._stage(batch, b"commit", body)
+                faults.hit("git:commit")
+                self._put(batch)
+                faults.hit("git:ref")  # every object is in place; the branch has not moved yet
+                moved = self._move_ref(ref, head, oid)
+            except BaseException:
+                self._forget()
+                raise
+            if moved:
+                self._head = oid
+                self._write_index(staged)
+                return
+            self._forget()  # another process committed between our read of the branch and its lock
+        raise GitError(f"{self.git_dir / ref} kept moving under another git process")
 
-    def _write_trees(self, blobs: list[tuple[str, bytes]]) -> bytes:
-        """Put the blobs into the cached trees and write every tree on their paths, deepest first."""
+    def _write_trees(self, batch: dict[bytes, bytes], blobs: list[tuple[str, bytes]]) -> bytes:
+        """Put the blobs into the cached trees and stage every tree on their paths, deepest first."""
         dirty: set[str] = set()
         for relpath, oid in blobs:
             directory, _, name = relpath.rpartition("/")
-            self._tree(directory)[name] = (_BLOB_MODE, oid)
+            self._tree(directory).set(name, _BLOB_MODE, oid)
             while True:
                 dirty.add(directory)
                 if not directory:
                     break
                 directory = directory.rpartition("/")[0]
         for directory in sorted(dirty, key=lambda d: -d.count("/") if d else 1):
-            oid = self._write_object(b"tree", _tree_body(self._tree(directory)))
+            oid = self._stage(batch, b"tree", self._tree(directory).body())
             if directory:
                 parent, _, name = directory.rpartition("/")
-                self._tree(parent)[name] = (_TREE_MODE, oid)
+                self._tree(parent).set(name, _TREE_MODE, oid)
             else:
                 return oid
         raise AssertionError("the root tree is always written")
@@ -386,9 +499,7 @@ class SessionGit:
                 b"DIRC" + struct.pack(">II", 2, len(self._paths)) + b"".join(index[p] for p in self._paths)
             )
             content += hashlib.sha1(content, usedforsecurity=False).digest()
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, content)
         except BaseException:
             os.close(fd)
             lock_path.unlink(missing_ok=True)
