@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import re
 import struct
 import subprocess
 import threading
@@ -40,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import faults
+from ..durable import pid_alive
 from ..errors import DagmemError
 
 __all__ = ["GitError", "SessionGit"]
@@ -53,6 +55,7 @@ _INDEX_EVERY = 512  # files per commit between index rewrites (see above)
 _FSYNC_THREADS = 8  # a commit writes 2 + depth objects; more threads than that only wait
 _ATTEMPTS = 20  # commits retried when another process moves the branch meanwhile
 _counter = itertools.count()
+_VALUE_NAME = re.compile(r"(.+)\.([1-9][0-9]*)-[0-9]+\.lock")  # a ref's new value, before it is linked
 
 Entries = dict[str, tuple[int, bytes]]  # name -> (mode, 20-byte object id)
 
@@ -198,6 +201,7 @@ class SessionGit:
         self._index_owed = 0  # commits since the index was last written
         self._objects = str(self.git_dir / "objects")
         self._fans: set[str] = set()  # objects/<2 hex> directories known to exist
+        self._ref_dirs: set[str] = set()  # refs whose directory is known to exist
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -335,32 +339,77 @@ class SessionGit:
                 time.sleep(0.002)
 
     def _move_ref(self, ref: str, old: bytes | None, new: bytes) -> bool:
-        """Move `ref` from `old` to `new` through its lock file (fsynced, then renamed); False, and nothing
-        moved, if another process moved it meanwhile. The lock is held for this step only: a process
-        killed while writing objects leaves no lock behind."""
-        lock_path = self.git_dir / f"{ref}.lock"
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self._lock(lock_path)
+        """Move `ref` from `old` to `new` through its lock file; False, and nothing moved, if another
+        process moved it meanwhile.
+
+        The new value is written and fsynced under a name of this process's own (`<ref>.<pid>-<n>.lock`:
+        git skips loose refs named `*.lock`), then hard-linked as `<ref>.lock`, which takes git's lock
+        exactly as `O_EXCL` would, already holding its final content. The lock is held only between that
+        link and the rename onto the ref, not across an fsync: a process killed during a commit leaves
+        no lock behind that would stop every later commit (git never breaks a stale lock)."""
+        lock_path = f"{self.git_dir}/{ref}.lock"
+        mine = f"{self.git_dir}/{ref}.{os.getpid()}-{next(_counter)}.lock"
+        if ref not in self._ref_dirs:
+            os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+            self._sweep_values(ref)
+            self._ref_dirs.add(ref)
+        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            if self._read_ref(ref) != old:
-                os.close(lock)
-                lock_path.unlink()
-                return False
-            _write_all(lock, new.hex().encode() + b"\n")
-            if self.fsync:
-                os.fsync(lock)
-            os.close(lock)
-        except BaseException:
+            try:
+                _write_all(fd, new.hex().encode() + b"\n")
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            faults.hit("git:link")  # the new value is durable under this process's name, not yet the lock
+            self._take_lock(mine, lock_path)
+            try:
+                if self._read_ref(ref) != old:
+                    os.unlink(lock_path)
+                    return False
+                os.replace(lock_path, f"{self.git_dir}/{ref}")
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(lock_path)
+                raise
+        finally:
             with contextlib.suppress(OSError):
-                os.close(lock)
-            lock_path.unlink(missing_ok=True)
-            raise
-        try:
-            os.replace(lock_path, self.git_dir / ref)
-        except BaseException:
-            lock_path.unlink(missing_ok=True)
-            raise
+                os.unlink(mine)
         return True
+
+    def _sweep_values(self, ref: str) -> None:
+        """Remove the new values (`<ref>.<pid>-<n>.lock`) that killed processes left before linking them."""
+        directory, _, name = f"{self.git_dir}/{ref}".rpartition("/")
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            for entry in entries:
+                match = _VALUE_NAME.fullmatch(entry.name)
+                if match and match.group(1) == name and not pid_alive(int(match.group(2))):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+    def _take_lock(self, mine: str, lock_path: str) -> None:
+        deadline = time.monotonic() + _LOCK_WAIT_S
+        while True:
+            try:
+                os.link(mine, lock_path)
+                return
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    raise GitError(f"{lock_path} is held by another git process") from None
+                time.sleep(0.002)
+            except OSError:
+                break  # no hard links here: take the lock by creating it, and write it again
+        fd = self._lock(Path(lock_path))
+        try:
+            with open(mine, "rb") as f:
+                _write_all(fd, f.read())
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            os.unlink(lock_path)
+            raise
+        os.close(fd)
 
     # -- the commit ----------------------------------------------------------------------------------
 
