@@ -233,6 +233,12 @@ def test_every_object_is_fsynced_before_any_rename_and_the_branch_moves_last(
     assert len(synced) == len(renamed) == 6  # 2 blobs, the shard's, history/'s and the root's trees, commit
     assert max(synced) < min(renamed)  # no object is named before every one of them is durable
     assert len({events[i][2] for i in synced}) > 1  # fsynced from several threads at once
+    # The new fan-out directories' entries in objects/ are made durable in the same wait, before any rename.
+    objects_dir = [
+        i for i, (call, path, _) in enumerate(events) if call == "fsync" and path.endswith("/objects")
+    ]
+    assert len(objects_dir) == 1
+    assert objects_dir[0] < min(renamed)
     value = [i for i, (call, path, _) in enumerate(events) if call == "fsync" and path.endswith(".lock")]
     assert len(value) == 1
     assert value[0] > max(renamed)  # the branch's new value, after the objects

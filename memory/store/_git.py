@@ -10,9 +10,9 @@ rewrote the session's whole index.
 
 What a commit costs is its waits for the disk, so it waits twice, not once an object: its objects are
 built in memory, written to temp files and fsynced all at once from a small thread pool (ext4 commits
-concurrent fsyncs in one journal transaction: ~0.6 ms for 6 files here, against ~0.2 ms each in turn,
-several times that under load), then renamed; then the branch's new value is fsynced and renamed onto
-the ref. The cached trees keep each entry serialised in git's order, so a commit that adds one entry to
+concurrent fsyncs in one journal transaction: 0.64 ms for 5 files from 8 threads here, 0.90 ms one after
+another, and under load ~1 ms against 2-20 ms), then renamed; then the branch's new value is fsynced and
+renamed onto the ref. The cached trees keep each entry serialised in git's order, so a commit that adds one entry to
 a 256-entry shard joins bytes instead of formatting and sorting the shard; zlib's state is sized to each
 object (its default setup costs more than compressing a 400-byte blob).
 
@@ -275,24 +275,26 @@ class SessionGit:
 
     def _put(self, batch: dict[bytes, bytes]) -> None:
         """Write the batch's objects as git writes loose objects: each to a temp file, fsynced, renamed.
-        The fsyncs run concurrently (ext4 commits them in one journal transaction, as git's own
-        `core.fsyncMethod=batch` aims to) and every rename waits for all of them."""
+        The fsyncs (and that of `objects/` when a fan-out directory is new) run at once, and every rename
+        waits for all of them."""
         written: list[tuple[int, str, str]] = []  # (fd, temp path, final path)
+        dirs: list[int] = []  # `objects/`, open when this batch made one of its directories
         try:
             for oid, raw in batch.items():
                 final = self._object_path(oid)
                 fan = final[:-39]
-                if fan not in self._fans and not os.path.isdir(fan):
-                    os.makedirs(fan, exist_ok=True)
-                    if self.fsync:
-                        self._fsync_dir(Path(self._objects))
-                self._fans.add(fan)
+                if fan not in self._fans:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(fan)
+                        if self.fsync and not dirs:
+                            dirs.append(os.open(self._objects, os.O_RDONLY | os.O_DIRECTORY))
+                    self._fans.add(fan)
                 tmp = f"{fan}/tmp_obj_{os.getpid()}_{threading.get_ident()}_{next(_counter)}"
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
                 written.append((fd, tmp, final))
                 _write_all(fd, _deflate(raw))
             if self.fsync:
-                _fsync_all([fd for fd, _, _ in written])
+                _fsync_all([fd for fd, _, _ in written] + dirs)
             while written:
                 fd, tmp, final = written.pop(0)
                 os.close(fd)
@@ -303,6 +305,9 @@ class SessionGit:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
             raise
+        finally:
+            for fd in dirs:
+                os.close(fd)
 
     def _read_object(self, oid: bytes, kind: str) -> bytes:
         try:
@@ -314,14 +319,6 @@ class SessionGit:
         except FileNotFoundError:
             pass  # packed (after a `git gc`): ask git
         return self._run("cat-file", kind, oid.hex())
-
-    @staticmethod
-    def _fsync_dir(directory: Path) -> None:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     # -- refs ----------------------------------------------------------------------------------------
 
