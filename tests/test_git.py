@@ -286,3 +286,19 @@ def test_a_commit_made_while_objects_are_written_is_kept_as_the_parent(tmp_path:
     assert git(repo, "show", "HEAD:notes.txt") == "a person's own file\n"
     assert git(repo, "show", "HEAD:a.txt") == "two\n"
     assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_a_long_lived_session_commits_on_after_git_gc_packed_and_pruned_under_it(tmp_path: Path) -> None:
+    # The same process goes on: its cached trees name packed objects, the loose fan-out directories and
+    # the loose branch file are gone (`git gc` packs refs too).
+    store = _store(tmp_path)
+    for i in range(5):
+        store.append("s", "user", f"turn {i}")
+    repo = store.path("s")
+    git(repo, "gc", "-q", "--prune=now")
+    assert [p for p in (repo / ".git" / "objects").iterdir() if len(p.name) == 2] == []
+    store.append("s", "assistant", "after gc")
+    assert git(repo, "log", "-1", "--format=%s") == "turn 6: assistant n6\n"
+    assert git(repo, "rev-list", "--count", "HEAD").strip() == "6"
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+    assert git(repo, "status", "--porcelain") == ""

@@ -169,7 +169,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def _deflate(raw: bytes) -> bytes:
     """zlib at git's default level, with a window and hash sized to the object: `zlib.compress` sets up
     (and zeroes) ~300 KiB of state, which costs more than compressing a 400-byte blob. The window
-    still covers the whole object, so the bytes are the same; git inflates any window size."""
+    still covers the whole object, so the bytes are all but the same; git inflates any window size."""
     wbits = max(9, min(15, (len(raw) + 262).bit_length()))
     deflate = zlib.compressobj(6, zlib.DEFLATED, wbits, max(1, min(8, wbits - 7)))
     return deflate.compress(raw) + deflate.flush()
@@ -215,8 +215,7 @@ class SessionGit:
         self._paths: list[str] = []  # the index's paths, sorted
         self._index_owed = 0  # commits since the index was last written
         self._objects = str(self.git_dir / "objects")
-        self._fans: set[str] = set()  # objects/<2 hex> directories known to exist
-        self._ref_dirs: set[str] = set()  # refs whose directory is known to exist
+        self._swept: set[str] = set()  # refs whose leftover new values were looked for
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -283,14 +282,15 @@ class SessionGit:
             for oid, raw in batch.items():
                 final = self._object_path(oid)
                 fan = final[:-39]
-                if fan not in self._fans:
+                tmp = f"{fan}/tmp_obj_{os.getpid()}_{threading.get_ident()}_{next(_counter)}"
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+                except FileNotFoundError:  # the fan-out directory is new (or `git prune` removed it)
                     with contextlib.suppress(FileExistsError):
                         os.mkdir(fan)
-                        if self.fsync and not dirs:
-                            dirs.append(os.open(self._objects, os.O_RDONLY | os.O_DIRECTORY))
-                    self._fans.add(fan)
-                tmp = f"{fan}/tmp_obj_{os.getpid()}_{threading.get_ident()}_{next(_counter)}"
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+                    if self.fsync and not dirs:
+                        dirs.append(os.open(self._objects, os.O_RDONLY | os.O_DIRECTORY))
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
                 written.append((fd, tmp, final))
                 _write_all(fd, _deflate(raw))
             if self.fsync:
@@ -361,11 +361,14 @@ class SessionGit:
         no lock behind that would stop every later commit (git never breaks a stale lock)."""
         lock_path = f"{self.git_dir}/{ref}.lock"
         mine = f"{self.git_dir}/{ref}.{os.getpid()}-{next(_counter)}.lock"
-        if ref not in self._ref_dirs:
-            os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+        if ref not in self._swept:
             self._sweep_values(ref)
-            self._ref_dirs.add(ref)
-        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            self._swept.add(ref)
+        try:
+            fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:  # an unborn branch's directory, or one `git pack-refs` removed
+            os.makedirs(os.path.dirname(mine), exist_ok=True)
+            fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             try:
                 _write_all(fd, new.hex().encode() + b"\n")
