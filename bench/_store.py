@@ -11,9 +11,11 @@ Three subjects, measured side by side in one run over the same turns (same text,
   (the loose bytes a commit adds depend only on the trees it writes, not on how earlier history was made);
   its first turns and both windows are committed one per turn.
 
-The late window sits at the same place in its 256-turn shard as the early one (turns 4,955-4,974 of
-5,000: the shard's tree, rewritten whole by each commit, has as many entries in both). Inside each window
-the subjects take turns (order rotated per turn). Loose bytes are the sizes of the new
+The windows are 40 turns, the early one around turn 100 (81-120); the late one sits at the same place in
+its 256-turn shard (turns 4,945-4,984 of 5,000: the shard's tree, rewritten whole by each commit, has as
+many entries in both). Inside each window the subjects take turns (order rotated per turn). Each append is
+timed whole, and its git commit alone (the backend's `commit` call, timed around it): the commit's figure
+is that time's median, not a difference of two noisy medians. Loose bytes are the sizes of the new
 files under `.git/objects/??/` after each append; `gc.auto` is 0 in every repository, so no object is ever
 packed during the run (the output reports the pack count as evidence). Each new object is classified
 (node blob, meta.json blob, shard tree, history/ tree, root tree, commit) against `git rev-parse` of the
@@ -29,6 +31,7 @@ import random
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +47,7 @@ __all__ = ["main", "run"]
 SESSION = "bench"
 GOAL_RATIO = 2.0
 EARLY_TURN = 100
-WINDOW = 20
+WINDOW = 40  # turns per window: medians of 40 keep their ratio on a shared, noisy machine
 TURNS = 5_000
 QUICK_TURNS = 1_000
 BULK_CHUNK = 1_000
@@ -128,6 +131,7 @@ def _repo_facts(repo: Path) -> dict[str, Any]:
 class _Window:
     turns: list[int] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
+    commit_ms: list[float] = field(default_factory=list)  # the git commit alone, timed around the call
     loose: list[int] = field(default_factory=list)
     components: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COMPONENTS, 0))
     shapes: list[dict[str, int]] = field(default_factory=list)
@@ -143,6 +147,9 @@ class _Window:
         if git:
             n = len(self.loose)
             out |= {
+                "commit_ms_median": round(statistics.median(self.commit_ms), 3),
+                "commit_ms_p90": round(kit.quantile(sorted(self.commit_ms), 0.9), 3),
+                "commit_ms_mean": round(statistics.fmean(self.commit_ms), 3),
                 "bytes_per_turn": round(sum(self.loose) / n, 1),
                 "bytes_per_turn_median": statistics.median(self.loose),
                 "bytes_each": list(self.loose),
@@ -163,6 +170,17 @@ class _Subject:
     def __init__(self) -> None:
         self.windows: dict[str, _Window] = {}
         self._names: set[str] | None = None
+        self.commit_ns = 0  # the last append's git commit
+
+    def _timed_commit(
+        self, commit: Callable[[str, list[str], str], None]
+    ) -> Callable[[str, list[str], str], None]:
+        def timed(sid: str, relpaths: list[str], message: str) -> None:
+            start = time.perf_counter_ns()
+            commit(sid, relpaths, message)
+            self.commit_ns = time.perf_counter_ns() - start
+
+        return timed
 
     def append(self, turn: int, text: str) -> str:
         """Append one turn; return the node's relpath."""
@@ -178,6 +196,7 @@ class _Subject:
         window.turns.append(turn)
         if not self.git:
             return
+        window.commit_ms.append(self.commit_ns / 1e6)
         assert self._names is not None
         after = _loose_names(self.repo)
         new = after - self._names
@@ -226,6 +245,9 @@ class _StoreSubject(_Subject):
         self.git = git
         self.store = FileSessionStore(home, git=git, clock=kit.Clock(EPOCH))
         self.repo = self.store.path(SESSION)
+        backend = self.store._backend
+        assert isinstance(backend, _FileBackend)
+        backend.commit = self._timed_commit(backend.commit)  # type: ignore[method-assign,assignment]
 
     def append(self, turn: int, text: str) -> str:
         node = self.store.append(SESSION, _role(turn), text, node_id=f"n{turn}")
@@ -247,6 +269,7 @@ class _FlatSubject(_Subject):
         self.meta = SessionMeta(id=SESSION, created_at=self.clock(), updated_at=0.0)
         self.meta.updated_at = self.meta.created_at
         self.bulk_commits = 0
+        self.timed_commit = self._timed_commit(self.backend.commit)
 
     def _files(self, turn: int, text: str) -> tuple[str, bytes, bytes]:
         now = self.clock()
@@ -267,7 +290,7 @@ class _FlatSubject(_Subject):
         relpath, node_bytes, meta_bytes = self._files(turn, text)
         self.backend.write(SESSION, [(relpath, node_bytes)], "node")
         self.backend.write(SESSION, [("meta.json", meta_bytes)], "meta")
-        self.backend.commit(SESSION, [relpath, "meta.json"], f"turn {turn}: {_role(turn)} n{turn}")
+        self.timed_commit(SESSION, [relpath, "meta.json"], f"turn {turn}: {_role(turn)} n{turn}")
         return relpath
 
     def bulk(self, turns: range, texts: list[str]) -> None:
@@ -437,6 +460,15 @@ def _print_report(r: dict[str, Any]) -> None:
                 f"{s['early']['bytes_per_turn']:,.0f}",
                 f"{s['late']['bytes_per_turn']:,.0f}",
                 f"{s['ratio_bytes_per_turn']:.2f}",
+            )
+        if "commit_ms_median" in s["early"]:
+            e, late = s["early"], s["late"]
+            table.add_row(
+                "",
+                "ms / git commit, median (p90)",
+                f"{e['commit_ms_median']:.2f} ({e['commit_ms_p90']:.2f})",
+                f"{late['commit_ms_median']:.2f} ({late['commit_ms_p90']:.2f})",
+                f"{late['commit_ms_median'] / e['commit_ms_median']:.2f}",
             )
         table.add_row(
             label if "ratio_bytes_per_turn" not in s else "",

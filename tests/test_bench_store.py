@@ -28,6 +28,9 @@ def test_store_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path) -> 
                 assert "bytes_per_turn" not in window
                 continue
             assert window["bytes_per_turn"] > 0
+            # The commit alone, timed around the call: a part of the append it belongs to.
+            assert 0 < window["commit_ms_median"] <= window["commit_ms_p90"]
+            assert window["commit_ms_mean"] < window["ms_mean"]
             assert len(window["bytes_each"]) == 5
             assert all(size > 0 for size in window["bytes_each"])
             assert set(window["bytes_per_turn_by_component"]) == set(COMPONENTS)

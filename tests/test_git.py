@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,162 @@ def test_objects_and_the_ref_are_fsynced_as_core_fsync_added_asks(
     assert len(objects) == 3  # the blob, the root tree, the commit: each before its rename
     assert synced[-1].endswith(".lock")  # the branch's new value, before its rename, last
     assert git(repo, "config", "core.fsync").strip() == "added"
+
+
+_KILLED_CHILD = """
+import os, signal, sys
+from pathlib import Path
+from dagmem.memory import faults
+from dagmem.memory.store import SessionGit
+
+repo, site, turns = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+git = SessionGit(repo)
+seen = 0
+
+def die(hit: str) -> None:
+    global seen
+    if hit == site:
+        seen += 1
+        if seen == turns:
+            os.kill(os.getpid(), signal.SIGKILL)  # a real death: no except block, no cleanup
+
+with faults.armed(die):
+    for turn in range(1, turns + 1):
+        node = repo / f"history/0000/{turn:06d}-u-n{turn}.json"
+        node.parent.mkdir(parents=True, exist_ok=True)
+        node.write_text(f"turn {turn}\\n")
+        (repo / "meta.json").write_text(f"head n{turn}\\n")
+        git.commit([f"history/0000/{turn:06d}-u-n{turn}.json", "meta.json"], f"turn {turn}")
+"""
+
+
+@pytest.mark.parametrize("site", ["git:commit", "git:ref", "git:link"])
+def test_a_process_killed_mid_commit_leaves_a_whole_history_and_no_lock(tmp_path: Path, site: str) -> None:
+    # SIGKILL in the 5th commit: before its objects are written (git:commit), after they are all in
+    # place (git:ref), or once the branch's new value is fsynced under the process's own name (git:link).
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    child = subprocess.run([sys.executable, "-c", _KILLED_CHILD, str(repo), site, "5"], check=False)
+    assert child.returncode == -signal.SIGKILL
+    assert git(repo, "log", "--format=%s").splitlines() == ["turn 4", "turn 3", "turn 2", "turn 1"]
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+    # The branch names a complete commit: every object it reaches is there.
+    reachable = [line.split()[0] for line in git(repo, "rev-list", "--objects", "HEAD").splitlines()]
+    checked = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check"],
+        input="\n".join(reachable) + "\n", capture_output=True, text=True, check=True, env=_env(),
+    ).stdout  # fmt: skip
+    assert "missing" not in checked
+    blob = git(repo, "hash-object", "history/0000/000005-u-n5.json").strip()
+    present = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", blob], check=False, env=_env())
+    assert (present.returncode == 0) == (site != "git:commit")  # the killed commit's objects, or none
+    heads = repo / ".git" / "refs" / "heads"
+    assert not (heads / "master.lock").exists()  # nothing held
+    assert not (heads / "main.lock").exists()
+    assert len(list(heads.glob("*.*-*.lock"))) == (site == "git:link")  # the dead process's new value
+    again = SessionGit(repo)  # the restarted process commits at once (no stale lock to wait on)
+    again.commit(["history/0000/000005-u-n5.json", "meta.json"], "turn 5")
+    assert git(repo, "log", "--format=%s").splitlines()[:2] == ["turn 5", "turn 4"]
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+    assert list(heads.glob("*.lock")) == []  # the dead process's leftover is swept
+
+
+def test_every_object_is_fsynced_before_any_rename_and_the_branch_moves_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import threading
+
+    repo = tmp_path / "repo"
+    (repo / "history" / "0000").mkdir(parents=True)
+    (repo / "history" / "0000" / "000001-u-n1.json").write_text("one\n")
+    (repo / "meta.json").write_text("head n1\n")
+    SessionGit(repo).ensure()
+    events: list[tuple[str, str, int]] = []  # (call, path, thread)
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), threading.get_ident()))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        events.append(("replace", os.fspath(src), threading.get_ident()))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    SessionGit(repo).commit(["history/0000/000001-u-n1.json", "meta.json"], "turn 1")
+    synced = [i for i, (call, path, _) in enumerate(events) if call == "fsync" and "/tmp_obj_" in path]
+    renamed = [i for i, (call, path, _) in enumerate(events) if call == "replace" and "/tmp_obj_" in path]
+    assert len(synced) == len(renamed) == 6  # 2 blobs, the shard's, history/'s and the root's trees, commit
+    assert max(synced) < min(renamed)  # no object is named before every one of them is durable
+    assert len({events[i][2] for i in synced}) > 1  # fsynced from several threads at once
+    # The new fan-out directories' entries in objects/ are made durable in the same wait, before any rename.
+    objects_dir = [
+        i for i, (call, path, _) in enumerate(events) if call == "fsync" and path.endswith("/objects")
+    ]
+    assert len(objects_dir) == 1
+    assert objects_dir[0] < min(renamed)
+    value = [i for i, (call, path, _) in enumerate(events) if call == "fsync" and path.endswith(".lock")]
+    assert len(value) == 1
+    assert value[0] > max(renamed)  # the branch's new value, after the objects
+    assert events[-1][0] == "replace"
+    assert events[-1][1].endswith(".lock")  # the branch moves last
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_trees_are_byte_for_byte_what_git_itself_writes(tmp_path: Path) -> None:
+    # git orders a directory "a" as "a/": after "a.b" and "a-b", before "a0". Each commit patches the
+    # cached trees; git's own `write-tree` over the same files must give the same tree.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    paths = ["a0", "a/c", "a.b", "b/a/x", "a-b", "b/a.x", "a/b/c", "b/a-", "meta.json", "a", "b/a/y"]
+    paths.remove("a")  # a file and a directory cannot share the name "a"
+    session = SessionGit(repo)
+    for round_ in range(2):
+        for i, relpath in enumerate(paths):
+            (repo / relpath).parent.mkdir(parents=True, exist_ok=True)
+            (repo / relpath).write_text(f"{relpath} {round_} {i}\n")
+            session.commit([relpath], f"{relpath} {round_}")
+            git(repo, "add", "-A")  # the same files, staged by git
+            assert git(repo, "rev-parse", "HEAD^{tree}") == git(repo, "write-tree"), relpath
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_a_commit_made_while_objects_are_written_is_kept_as_the_parent(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    session = SessionGit(repo)
+    session.commit(["a.txt"], "first")
+    (repo / "notes.txt").write_text("a person's own file\n")
+    (repo / "a.txt").write_text("two\n")
+    hand = ("-c", "user.name=person", "-c", "user.email=p@localhost", "commit", "-q", "-m", "by hand")
+
+    def meanwhile(site: str) -> None:
+        if site == "git:ref" and "by hand" not in git(repo, "log", "--format=%s"):
+            git(repo, "add", "notes.txt")  # between our read of the branch and our lock on it
+            git(repo, *hand)
+
+    with faults.armed(meanwhile):
+        session.commit(["a.txt"], "second")
+    assert git(repo, "log", "--format=%s").splitlines() == ["second", "by hand", "first"]
+    assert git(repo, "show", "HEAD:notes.txt") == "a person's own file\n"
+    assert git(repo, "show", "HEAD:a.txt") == "two\n"
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_a_long_lived_session_commits_on_after_git_gc_packed_and_pruned_under_it(tmp_path: Path) -> None:
+    # The same process goes on: its cached trees name packed objects, the loose fan-out directories and
+    # the loose branch file are gone (`git gc` packs refs too).
+    store = _store(tmp_path)
+    for i in range(5):
+        store.append("s", "user", f"turn {i}")
+    repo = store.path("s")
+    git(repo, "gc", "-q", "--prune=now")
+    assert [p for p in (repo / ".git" / "objects").iterdir() if len(p.name) == 2] == []
+    store.append("s", "assistant", "after gc")
+    assert git(repo, "log", "-1", "--format=%s") == "turn 6: assistant n6\n"
+    assert git(repo, "rev-list", "--count", "HEAD").strip() == "6"
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+    assert git(repo, "status", "--porcelain") == ""

@@ -7,6 +7,7 @@ from ._atomic import append_bytes as append_bytes
 from ._atomic import atomic_write_many as atomic_write_many
 from ._atomic import fsync_dir as fsync_dir
 from ._atomic import is_temp_name as is_temp_name
+from ._atomic import pid_alive as pid_alive
 from ._atomic import sweep_temp as sweep_temp
 from ._safe import check_dir as check_dir
 from ._safe import check_file as check_file
@@ -40,6 +41,7 @@ __all__ = [
     "is_temp_name",
     "load_status",
     "open_regular",
+    "pid_alive",
     "read_regular",
     "read_workspace_id",
     "save_status",
