@@ -197,7 +197,12 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, site: str = "fi
 
 
 def atomic_write_many(
-    items: Iterable[tuple[Path, bytes]], *, fsync: bool = True, site: str = "file", exclusive: bool = False
+    items: Iterable[tuple[Path, bytes]],
+    *,
+    fsync: bool = True,
+    site: str = "file",
+    exclusive: bool = False,
+    dirs: Iterable[Path] = (),
 ) -> None:
     """Atomically replace several files; each is atomic on its own, and each directory is fsynced once.
 
@@ -209,7 +214,9 @@ def atomic_write_many(
     `exclusive`: create each file, never replace one. The complete temp file is hard-linked to its name
     (which fails with `FileExistsError` if the name is taken, by anyone, at any moment before), then
     unlinked: a reader never sees a partial file and an existing file is never overwritten. The items
-    before a collision stay written; callers create one file per call."""
+    before a collision stay written; callers create one file per call.
+
+    `dirs`: more directories to fsync with the files' (the parent of a directory made for them)."""
     todo = list(items)
     directories: dict[Path, None] = {}
     for start in range(0, len(todo), _WINDOW):
@@ -236,6 +243,7 @@ def atomic_write_many(
                 directories[path.parent] = None
         finally:
             pins.release()
+    directories.update(dict.fromkeys(dirs))
     if fsync and directories:
         fsync_dirs(directories, site=site)
 

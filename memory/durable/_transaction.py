@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import faults
 from ..format import TxRecord
-from ._atomic import Pins, atomic_write_many, fsync_dir, fsync_dirs, sweep_temp
+from ._atomic import Pins, atomic_write_many, fsync_dirs, sweep_temp
 from ._txlog import TxLog
 
 __all__ = ["Installer", "Recovery", "sha256_hex", "tx_id"]
@@ -118,9 +118,8 @@ class Installer:
                 target = stage / relpath
                 target.parent.mkdir(parents=True, exist_ok=True)
                 items.append((target, data))
-            atomic_write_many(items, fsync=self.fsync, site="stage")
-            if self.fsync:
-                fsync_dir(self.stage_root, site="stage")
+            # The stage's own entry in stage_root is fsynced in the same round as its files.
+            atomic_write_many(items, fsync=self.fsync, site="stage", dirs=[self.stage_root])
         except faults.InjectedCrash:
             raise
         except BaseException:
