@@ -1,5 +1,9 @@
 """Durable file primitives: atomic rewrites (temp + fsync + rename + directory fsync) and fsynced appends.
 
+A batch of rewrites (`atomic_write_many`) writes all its temp files, fsyncs them at once from a small
+thread pool (ext4 commits concurrent fsyncs together), renames them in order, then fsyncs each directory
+once: no file is renamed before its new bytes are durable.
+
 Every step passes a named fault site (`faults.hit`) so crash tests can stop the process between any two
 of them. `fsync=False` is for the simulator's speed only; the order of operations stays the same.
 Temp names are `.<name>.<pid>-<n>.tmp` (never `.json`/`.md`), so a reader globbing for data files never
@@ -47,7 +51,6 @@ _WINDOW = 128  # temp files open (and fsynced together) at once in one `atomic_w
 _FSYNC_THREADS = 8
 _O_PATH: int | None = getattr(os, "O_PATH", None)  # Linux
 _pool: ThreadPoolExecutor | None = None
-_pool_pid = 0
 _pool_guard = threading.Lock()
 
 
@@ -132,14 +135,22 @@ def _write_temp(path: Path, data: bytes, *, site: str) -> tuple[Path, int]:
 
 
 def _executor() -> ThreadPoolExecutor:
-    """The process's fsync threads, made on first use; a forked child (the crash load's fork server)
-    makes its own, as the parent's threads do not exist in it."""
-    global _pool, _pool_pid
+    """The process's fsync threads, made on first use."""
+    global _pool
     with _pool_guard:
-        if _pool is None or _pool_pid != os.getpid():
+        if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="dagmem-fsync")
-            _pool_pid = os.getpid()
         return _pool
+
+
+def _forget_pool() -> None:
+    """In a forked child (the crash load's fork server forks its workers): the parent's threads do not
+    exist there, and its lock may have been held at the fork; the child makes its own on first use."""
+    global _pool, _pool_guard
+    _pool, _pool_guard = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _fsync_all(fds: list[int]) -> None:
