@@ -75,7 +75,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -553,6 +553,35 @@ async def _throughput(conn: Connection, spec: _Spec) -> dict[str, Any]:
             }
         )
     return {"runs": runs, "peak_rss_mib": _peak_rss_mib()}
+
+
+class _Quiet:
+    """A stand-in for the coordinator's end of the socket: progress goes nowhere."""
+
+    def send(self, message: object) -> None:
+        pass
+
+
+def measure_throughput(
+    sessions: int = QUICK_THROUGHPUT_SESSIONS,
+    turns: int = QUICK_THROUGHPUT_TURNS,
+    thresholds: Sequence[int] = THRESHOLDS,
+    *,
+    backend: str = "asyncio",
+) -> list[dict[str, Any]]:
+    """Only the writer-throughput part, in this process (the same `_throughput` as `dagmem bench
+    runtime`), in a fresh temporary home: one run per threshold. For side-by-side runs of the writer alone:
+    `python -c "from dagmem.bench._runtime import measure_throughput as m; print(m())"`."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dagmem-throughput-") as home:
+        spec = _Spec(
+            "throughput", "throughput", "", home, backend, sessions=sessions, turns=turns,
+            thresholds=tuple(thresholds),
+        )  # fmt: skip
+        quiet = cast(Connection, _Quiet())  # `_throughput` only sends progress to it
+        runs: list[dict[str, Any]] = anyio.run(_throughput, quiet, spec, backend=backend)["runs"]
+    return runs
 
 
 # -- the coordinator -----------------------------------------------------------------------------------

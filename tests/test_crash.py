@@ -51,7 +51,7 @@ from dagmem import FileSessionStore
 from dagmem.memory import faults
 from dagmem.memory.durable import _atomic as durable
 from dagmem.memory.durable import is_temp_name, load_status
-from dagmem.memory.format import Topic, inert, make_block, parse_topic, render_topic, scan_archive
+from dagmem.memory.format import Topic, inert, make_block, parse_node, parse_topic, render_topic, scan_archive
 from dagmem.memory.outcomes import ReasonCode
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import (
@@ -667,28 +667,38 @@ def test_death_between_node_file_renames_of_a_mark(
     suite: Suite,
     scratch: Path,
 ) -> None:
-    """Marking rewrites the batch's node files one rename at a time: a death between two renames leaves
-    the older nodes marked, the rest not, and a temp file. No record is stranded; the temp file is swept;
-    the redo marks the rest without distilling anything again."""
+    """Marking writes every new node file of the batch to a temp file and fsyncs them all before the first
+    rename, then renames them one at a time: a death between two renames leaves the older nodes marked,
+    the rest not, and the rest's complete new bytes in their temp files. No record is stranded; the temp
+    files are swept; the redo marks the rest without distilling anything again."""
     ref = suite.refs["first-write"]
     home = scratch / "home"
     shutil.copytree(suite.templates["first-write"], home)
     die(home, DieAt(site, occurrence))
     temps = [p for p in (home / "sessions").rglob("*") if is_temp_name(p.name)]
-    assert len(temps) == 1
+    assert len(temps) == 4 - (occurrence - 1)
+    for temp in temps:  # each a whole node file, marked, only not renamed yet
+        node = parse_node(temp.read_bytes())[0]
+        assert node is not None
+        assert node.metadata
     nodes = FileSessionStore(home).load("s").nodes
     marked = [nid for nid in ("m1", "m2", "m3", "m4") if nodes[nid].metadata]
     assert marked == ["m1", "m2", "m3", "m4"][: occurrence - 1]
     check_crashed(home, ref)
-    assert not temps[0].exists()
+    assert not any(t.exists() for t in temps)
     redo(home)
     check_final(home, ref)
 
 
-@pytest.mark.parametrize(("site", "keep"), [("mark:write", 1), ("mark:write", -1), ("mark:fsync", None)])
-def test_torn_node_file_temp_of_a_mark(site: str, keep: int | None, suite: Suite, scratch: Path) -> None:
-    """A death while a node file's new bytes are written leaves the node file as it was and a partial
-    temp file, which the next process sweeps."""
+@pytest.mark.parametrize(
+    ("site", "keep", "temps"), [("mark:write", 1, 2), ("mark:write", -1, 2), ("mark:fsync", None, 4)]
+)
+def test_torn_node_file_temp_of_a_mark(
+    site: str, keep: int | None, temps: int, suite: Suite, scratch: Path
+) -> None:
+    """A death while a mark's new node files are written (the second one torn) or fsynced leaves every node
+    file as it was (none is renamed before all are durable) and the temp files so far, which the next
+    process sweeps."""
     ref = suite.refs["first-write"]
     home = scratch / "home"
     shutil.copytree(suite.templates["first-write"], home)
@@ -696,8 +706,8 @@ def test_torn_node_file_temp_of_a_mark(site: str, keep: int | None, suite: Suite
     die(home, DieAt(site, 2, keep))
     after = tree(home / "sessions")
     changed = {k for k in after if before.get(k) != after[k]}
-    assert len([k for k in changed if is_temp_name(k.rsplit("/", 1)[-1])]) == 1
-    assert len([k for k in changed if not is_temp_name(k.rsplit("/", 1)[-1])]) == 1  # node m1, marked
+    assert len([k for k in changed if is_temp_name(k.rsplit("/", 1)[-1])]) == temps
+    assert [k for k in changed if not is_temp_name(k.rsplit("/", 1)[-1])] == []  # no node file touched
     check_crashed(home, ref)
     redo(home)
     check_final(home, ref)

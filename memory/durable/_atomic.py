@@ -1,5 +1,9 @@
 """Durable file primitives: atomic rewrites (temp + fsync + rename + directory fsync) and fsynced appends.
 
+A batch of rewrites (`atomic_write_many`) writes all its temp files, fsyncs them at once from a small
+thread pool (ext4 commits concurrent fsyncs together), renames them in order, then fsyncs each directory
+once: no file is renamed before its new bytes are durable.
+
 Every step passes a named fault site (`faults.hit`) so crash tests can stop the process between any two
 of them. `fsync=False` is for the simulator's speed only; the order of operations stays the same.
 Temp names are `.<name>.<pid>-<n>.tmp` (never `.json`/`.md`), so a reader globbing for data files never
@@ -11,11 +15,14 @@ temp file, an append truncates what it added (or removes the file it created).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import faults
@@ -27,6 +34,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_many",
     "fsync_dir",
+    "fsync_dirs",
     "is_temp_name",
     "pid_alive",
     "sweep_temp",
@@ -39,6 +47,11 @@ TMP_SUFFIX = ".tmp"
 _counter = itertools.count()
 # `.<name>.<pid>-<n>.tmp`; the workspace id's temp (wsid.py) has a hex token where `n` is.
 _TEMP_NAME = re.compile(r"\..+\.([1-9][0-9]{0,9})-[0-9A-Za-z]+\.tmp")
+_WINDOW = 128  # temp files open (and fsynced together) at once in one `atomic_write_many`
+_FSYNC_THREADS = 8
+_O_PATH: int | None = getattr(os, "O_PATH", None)  # Linux
+_pool: ThreadPoolExecutor | None = None
+_pool_guard = threading.Lock()
 
 
 def is_temp_name(name: str) -> bool:
@@ -102,22 +115,15 @@ def _write_all(fd: int, data: bytes, site: str) -> None:
 
 
 def fsync_dir(directory: Path, *, site: str = "dir") -> None:
-    faults.hit(f"{site}:dirsync")
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dirs([directory], site=site)
 
 
-def _write_temp(path: Path, data: bytes, *, fsync: bool, site: str) -> Path:
+def _write_temp(path: Path, data: bytes, *, site: str) -> tuple[Path, int]:
+    """A new temp file beside `path` holding `data`, still open (not fsynced yet): (its path, its fd)."""
     tmp = _temp_path(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         _write_all(fd, data, site)
-        if fsync:
-            faults.hit(f"{site}:fsync")
-            os.fsync(fd)
     except faults.InjectedCrash:
         os.close(fd)  # a 'dead' process leaves its temp file behind, as a real crash would
         raise
@@ -125,8 +131,75 @@ def _write_temp(path: Path, data: bytes, *, fsync: bool, site: str) -> Path:
         os.close(fd)
         tmp.unlink(missing_ok=True)
         raise
-    os.close(fd)
-    return tmp
+    return tmp, fd
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The process's fsync threads, made on first use."""
+    global _pool
+    with _pool_guard:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="dagmem-fsync")
+        return _pool
+
+
+def _forget_pool() -> None:
+    """In a forked child (the crash load's fork server forks its workers): the parent's threads do not
+    exist there, and its lock may have been held at the fork; the child makes its own on first use."""
+    global _pool, _pool_guard
+    _pool, _pool_guard = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _fsync_all(fds: list[int]) -> None:
+    """fsync these open files, at once when there are several: ext4 folds concurrent fsyncs into one
+    journal commit (FACTS: 64 files 10.6 ms one after another, 5.0 ms from 8 threads). Returns only when
+    every fsync has finished (the caller closes the fds next), raising the first error."""
+    _each_at_once(os.fsync, fds)
+
+
+def _each_at_once(call: Callable[[int], None], fds: list[int]) -> None:
+    """`call(fd)` for each fd, from the pool's threads; one task per thread (a slice of the fds each), not
+    one per fd, as every task handed over costs the caller the GIL. Waits for all, raises the first error."""
+    if len(fds) == 1:
+        call(fds[0])
+        return
+    width = min(_FSYNC_THREADS, len(fds))
+    pool = _executor()
+    futures = [pool.submit(_each, call, fds[k::width]) for k in range(width)]
+    errors = [future.exception() for future in futures]  # waits for each
+    for error in errors:
+        if error is not None:
+            raise error
+
+
+def _each(call: Callable[[int], None], fds: list[int]) -> None:
+    first: BaseException | None = None
+    for fd in fds:
+        try:
+            call(fd)
+        except OSError as exc:  # the others still run: no fd is closed while a call on it is under way
+            first = first or exc
+    if first is not None:
+        raise first
+
+
+def fsync_dirs(directories: Iterable[Path], *, site: str = "dir") -> None:
+    """One fsync per directory, at once; the fault sites are passed in order first."""
+    found = list(directories)
+    for _ in found:
+        faults.hit(f"{site}:dirsync")
+    fds: list[int] = []
+    try:
+        for directory in found:
+            fds.append(os.open(directory, os.O_RDONLY | os.O_DIRECTORY))
+        if fds:
+            _fsync_all(fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True, site: str = "file") -> None:
@@ -135,34 +208,104 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, site: str = "fi
 
 
 def atomic_write_many(
-    items: Iterable[tuple[Path, bytes]], *, fsync: bool = True, site: str = "file", exclusive: bool = False
+    items: Iterable[tuple[Path, bytes]],
+    *,
+    fsync: bool = True,
+    site: str = "file",
+    exclusive: bool = False,
+    dirs: Iterable[Path] = (),
 ) -> None:
     """Atomically replace several files; each is atomic on its own, and each directory is fsynced once.
+
+    In windows of `_WINDOW` files: every temp file of the window is written, then all are fsynced at
+    once, then each is renamed over its file in order; the directories are fsynced once at the end. No
+    file is renamed before its bytes are durable, so a crash leaves each file old or new, never torn or
+    empty; the temp files of the files not renamed yet stay behind for `sweep_temp`.
 
     `exclusive`: create each file, never replace one. The complete temp file is hard-linked to its name
     (which fails with `FileExistsError` if the name is taken, by anyone, at any moment before), then
     unlinked: a reader never sees a partial file and an existing file is never overwritten. The items
-    before a collision stay written; callers create one file per call."""
+    before a collision stay written; callers create one file per call.
+
+    `dirs`: more directories to fsync with the files' (the parent of a directory made for them)."""
+    todo = list(items)
     directories: dict[Path, None] = {}
-    for path, data in items:
-        tmp = _write_temp(path, data, fsync=fsync, site=site)
+    for start in range(0, len(todo), _WINDOW):
+        written = _write_window(todo[start : start + _WINDOW], fsync=fsync, site=site)
+        pins = Pins()
         try:
-            faults.hit(f"{site}:rename")
-            if exclusive:
-                os.link(tmp, path)
-            else:
-                os.replace(tmp, path)
-        except faults.InjectedCrash:
-            raise  # a 'dead' process leaves its temp file behind
-        except BaseException:
+            for i, (path, tmp) in enumerate(written):
+                try:
+                    faults.hit(f"{site}:rename")
+                    if exclusive:
+                        os.link(tmp, path)
+                    else:
+                        if len(written) > 1:
+                            pins.hold(path)
+                        os.replace(tmp, path)
+                except faults.InjectedCrash:
+                    raise  # a 'dead' process leaves its temp files behind
+                except BaseException:
+                    for _path, left in written[i:]:
+                        left.unlink(missing_ok=True)
+                    raise
+                if exclusive:
+                    _drop_temp(tmp, site)
+                directories[path.parent] = None
+        finally:
+            pins.release()
+    directories.update(dict.fromkeys(dirs))
+    if fsync and directories:
+        fsync_dirs(directories, site=site)
+
+
+class Pins:
+    """Holds files about to be replaced (an `O_PATH` fd each), so that a rename does not free the old
+    inode inline: freeing one costs ext4 ≈ 0.25 ms, one after another, and `release` frees them all at once
+    from the pool (60 node files: 14 ms inline, 3.5 ms so; measured here). Only the time moves: the rename
+    unlinks the old inode either way, and after a crash the filesystem's orphan cleanup frees it."""
+
+    def __init__(self) -> None:
+        self._fds: list[int] = []
+
+    def hold(self, path: Path) -> None:
+        if _O_PATH is None:
+            return
+        try:
+            self._fds.append(os.open(path, _O_PATH | os.O_NOFOLLOW))
+        except OSError:
+            return  # nothing there yet (or not ours to hold): the rename goes ahead all the same
+
+    def release(self) -> None:
+        fds, self._fds = self._fds, []
+        if fds:
+            with contextlib.suppress(OSError):  # a close that fails has nothing to undo
+                _each_at_once(os.close, fds)
+
+
+def _write_window(items: list[tuple[Path, bytes]], *, fsync: bool, site: str) -> list[tuple[Path, Path]]:
+    """Write each item's temp file and fsync them all: (path, temp path) for each, in order. On an error
+    every temp file goes; on a simulated death they stay, as a real death leaves them."""
+    written: list[tuple[Path, Path, int]] = []
+    try:
+        try:
+            for path, data in items:
+                tmp, fd = _write_temp(path, data, site=site)
+                written.append((path, tmp, fd))
+            if fsync:
+                for _ in written:
+                    faults.hit(f"{site}:fsync")
+                _fsync_all([fd for _path, _tmp, fd in written])
+        finally:
+            for _path, _tmp, fd in written:
+                os.close(fd)
+    except faults.InjectedCrash:
+        raise
+    except BaseException:
+        for _path, tmp, _fd in written:
             tmp.unlink(missing_ok=True)
-            raise
-        if exclusive:
-            _drop_temp(tmp, site)
-        directories[path.parent] = None
-    if fsync:
-        for directory in directories:
-            fsync_dir(directory, site=site)
+        raise
+    return [(path, tmp) for path, tmp, _fd in written]
 
 
 def _drop_temp(tmp: Path, site: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import faults
 from ..format import TxRecord
-from ._atomic import atomic_write_many, fsync_dir, sweep_temp
+from ._atomic import Pins, atomic_write_many, fsync_dirs, sweep_temp
 from ._txlog import TxLog
 
 __all__ = ["Installer", "Recovery", "sha256_hex", "tx_id"]
@@ -118,9 +118,8 @@ class Installer:
                 target = stage / relpath
                 target.parent.mkdir(parents=True, exist_ok=True)
                 items.append((target, data))
-            atomic_write_many(items, fsync=self.fsync, site="stage")
-            if self.fsync:
-                fsync_dir(self.stage_root, site="stage")
+            # The stage's own entry in stage_root is fsynced in the same round as its files.
+            atomic_write_many(items, fsync=self.fsync, site="stage", dirs=[self.stage_root])
         except faults.InjectedCrash:
             raise
         except BaseException:
@@ -131,24 +130,31 @@ class Installer:
         """Move a committed transaction's staged files into place (idempotent: safe to redo)."""
         stage = self.stage_root / record.tx
         directories: dict[Path, None] = {}
-        for relpath, digest in record.files.items():
-            target = self.root / relpath
-            if digest is None:
-                faults.hit("install:unlink")
-                target.unlink(missing_ok=True)
-                directories[target.parent] = None
-                continue
-            staged = stage / relpath
-            if staged.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                faults.hit("install:rename")
-                os.replace(staged, target)
-                directories[target.parent] = None
-            elif not target.exists() or sha256_hex(target.read_bytes()) != digest:
-                raise RuntimeError(f"transaction {record.tx}: staged {relpath} is missing and not installed")
+        pins = Pins()  # the replaced topics' inodes are freed together at the end, not one per rename
+        try:
+            for relpath, digest in record.files.items():
+                target = self.root / relpath
+                if digest is None:
+                    faults.hit("install:unlink")
+                    pins.hold(target)
+                    target.unlink(missing_ok=True)
+                    directories[target.parent] = None
+                    continue
+                staged = stage / relpath
+                if staged.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    faults.hit("install:rename")
+                    pins.hold(target)
+                    os.replace(staged, target)
+                    directories[target.parent] = None
+                elif not target.exists() or sha256_hex(target.read_bytes()) != digest:
+                    raise RuntimeError(
+                        f"transaction {record.tx}: staged {relpath} is missing and not installed"
+                    )
+        finally:
+            pins.release()
         if self.fsync:
-            for directory in directories:
-                fsync_dir(directory, site="install")
+            fsync_dirs(directories, site="install")
         faults.hit("install:cleanup")
         shutil.rmtree(stage, ignore_errors=True)
 

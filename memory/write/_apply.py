@@ -32,7 +32,9 @@ __all__ = ["Applied", "BatchWriter"]
 
 log = logging.getLogger("dagmem.write")
 
-MARK_CHUNK = 32  # node files marked per store call: a host's appends interleave between chunks
+# Node files marked per store call: fsynced together, each shard directory once; a host's appends
+# interleave between chunks.
+MARK_CHUNK = 128
 
 
 @dataclass(frozen=True)
