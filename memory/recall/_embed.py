@@ -50,14 +50,15 @@ class _Model:
         tokenizer = wordllama.tokenizer
         self.bpe = tokenizer.model
         self.special = tuple(token.content for token in tokenizer.get_added_tokens_decoder().values())
-        config = json.loads(tokenizer.to_str())
+        normaliser = tokenizer.normalizer
         # The piece cache is exact only for this tokenizer's shape (see the module's doc); any other
         # shape, or a failed self-check, takes WordLlama's own path for every text.
         self.fast = (
-            config.get("normalizer") == _NORMALISER
-            and config.get("pre_tokenizer") is None
-            and config["model"].get("type") == "BPE"
-            and config["model"].get("dropout") is None
+            normaliser is not None
+            and json.loads(normaliser.__getstate__()) == _NORMALISER
+            and tokenizer.pre_tokenizer is None
+            and type(self.bpe).__name__ == "BPE"
+            and self.bpe.dropout is None
             and not any(_BOUNDARY in token.lstrip(_BOUNDARY) for token in tokenizer.get_vocab())
         )
         self.pieces: dict[str, list[int]] = {}

@@ -158,22 +158,48 @@ class RecallIndex:
             self.delta_offset = end
             if int(record["seq"]) <= self.seq:
                 continue  # replayed from the files before its delta line was appended
-            # A record holds the whole state of each file it names, as of its last txlog line, and
-            # covers every line after the record before it: applying it after a replay is harmless.
-            for path, change in record["files"].items():
-                if change is None:
-                    self._set_topic(path, [], [])
-                else:
-                    keys = [(str(b), str(h)) for b, h in change["keys"]]
-                    new = [Entry.from_json(raw) for raw in change["new"]]
-                    if not self._set_topic(path, keys, new):
-                        self._index_file(path, _read(self.memory / path))
-            self.seq, self.txlog_start, self.txlog_end = (
-                int(record["seq"]),
-                int(record["start"]),
-                int(record["end"]),
+            files = {
+                path: None
+                if change is None
+                else (
+                    [(str(b), str(h)) for b, h in change["keys"]],
+                    [Entry.from_json(r) for r in change["new"]],
+                )
+                for path, change in record["files"].items()
+            }
+            self.apply(
+                files,
+                seq=int(record["seq"]),
+                start=int(record["start"]),
+                end=int(record["end"]),
+                sha=str(record["sha"]),
+                tx=str(record["tx"]),
             )
-            self.txlog_sha, self.tx = str(record["sha"]), str(record["tx"])
+
+    def apply(
+        self,
+        files: Mapping[str, tuple[list[Key], list[Entry]] | None],
+        *,
+        seq: int,
+        start: int,
+        end: int,
+        sha: str,
+        tx: str,
+    ) -> None:
+        """Apply one delta record (as `make_record` builds it, before encoding): its topics' blocks now,
+        as of txlog line `seq` (bytes [start, end), sha256 `sha`)."""
+        # A record holds the whole state of each file it names, as of its last txlog line, and
+        # covers every line after the record before it: applying it after a replay is harmless.
+        for path, change in files.items():
+            if change is None:
+                self._set_topic(path, [], [])
+            elif not self._set_topic(path, *change):
+                self._index_file(path, _read(self.memory / path))
+        self.seq, self.txlog_start, self.txlog_end, self.txlog_sha, self.tx = seq, start, end, sha, tx
+
+    def topic_keys(self, path: str) -> set[Key]:
+        """The (block id, digest) of the blocks the index holds for topic file `path`."""
+        return set(self._topic_live(path))
 
     def _replay(self, *, full: bool = False) -> None:
         """Index the txlog lines after `txlog_end` from the files (all topic files when `full`)."""
@@ -478,13 +504,16 @@ def make_record(
     end: int,
     files: Mapping[str, tuple[list[Key], list[Entry]] | None],
     txlog: TxLog,
+    *,
+    sha: str | None = None,
 ) -> dict[str, Any]:
+    """A delta line's body; `sha` is the txlog line's sha256 when the caller has its bytes."""
     return {
         "seq": record.seq,
         "tx": record.tx,
         "start": start,
         "end": end,
-        "sha": _line_sha(txlog, start, end) or "",
+        "sha": sha if sha is not None else _line_sha(txlog, start, end) or "",
         "files": {
             path: None
             if change is None

@@ -6,16 +6,26 @@ appends them to the delta log of the newest snapshot. A crash before that line (
 `recall:index`) leaves the log one install behind: readers replay the missing txlog lines from the files
 when they open, and the next install repairs the log the same way before it appends its own line.
 
-When the delta outgrows a sixteenth of its snapshot (and 2 MiB), the index is compacted into a new
-snapshot: O(index), at most once per 1/16 growth, so O(batch) amortised (measured: 0.2 ms a block at
-100,000), and what a reader must apply on open stays bounded (measured: under 1 s at 100,000).
+A writer process remembers what it last wrote (`_Writer`): the snapshot, the delta's size, the txlog seq
+it reflects, and, once it has written a snapshot itself, the whole index in memory. One `stat` of the
+delta and its directory, and the seq of the install, tell whether that is still true (no other process
+wrote meanwhile); if so, an install neither lists snapshots nor reads the log's tail, and a compaction
+needs no reopening of the index (which parsed the whole delta). Anything else takes the path a new
+process takes, which repairs from the files.
+
+When the delta outgrows a sixteenth of its snapshot (and COMPACT_MIN), the index is compacted into a new
+snapshot: O(index), at most once per 1/16 growth, so O(batch) amortised, and what a reader must apply on
+open stays bounded (bench/_recall.py measures both).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,18 +34,60 @@ import numpy.typing as npt
 from .. import faults
 from ..durable import TxLog
 from ..format import ArchiveRecord, TopicFormatError, TxRecord, render_block
-from ._delta import append_record, last_record
+from ._delta import append_line, append_record, encode, last_record
 from ._embed import MODEL
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of, vectorise
 from ._index import K1, B, Key, RecallIndex, make_record, recall_root
 from ._snapshot import VERSION, Arrays, Snapshot, list_snapshots, remove_old_snapshots, write_snapshot
 
-__all__ = ["after_install", "compact", "index_arrays"]
+__all__ = ["after_install", "compact", "delta_limit", "index_arrays"]
 
 log = logging.getLogger("dagmem.recall")
 
-COMPACT_MIN = 2 << 20  # bytes of delta before a compaction is considered
+COMPACT_MIN = 8 << 20  # bytes of delta before a compaction is considered (a reader applies it in 0.3 s)
 COMPACT_RATIO = 16  # ... and the delta must exceed 1/16 of the snapshot (bounds a reader's open)
+
+Stamp = tuple[int, int, int]  # (inode, size) of delta.jsonl and the mtime of the snapshots' directory
+
+
+@dataclass
+class _Writer:
+    """What this process last wrote to one workspace's index (see the module's doc)."""
+
+    snapshot: Path
+    seq: int  # the txlog seq the delta reflects
+    stamp: Stamp
+    limit: int  # delta bytes past which a compaction is due
+    index: RecallIndex | None  # the index as of `seq`, held once this process wrote the snapshot
+
+
+_writers: dict[Path, _Writer] = {}
+_writers_lock = threading.Lock()
+
+
+def _stamp(snapshot: Path) -> Stamp | None:
+    try:
+        delta = os.stat(snapshot / "delta.jsonl")
+        root = os.stat(snapshot.parent)
+    except OSError:
+        return None
+    return (delta.st_ino, delta.st_size, root.st_mtime_ns)
+
+
+def delta_limit(snapshot: Path) -> int:
+    """The delta bytes past which the snapshot at `snapshot` is due for a compaction."""
+    size = sum(
+        (snapshot / name).stat().st_size for name in ("docs.jsonl", "vec.npy") if (snapshot / name).exists()
+    )
+    return max(COMPACT_MIN, size // COMPACT_RATIO)
+
+
+def _remember(memory: Path, writer: _Writer | None) -> None:
+    with _writers_lock:
+        if writer is None:
+            _writers.pop(memory, None)
+        else:
+            _writers[memory] = writer
 
 
 def after_install(
@@ -51,11 +103,70 @@ def after_install(
     """Index transaction `record` (txlog bytes [start, end)), just installed; `before` holds the old
     bytes of the files it touched. Never raises for an index problem: the index is a cache, and readers
     replay what it lacks."""
+    with _writers_lock:  # taken out while it is updated: a crash half-way leaves nothing remembered
+        known = _writers.pop(memory, None)
     try:
         faults.hit("recall:index")
-        _after_install(memory, record, start=start, end=end, before=before, records=records, fsync=fsync)
+        writer: _Writer | None
+        if known is not None and known.seq == record.seq - 1 and _stamp(known.snapshot) == known.stamp:
+            writer = _next(memory, known, record, start=start, end=end, before=before, records=records)
+        else:
+            writer = _after_install(
+                memory, record, start=start, end=end, before=before, records=records, fsync=fsync
+            )
+        if writer is not None and writer.stamp[1] > writer.limit:
+            writer = _compact(memory, writer.index, fsync=fsync)
+        _remember(memory, writer)
     except Exception as exc:  # the install stands whatever happens here (a simulated death still propagates)
         log.warning("recall index not updated for %s (readers replay it from the files): %s", record.tx, exc)
+
+
+def _changes(
+    memory: Path,
+    record: TxRecord,
+    index: RecallIndex | None,
+    before: Mapping[str, bytes | None],
+    records: Sequence[ArchiveRecord],
+) -> dict[str, tuple[list[Key], list[Entry]] | None]:
+    """Each topic file of `record` as it is now: its blocks' keys, and an entry (with its vector) for each
+    block the index did not hold: the held `index` knows that, or else the file before the install."""
+    lookup = ArchiveSources(memory, records)
+    files: dict[str, tuple[list[Key], list[Entry]] | None] = {}
+    for relpath, digest in record.files.items():
+        if not relpath.startswith("topics/"):
+            continue
+        if digest is None:
+            files[relpath] = None
+            continue
+        held = index.topic_keys(relpath) if index is not None else _keys(relpath, before.get(relpath))
+        data = (memory / relpath).read_bytes()
+        files[relpath] = entries_of_topic(
+            relpath, topic_of(relpath, data), lookup, held.__contains__, vectorise_now=False
+        )
+    vectorise([entry for change in files.values() if change is not None for entry in change[1]])
+    return files
+
+
+def _next(
+    memory: Path,
+    known: _Writer,
+    record: TxRecord,
+    *,
+    start: int,
+    end: int,
+    before: Mapping[str, bytes | None],
+    records: Sequence[ArchiveRecord],
+) -> _Writer:
+    """The install after the one this process indexed last: append its line where the log ends."""
+    index = known.index
+    files = _changes(memory, record, index, before, records)
+    line = record.to_line()
+    sha = hashlib.sha256(line).hexdigest() if len(line) == end - start else None
+    body = make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl"), sha=sha)
+    size = append_line(known.snapshot / "delta.jsonl", encode(body), known.stamp[1])
+    if index is not None:
+        index.apply(files, seq=record.seq, start=start, end=end, sha=str(body["sha"]), tx=record.tx)
+    return _Writer(known.snapshot, record.seq, (known.stamp[0], size, known.stamp[2]), known.limit, index)
 
 
 def _after_install(
@@ -67,13 +178,13 @@ def _after_install(
     before: Mapping[str, bytes | None],
     records: Sequence[ArchiveRecord],
     fsync: bool,
-) -> None:
+) -> _Writer | None:
+    """An install in a process that knows nothing yet of the index (or no longer trusts what it knew)."""
     root = recall_root(memory)
     snapshots = list_snapshots(root)
     if not snapshots:
         if record.seq != 1:
-            compact(memory, fsync=fsync)  # no index yet for an older workspace: build it once
-            return
+            return _compact(memory, None, fsync=fsync)  # no index yet for an older workspace: build it once
         write_snapshot(root, Snapshot.empty().meta, Snapshot.empty().arrays, fsync=fsync)
         snapshots = list_snapshots(root)
     path = snapshots[0][1]
@@ -85,32 +196,17 @@ def _after_install(
         # (this install included, as it is in place), as a reader would.
         index = RecallIndex.open(memory)
         repair = index.replay_record()
-        if repair is not None and index.snapshot.path == path:
+        if index.snapshot.path != path:
+            return _compact(memory, None, fsync=fsync)
+        if repair is not None:
             append_record(delta, repair)
-        elif index.snapshot.path != path:
-            compact(memory, fsync=fsync)
-            return
     else:
-        lookup = ArchiveSources(memory, records)
-        files: dict[str, tuple[list[Key], list[Entry]] | None] = {}
-        for relpath, digest in record.files.items():
-            if not relpath.startswith("topics/"):
-                continue
-            if digest is None:
-                files[relpath] = None
-                continue
-            old = _keys(relpath, before.get(relpath))
-            data = (memory / relpath).read_bytes()
-            files[relpath] = entries_of_topic(
-                relpath, topic_of(relpath, data), lookup, old.__contains__, vectorise_now=False
-            )
-        vectorise([entry for change in files.values() if change is not None for entry in change[1]])
+        files = _changes(memory, record, None, before, records)
         append_record(
-            delta,
-            make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl")),
+            delta, make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl"))
         )
-    if delta.stat().st_size > max(COMPACT_MIN, _snapshot_bytes(path) // COMPACT_RATIO):
-        compact(memory, fsync=fsync)
+    stamp = _stamp(path)
+    return None if stamp is None else _Writer(path, record.seq, stamp, delta_limit(path), None)
 
 
 def _keys(path: str, data: bytes | None) -> set[Key]:
@@ -126,13 +222,18 @@ def _keys(path: str, data: bytes | None) -> set[Key]:
     }
 
 
-def _snapshot_bytes(path: Path) -> int:
-    return sum((path / name).stat().st_size for name in ("docs.jsonl", "vec.npy") if (path / name).exists())
-
-
 def compact(memory: Path, *, fsync: bool) -> Path:
     """Write the whole index, as of the txlog now, as a new snapshot; drop all but the last two."""
-    index = RecallIndex.open(memory)
+    writer = _compact(memory, None, fsync=fsync)
+    _remember(memory, writer)
+    return writer.snapshot
+
+
+def _compact(memory: Path, index: RecallIndex | None, *, fsync: bool) -> _Writer:
+    """Write `index` (the writer's own, or the index opened now) as a snapshot; the writer then holds the
+    snapshot's index, with an empty delta, as its own."""
+    if index is None:
+        index = RecallIndex.open(memory)
     meta = {
         "version": VERSION,
         "model": MODEL,
@@ -146,7 +247,10 @@ def compact(memory: Path, *, fsync: bool) -> Path:
     path = write_snapshot(root, meta, index_arrays(index), fsync=fsync)
     remove_old_snapshots(root)
     log.info("recall index compacted: %d blocks at txlog seq %d", index.live, index.seq)
-    return path
+    fresh = RecallIndex(memory, Snapshot.load(path))
+    stamp = _stamp(path)
+    assert stamp is not None  # just written, under the lock
+    return _Writer(path, fresh.seq, stamp, delta_limit(path), fresh)
 
 
 def index_arrays(index: RecallIndex) -> Arrays:
@@ -161,10 +265,22 @@ def index_arrays(index: RecallIndex) -> Arrays:
     base_rows = rows[rows < n0]
     delta_entries = [index.delta.entries[int(r) - n0] for r in rows[rows >= n0]]
 
-    pieces = [bytes(base.docs[int(base.doc_off[r]) : int(base.doc_off[r + 1])]) for r in base_rows]
-    pieces += [_dumps(entry.to_json(vector=False)) for entry in delta_entries]
-    doc_off = np.zeros(len(pieces) + 1, np.int64)
-    doc_off[1:] = np.cumsum([len(p) for p in pieces]) if pieces else []
+    # Base documents are copied a run of consecutive live rows at a time (a run per dead row, not a piece
+    # per row): the snapshot's docs.jsonl is most of what a compaction writes.
+    base_off = np.asarray(base.doc_off, dtype=np.int64)
+    breaks = np.flatnonzero(np.diff(base_rows) != 1) + 1
+    firsts = base_rows[np.concatenate([[0], breaks])] if len(base_rows) else base_rows
+    lasts = base_rows[np.concatenate([breaks - 1, [len(base_rows) - 1]])] if len(base_rows) else base_rows
+    pieces = [
+        bytes(base.docs[int(base_off[a]) : int(base_off[b + 1])]) for a, b in zip(firsts, lasts, strict=True)
+    ]
+    news = [_dumps(entry.to_json(vector=False)) for entry in delta_entries]
+    lengths = np.concatenate(
+        [base_off[base_rows + 1] - base_off[base_rows], np.array([len(p) for p in news], np.int64)]
+    )
+    pieces += news
+    doc_off = np.zeros(len(lengths) + 1, np.int64)
+    doc_off[1:] = np.cumsum(lengths)
     full, coarse = index.delta.stacked()
     delta_rows = rows[rows >= n0] - n0
     vec = np.concatenate([np.asarray(base.vec[base_rows]), full[delta_rows]]).astype(np.float16)
