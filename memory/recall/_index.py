@@ -517,7 +517,7 @@ def make_record(
         "files": {
             path: None
             if change is None
-            else {"keys": [list(key) for key in change[0]], "new": [e.to_json() for e in change[1]]}
+            else {"keys": change[0], "new": [e.to_json() for e in change[1]]}  # tuples encode as arrays
             for path, change in files.items()
         },
     }

@@ -33,10 +33,10 @@ import numpy.typing as npt
 
 from .. import faults
 from ..durable import TxLog
-from ..format import ArchiveRecord, TopicFormatError, TxRecord, render_block
+from ..format import ArchiveRecord, TopicFormatError, TxRecord
 from ._delta import append_line, append_record, encode, last_record
 from ._embed import MODEL
-from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of, vectorise
+from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
 from ._index import K1, B, Key, RecallIndex, make_record, recall_root
 from ._snapshot import VERSION, Arrays, Snapshot, list_snapshots, remove_old_snapshots, write_snapshot
 
@@ -216,10 +216,7 @@ def _keys(path: str, data: bytes | None) -> set[Key]:
         topic = topic_of(path, data)
     except (TopicFormatError, UnicodeDecodeError):
         return set()
-    return {
-        (block.id, hashlib.sha256(render_block(block).encode("utf-8", "surrogatepass")).hexdigest()[:16])
-        for block in topic.blocks
-    }
+    return {(block.id, block_digest(block)) for block in topic.blocks}
 
 
 def compact(memory: Path, *, fsync: bool) -> Path:
