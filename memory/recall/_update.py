@@ -190,23 +190,28 @@ def _after_install(
     path = snapshots[0][1]
     delta = path / "delta.jsonl"
     last, _size = last_record(delta)
-    indexed = int(last["seq"]) if last is not None else Snapshot.load(path).seq
+    held: RecallIndex | None = None
+    if last is None:  # a delta with nothing to apply yet: the writer holds the index from here on
+        held = RecallIndex(memory, Snapshot.load(path))
+    indexed = int(last["seq"]) if last is not None else held.seq if held is not None else 0
     if indexed != record.seq - 1:
         # A crash between an install and its index line: index from the files what the log lacks
         # (this install included, as it is in place), as a reader would.
-        index = RecallIndex.open(memory)
-        repair = index.replay_record()
-        if index.snapshot.path != path:
+        held = RecallIndex.open(memory)
+        repair = held.replay_record()
+        if held.snapshot.path != path:
             return _compact(memory, None, fsync=fsync)
         if repair is not None:
             append_record(delta, repair)
+        held.replayed, held.replayed_to = {}, None
     else:
-        files = _changes(memory, record, None, before, records)
-        append_record(
-            delta, make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl"))
-        )
+        files = _changes(memory, record, held, before, records)
+        body = make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl"))
+        append_record(delta, body)
+        if held is not None:
+            held.apply(files, seq=record.seq, start=start, end=end, sha=str(body["sha"]), tx=record.tx)
     stamp = _stamp(path)
-    return None if stamp is None else _Writer(path, record.seq, stamp, delta_limit(path), None)
+    return None if stamp is None else _Writer(path, record.seq, stamp, delta_limit(path), held)
 
 
 def _keys(path: str, data: bytes | None) -> set[Key]:
