@@ -61,8 +61,9 @@ class _Writer:
     index: RecallIndex | None  # the index as of `seq`, held once this process wrote the snapshot
 
 
-_writers: dict[Path, _Writer] = {}
+_writers: dict[Path, _Writer] = {}  # the most recently written last (a process may serve many homes)
 _writers_lock = threading.Lock()
+_WRITERS_MAX = 8  # workspaces remembered at once; one forgotten takes the path a new process takes
 
 
 def _stamp(snapshot: Path) -> Stamp | None:
@@ -84,10 +85,11 @@ def delta_limit(snapshot: Path) -> int:
 
 def _remember(memory: Path, writer: _Writer | None) -> None:
     with _writers_lock:
-        if writer is None:
-            _writers.pop(memory, None)
-        else:
+        _writers.pop(memory, None)
+        if writer is not None:
             _writers[memory] = writer
+            while len(_writers) > _WRITERS_MAX:
+                del _writers[next(iter(_writers))]
 
 
 def after_install(
