@@ -76,7 +76,10 @@ class Source:
 
 
 def _excerpt(text: str) -> str:
-    folded = " ".join(text.split())
+    # Folding a prefix gives a prefix of the folded text: fold only as much as the excerpt needs.
+    folded = " ".join(text[: 2 * EXCERPT].split())
+    if len(folded) <= EXCERPT and len(text) > 2 * EXCERPT:
+        folded = " ".join(text.split())
     return folded if len(folded) <= EXCERPT else folded[:EXCERPT] + " …"
 
 
