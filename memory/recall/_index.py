@@ -66,6 +66,7 @@ class _Delta:
     vectors: list[npt.NDArray[np.float16]] = field(default_factory=list)
     neighbours: dict[int, int] = field(default_factory=dict)  # session index << 32 | seq -> row
     _stacked: tuple[npt.NDArray[np.float16], npt.NDArray[np.float32]] | None = None
+    _pairs: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
     def stacked(self) -> tuple[npt.NDArray[np.float16], npt.NDArray[np.float32]]:
         if self._stacked is None or len(self._stacked[0]) != len(self.vectors):
@@ -73,6 +74,15 @@ class _Delta:
             coarse = normalise(full[:, :COARSE].astype(np.float32))
             self._stacked = (full, coarse)
         return self._stacked
+
+    def pairs(self, word: str) -> npt.NDArray[np.int64]:
+        """`postings[word]` as an array of (row, term frequency), converted once per change: a query
+        term's delta postings were converted on every query (0.5 -> 1.7 ms at 3,500 delta blocks)."""
+        found = self.postings[word]
+        cached = self._pairs.get(word)
+        if cached is None or len(cached) != len(found):  # postings only grow
+            cached = self._pairs[word] = np.array(found, dtype=np.int64)
+        return cached
 
 
 class RecallIndex:
@@ -431,7 +441,7 @@ class RecallIndex:
                 rows.append(arrays.post_doc[lo:hi])
                 weights.append(arrays.post_w[lo:hi] * np.float32(idf))
             if extra:
-                pairs = np.array(extra, dtype=np.int64)
+                pairs = self.delta.pairs(word)
                 tf = pairs[:, 1].astype(np.float32)
                 norm = K1 * (1.0 - B + B * self.dl_all[pairs[:, 0]] / avgdl)
                 rows.append(pairs[:, 0])
