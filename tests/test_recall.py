@@ -400,6 +400,7 @@ _READER = textwrap.dedent(
     from dagmem.memory.format import parse_topic
     memory = Path(sys.argv[1])
     stop = Path(sys.argv[2])
+    Path(sys.argv[3]).write_text("")  # imported: the writer may start (so that reads overlap writes)
     index = None
     rounds = 0
     while True:
@@ -425,11 +426,16 @@ _READER = textwrap.dedent(
 async def test_a_second_process_recalls_while_the_runtime_writes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     stop = tmp_path / "stop"
+    ready = tmp_path / "ready"
     env = dict(os.environ)
     reader = await anyio.open_process(
-        [sys.executable, "-c", _READER, str(home / "memory"), str(stop)], env=env
+        [sys.executable, "-c", _READER, str(home / "memory"), str(stop), str(ready)], env=env
     )
     try:
+        for _ in range(12_000):  # the reader's imports take a second or so (two minutes at most)
+            if ready.exists() or reader.returncode is not None:
+                break
+            await anyio.sleep(0.01)
         async with Runtime.open(home, token_threshold=30) as rt:
             for i in range(30):
                 await rt.append(f"s{i % 3}", "user", f"The harbour boat number {i} leaves at {i} o'clock.")

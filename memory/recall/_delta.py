@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import faults
 
-__all__ = ["append_record", "last_record", "read_records"]
+__all__ = ["append_line", "append_record", "encode", "last_record", "read_records"]
 
 
 def read_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -65,11 +65,20 @@ def last_record(path: Path) -> tuple[dict[str, Any] | None, int]:
     return json.loads(data[begin : end + 1]), start + end + 1
 
 
+def encode(record: dict[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """Append one record; a torn line left by a crash is cut off first. The caller holds the workspace
     lock. Never fsynced: the log is a cache, and a line lost to a power cut is replayed from the txlog."""
     _record, complete = last_record(path)
-    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    append_line(path, encode(record), complete)
+
+
+def append_line(path: Path, line: bytes, complete: int) -> int:
+    """Write `line` at `complete` (the size of the file's complete lines, which the caller knows: from
+    `last_record`, or because it wrote them), cutting off anything after it. Returns the new size."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if os.fstat(fd).st_size != complete:
@@ -82,3 +91,4 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
             view = view[written:]
     finally:
         os.close(fd)
+    return complete + len(line)

@@ -19,13 +19,37 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..format import ArchiveRecord, Topic, anchor_of, parse_topic, render_block, scan_archive
+from ..format import ArchiveRecord, Block, Topic, anchor_of, parse_topic, render_block, scan_archive
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
 
-__all__ = ["ArchiveSources", "Entry", "Source", "SourceLookup", "entries_of_topic", "topic_of", "vectorise"]
+__all__ = [
+    "ArchiveSources",
+    "Entry",
+    "Source",
+    "SourceLookup",
+    "block_digest",
+    "entries_of_topic",
+    "topic_of",
+    "vectorise",
+]
 
 EXCERPT = 300  # characters of a cited record kept in the index
+_DIGESTS_MAX = 1 << 16
+_digests: dict[Block, str] = {}
+
+
+def block_digest(block: Block) -> str:
+    """A digest of the block's bytes in its file (16 hex digits of sha256). An install re-reads every
+    block of each file it touched and most are unchanged: they are looked up (blocks are values), not
+    rendered again."""
+    found = _digests.get(block)
+    if found is None:
+        found = hashlib.sha256(render_block(block).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        if len(_digests) >= _DIGESTS_MAX:
+            _digests.clear()
+        _digests[block] = found
+    return found
 
 
 @dataclass(frozen=True)
@@ -52,7 +76,10 @@ class Source:
 
 
 def _excerpt(text: str) -> str:
-    folded = " ".join(text.split())
+    # Folding a prefix gives a prefix of the folded text: fold only as much as the excerpt needs.
+    folded = " ".join(text[: 2 * EXCERPT].split())
+    if len(folded) <= EXCERPT and len(text) > 2 * EXCERPT:
+        folded = " ".join(text.split())
     return folded if len(folded) <= EXCERPT else folded[:EXCERPT] + " …"
 
 
@@ -180,7 +207,7 @@ def entries_of_topic(
     keys: list[tuple[str, str]] = []
     new: list[Entry] = []
     for block in topic.blocks:
-        digest = hashlib.sha256(render_block(block).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        digest = block_digest(block)
         keys.append((block.id, digest))
         if known((block.id, digest)):
             continue
