@@ -2,8 +2,8 @@
 
 The simulator records, byte for byte, every write and commit the store made for the sampled sessions;
 here they are replayed into real repositories with `SessionGit`, exactly as `FileSessionStore(git=True)`
-commits them (one commit per append, head move and batch of markers). After each commit the new loose
-objects under `.git/objects/??/` are summed, and attributed to the turn (append) they follow. At a few
+commits them (one commit per append, head move and batch of markers). After each commit the loose
+objects it wrote (`SessionGit.new_objects`, each measured on disk) are summed, and attributed to the turn (append) they follow. At a few
 session lengths the repository is packed (`git gc --prune=now`) and the pack size noted: the growth per
 turn after gc, between those points. The goal is growth per turn that stays flat as the session grows.
 
@@ -84,33 +84,16 @@ def _git(repo: Path, *args: str) -> None:
 
 
 class _Loose:
-    """The loose objects of a repository, name -> size, rescanned incrementally."""
+    """The loose objects each commit added: the files `SessionGit` names, measured on disk (O(commit);
+    rescanning `objects/` after every commit made a 1,400-turn replay quadratic)."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, git: SessionGit) -> None:
         self.objects = repo / ".git" / "objects"
-        self.sizes: dict[str, int] = {}
+        self.git = git
 
     def added(self) -> int:
-        """Bytes of the loose objects that appeared since the last call."""
-        total = 0
-        current: dict[str, int] = {}
-        try:
-            fans = list(os.scandir(self.objects))
-        except FileNotFoundError:
-            return 0
-        for fan in fans:
-            if len(fan.name) != 2 or not fan.is_dir():
-                continue
-            with os.scandir(fan.path) as entries:
-                for entry in entries:
-                    name = fan.name + entry.name
-                    size = self.sizes.get(name)
-                    if size is None:
-                        size = entry.stat().st_size
-                        total += size
-                    current[name] = size
-        self.sizes = current
-        return total
+        """Bytes of the loose objects the last commit wrote."""
+        return sum(os.stat(path).st_size for path in self.git.new_objects)
 
     def pack_bytes(self) -> int:
         pack = self.objects / "pack"
@@ -142,7 +125,7 @@ def replay(
     repo = root / session
     repo.mkdir(parents=True)
     git = SessionGit(repo)
-    loose = _Loose(repo)
+    loose = _Loose(repo, git)
     growth = SessionGrowth(session)
     total_turns = sum(1 for kind, _items, message in ops if kind == "commit" and message.startswith("turn "))
     points = _checkpoints(total_turns)
@@ -165,7 +148,6 @@ def replay(
             if growth.turns in points:
                 _git(repo, "gc", "--quiet", "--prune=now")
                 growth.packed.append((growth.turns, loose.pack_bytes()))
-                loose.added()  # the loose objects left after gc are not growth
         elif growth.per_turn:
             growth.per_turn[-1] += added
     growth.seconds = time.perf_counter() - started

@@ -302,3 +302,24 @@ def test_a_long_lived_session_commits_on_after_git_gc_packed_and_pruned_under_it
     assert git(repo, "rev-list", "--count", "HEAD").strip() == "6"
     assert git(repo, "fsck", "--strict", "--no-dangling") == ""
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_new_objects_names_exactly_the_loose_objects_each_commit_added(tmp_path: Path) -> None:
+    # The simulator's growth measurement stats these files instead of rescanning objects/ per commit.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    session = SessionGit(repo)
+
+    def loose() -> set[str]:
+        objects = repo / ".git" / "objects"
+        return {str(p) for p in objects.glob("??/*") if p.is_file()}
+
+    before = loose()
+    for i in range(6):
+        (repo / "history" / f"{i % 2:04d}").mkdir(parents=True, exist_ok=True)
+        (repo / "history" / f"{i % 2:04d}" / f"{i}.json").write_text(f"turn {i}\n")
+        (repo / "meta.json").write_text("same bytes every time\n")  # its blob exists after the first commit
+        session.commit([f"history/{i % 2:04d}/{i}.json", "meta.json"], f"turn {i}")
+        after = loose()
+        assert set(session.new_objects) == after - before, i
+        before = after

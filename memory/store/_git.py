@@ -215,6 +215,8 @@ class SessionGit:
         self._paths: list[str] = []  # the index's paths, sorted
         self._index_owed = 0  # commits since the index was last written
         self._objects = str(self.git_dir / "objects")
+        # The loose objects the last commit wrote (paths): what it added, for a measurement of growth.
+        self.new_objects: list[str] = []
         self._swept: set[str] = set()  # refs whose leftover new values were looked for
 
     # -- setup ---------------------------------------------------------------------------------------
@@ -519,6 +521,7 @@ class SessionGit:
                 raise
             if moved:
                 self._head = oid
+                self.new_objects = [self._object_path(new) for new in batch]
                 self._write_index(staged)
                 return
             self._forget()  # another process committed between our read of the branch and its lock
