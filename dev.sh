@@ -4,7 +4,7 @@
 #   ./dev.sh sim [ARGS]    the main job: the deterministic simulator on the embedded default home
 #   ./dev.sh demo [ARGS]   a small branching conversation appended, forked, written and shown
 #   ./dev.sh test [ARGS]   ruff, mypy (strict) and the whole test suite (ARGS go to pytest)
-#   ./dev.sh bench NAME    a benchmark (store, write, runtime); prints ratios measured side by side
+#   ./dev.sh bench [NAME]  the benchmarks (dagmem bench): each figure beside its baseline and its goal
 set -eu
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}

@@ -178,7 +178,8 @@ WORDS = tuple(_VOCABULARY.split())
 #: `WORDS` without "topic": the filler of turns that are about a made-up topic word.
 # Filler never says something about the user ("I live ...", "my job ..."): such a sentence is a core fact,
 # and a benchmark's writes would then touch topics/core.md too.
-FILLER = tuple(word for word in WORDS if word not in ("topic", "i", "my", "call"))
+# (Compared case-folded: "I" is one of the words, and "I always ..." is a core fact.)
+FILLER = tuple(word for word in WORDS if word.casefold() not in ("topic", "i", "my", "call"))
 #: Syllables of made-up topic words (a benchmark may use a prefix of them: a smaller alphabet).
 SYLLABLES = (
     *("ba", "ce", "di", "fo", "gu", "ka", "le", "mo", "nu", "pi"),
