@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -24,6 +25,8 @@ from typing import Any
 
 from . import _figures as figures
 from . import _kit as kit
+
+log = logging.getLogger("dagmem.bench")
 
 __all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
 
@@ -331,12 +334,18 @@ def measure(
     results: list[Result] = []
     raw: dict[str, Any] = {}
     seconds: dict[str, float] = {}
+    errors: dict[str, str] = {}
     for name in chosen:
         if step is not None:
             step(name)
         begun = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix=f"dagmem-bench-{name}-") as scratch:
-            lines, raw[name] = _RUNNERS[name](quick, say, Path(scratch))
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"dagmem-bench-{name}-") as scratch:
+                lines, raw[name] = _RUNNERS[name](quick, say, Path(scratch))
+        except Exception as exc:  # one benchmark that breaks never costs the others' figures
+            log.error("bench %s failed", name, exc_info=True)
+            errors[name] = f"{type(exc).__name__}: {exc}"
+            lines = []
         seconds[name] = round(time.perf_counter() - begun, 1)
         results.extend(lines)
     judged = [r for r in results if r["met"] is not None]
@@ -346,6 +355,7 @@ def measure(
         "benchmarks": chosen,
         "goals": {"judged": len(judged), "met": sum(1 for r in judged if r["met"])},
         "seconds": seconds,
+        "errors": errors,  # benchmark -> why it has no figures
         "wall_seconds": round(time.perf_counter() - started, 1),
         "raw": raw,
     }
@@ -374,6 +384,8 @@ def print_results(report: dict[str, Any]) -> None:
     console.print(table)
     goals = report["goals"]
     console.print(f"{goals['met']} of {goals['judged']} goals met; {report['wall_seconds']:.0f} s")
+    for name, error in report["errors"].items():
+        console.print(f"[red]bench {name} failed[/red] (no figures): {error}", markup=True, highlight=False)
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -391,6 +403,7 @@ def markdown(report: dict[str, Any]) -> str:
     goals = report["goals"]
     lines.append("")
     lines.append(f"{goals['met']} of {goals['judged']} goals met; {report['wall_seconds']:.0f} s.")
+    lines.extend(f"\nbench {name} failed (no figures): {error}" for name, error in report["errors"].items())
     return "\n".join(lines) + "\n"
 
 

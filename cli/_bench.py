@@ -4,7 +4,7 @@ No NAME runs them all. The results go to `DIR/bench.json` and `DIR/bench.md` (a 
 is installed; without it one line on stderr says how to get it), then to the terminal as a table, or with
 `--json` as one object whose `results` is a list of `{"name", "value", "unit", "baseline", "ratio",
 "goal", "met"}`. A progress bar runs on stderr (a terminal only, not with `--json`). Exit status 0 whatever
-the figures: a report, not a test.
+the figures (a report, not a test); 1 when a benchmark broke: the others still ran, and `errors` says why.
 """
 
 from __future__ import annotations
@@ -84,4 +84,4 @@ def command(args: argparse.Namespace) -> int:
     else:
         plot_path.unlink(missing_ok=True)  # an earlier run's plot is not this run's
         print(report.NO_PLOT, file=sys.stderr)
-    return 0
+    return 1 if result["errors"] else 0

@@ -73,3 +73,18 @@ def test_a_result_judges_its_goal() -> None:
     assert report.result("x", None, "ms", None, None) == {
         "name": "x", "value": None, "unit": "ms", "baseline": None, "ratio": None, "goal": None, "met": None
     }  # fmt: skip
+
+
+def test_a_benchmark_that_breaks_costs_only_its_own_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(quick: bool, say: object, scratch: Path) -> object:
+        raise RuntimeError("fixture batch 357 touched topics/core.md")
+
+    monkeypatch.setitem(report._RUNNERS, "walk", broken)
+    assert main(["bench", "walk", "tokens", "--quick", "--json", "--out", str(tmp_path)]) == 1
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["errors"] == {"walk": "RuntimeError: fixture batch 357 touched topics/core.md"}
+    assert printed["results"]
+    assert all(r["name"].startswith("token counting") for r in printed["results"])
+    assert "bench walk failed (no figures): RuntimeError" in (tmp_path / "bench.md").read_text()
