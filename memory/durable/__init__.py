@@ -1,5 +1,5 @@
 """Durability: atomic replace and fsynced appends, the txlog, transactions (stage, commit point, move)
-and their recovery, the workspace id, the writer's status file."""
+and their recovery, reading an append-only file's end, the workspace id, the writer's status file."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from ._atomic import fsync_dir as fsync_dir
 from ._atomic import is_temp_name as is_temp_name
 from ._atomic import pid_alive as pid_alive
 from ._atomic import sweep_temp as sweep_temp
+from ._end import holds_last_line as holds_last_line
+from ._end import read_end as read_end
 from ._safe import check_dir as check_dir
 from ._safe import check_file as check_file
 from ._safe import exclusive_lock as exclusive_lock
@@ -38,10 +40,12 @@ __all__ = [
     "ensure_workspace_id",
     "exclusive_lock",
     "fsync_dir",
+    "holds_last_line",
     "is_temp_name",
     "load_status",
     "open_regular",
     "pid_alive",
+    "read_end",
     "read_regular",
     "read_workspace_id",
     "save_status",

@@ -19,6 +19,7 @@ from typing import Literal
 from .. import faults
 from ..format import TxlogCorrupt, TxRecord
 from ._atomic import append_bytes
+from ._end import holds_last_line, read_end
 
 __all__ = ["TxLog"]
 
@@ -37,19 +38,10 @@ class TxLog:
     def _tail(self) -> tuple[int, bytes]:
         """(offset, bytes) of an end of the file long enough to hold the last complete line and any
         partial line after it."""
-        size = self.size()
-        if size == 0:
+        try:
+            return read_end(self.path, holds_last_line)
+        except FileNotFoundError:
             return 0, b""
-        chunk = 4096
-        with self.path.open("rb") as f:
-            while True:
-                start = max(0, size - chunk)
-                f.seek(start)
-                data = f.read(size - start)
-                last_newline = data.rfind(b"\n")
-                if start == 0 or (last_newline > 0 and data.rfind(b"\n", 0, last_newline) != -1):
-                    return start, data
-                chunk *= 4
 
     def last(self) -> TxRecord | None:
         """The last committed transaction, read from the end of the file."""
@@ -95,19 +87,15 @@ class TxLog:
 
     def _end(self) -> tuple[int, bytes]:
         """(offset, bytes) of an end of the file that holds its last non-blank line whole."""
-        size = self.size()
-        if size == 0:
+
+        def holds_last_body_line(data: bytes) -> bool:
+            body_end = len(data.rstrip(b"\n"))
+            return body_end > 0 and data.rfind(b"\n", 0, body_end) >= 0
+
+        try:
+            return read_end(self.path, holds_last_body_line)
+        except FileNotFoundError:
             return 0, b""
-        chunk = 4096
-        with self.path.open("rb") as f:
-            while True:
-                start = max(0, size - chunk)
-                f.seek(start)
-                data = f.read(size - start)
-                body_end = len(data.rstrip(b"\n"))
-                if start == 0 or (body_end > 0 and data.rfind(b"\n", 0, body_end) >= 0):
-                    return start, data
-                chunk *= 4
 
     def _truncate(self, offset: int) -> Literal["truncated"]:
         faults.hit("txlog:truncate")

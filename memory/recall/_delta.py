@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import faults
+from ..durable import holds_last_line, read_end
 
 __all__ = ["append_line", "append_record", "encode", "last_record", "read_records"]
 
@@ -37,25 +38,10 @@ def read_records(path: Path, offset: int = 0) -> Iterator[tuple[int, dict[str, A
             yield position, json.loads(line)
 
 
-def _tail(path: Path) -> tuple[int, bytes]:
-    """(offset, bytes) of the end of the file, long enough to hold its last complete line."""
-    size = path.stat().st_size
-    chunk = 1 << 16
-    with path.open("rb") as f:
-        while True:
-            start = max(0, size - chunk)
-            f.seek(start)
-            data = f.read(size - start)
-            last = data.rfind(b"\n")
-            if start == 0 or (last > 0 and data.rfind(b"\n", 0, last) != -1):
-                return start, data
-            chunk *= 4
-
-
 def last_record(path: Path) -> tuple[dict[str, Any] | None, int]:
     """The last complete record (None if there is none) and the size of the complete lines."""
     try:
-        start, data = _tail(path)
+        start, data = read_end(path, holds_last_line, chunk=1 << 16)
     except FileNotFoundError:
         return None, 0
     end = data.rfind(b"\n")
