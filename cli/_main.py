@@ -146,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=Path("bench-out"),
         metavar="DIR",
-        help="where bench.json and bench.png go (default ./bench-out)",
+        help="where bench.json, bench.md and bench.png go (default ./bench-out)",
     )
     bench.add_argument(
         "--data", type=Path, metavar="LOCOMO_JSON", help="locomo: the LoCoMo-format file to evaluate on"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ._atomic import append_bytes as append_bytes
 from ._atomic import atomic_write_many as atomic_write_many
+from ._atomic import fsync_all as fsync_all
 from ._atomic import fsync_dir as fsync_dir
 from ._atomic import is_temp_name as is_temp_name
 from ._atomic import pid_alive as pid_alive
@@ -39,6 +40,7 @@ __all__ = [
     "check_file",
     "ensure_workspace_id",
     "exclusive_lock",
+    "fsync_all",
     "fsync_dir",
     "holds_last_line",
     "is_temp_name",

@@ -52,11 +52,10 @@ import threading
 import time
 import zlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import faults
-from ..durable import pid_alive
+from ..durable import fsync_all, pid_alive
 from ..errors import DagmemError
 
 __all__ = ["GitError", "SessionGit"]
@@ -67,7 +66,6 @@ _BLOB_MODE = 0o100644
 _TREE_MODE = 0o40000
 _LOCK_WAIT_S = 5.0
 _INDEX_EVERY = 512  # files per commit between index rewrites (see above)
-_FSYNC_THREADS = 8  # a commit writes 2 + depth objects; more threads than that only wait
 _ATTEMPTS = 20  # commits retried when another process moves the branch meanwhile
 _counter = itertools.count()
 _VALUE_NAME = re.compile(r"(.+)\.([1-9][0-9]*)-[0-9]+\.lock")  # a ref's new value, before it is linked
@@ -175,31 +173,6 @@ def _deflate(raw: bytes) -> bytes:
     return deflate.compress(raw) + deflate.flush()
 
 
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that made it, the pool): none survives fork
-_pool_mutex = threading.Lock()
-
-
-def _fsync_all(fds: list[int]) -> None:
-    """fsync every file, concurrently: the calls wait on one journal commit instead of one each."""
-    global _pool
-    if len(fds) > 1:
-        with _pool_mutex:
-            if _pool is None or _pool[0] != os.getpid():
-                _pool = (
-                    os.getpid(),
-                    ThreadPoolExecutor(_FSYNC_THREADS, thread_name_prefix="dagmem-git-fsync"),
-                )
-            pool = _pool[1]
-        pending = [pool.submit(os.fsync, fd) for fd in fds[1:]]
-        try:
-            os.fsync(fds[0])
-        finally:
-            for done in pending:
-                done.result()  # all waited for before any error is raised (fds are closed after)
-    elif fds:
-        os.fsync(fds[0])
-
-
 class SessionGit:
     """The git history of one session directory; keep one per session (it caches the last commit)."""
 
@@ -296,7 +269,7 @@ class SessionGit:
                 written.append((fd, tmp, final))
                 _write_all(fd, _deflate(raw))
             if self.fsync:
-                _fsync_all([fd for fd, _, _ in written] + dirs)
+                fsync_all([fd for fd, _, _ in written] + dirs)
             while written:
                 fd, tmp, final = written.pop(0)
                 os.close(fd)
