@@ -13,6 +13,7 @@ import logging
 import anyio
 
 from ..memory import faults
+from ..memory.recall import load_model
 from ..memory.workspace import Workspace
 from ..memory.write import BatchWriter
 from ._context import Context
@@ -38,6 +39,8 @@ class WriterActor:
             workspace_id=ctx.workspace_id,
         )
         try:
+            await ctx.io(load_model)  # every install indexes its blocks: load the model before the first
+
             writer = BatchWriter(workspace, ctx.store, ctx.distiller)
             ctx.status = writer.status
             task_status.started()

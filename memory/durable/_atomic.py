@@ -49,7 +49,7 @@ _counter = itertools.count()
 # `.<name>.<pid>-<n>.tmp`; the workspace id's temp (wsid.py) has a hex token where `n` is.
 _TEMP_NAME = re.compile(r"\..+\.([1-9][0-9]{0,9})-[0-9A-Za-z]+\.tmp")
 _WINDOW = 128  # temp files open (and fsynced together) at once in one `atomic_write_many`
-_FSYNC_THREADS = 8
+_FSYNC_THREADS = 16
 _O_PATH: int | None = getattr(os, "O_PATH", None)  # Linux
 _pool: ThreadPoolExecutor | None = None
 _pool_guard = threading.Lock()

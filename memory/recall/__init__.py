@@ -7,6 +7,7 @@ from __future__ import annotations
 from ._branch import branch_class as branch_class
 from ._branch import path_to as path_to
 from ._branch import session_path as session_path
+from ._embed import load_model as load_model
 from ._hit import BranchClass as BranchClass
 from ._hit import Evidence as Evidence
 from ._hit import Hit as Hit
@@ -31,6 +32,7 @@ __all__ = [
     "analyse",
     "branch_class",
     "compact",
+    "load_model",
     "path_to",
     "recall_root",
     "render_context",

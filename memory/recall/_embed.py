@@ -24,7 +24,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["COARSE", "DIM", "MODEL", "embed", "normalise"]
+__all__ = ["COARSE", "DIM", "MODEL", "embed", "load_model", "normalise"]
 
 MODEL: Final = "wordllama-0.4-l2_supercat-256"
 DIM: Final = 256
@@ -118,6 +118,12 @@ def _load() -> _Model:
             package = Path(wordllama.__file__).parent
             _model = _Model(wordllama.WordLlama.load(cache_dir=package, disable_download=True, dim=DIM))
     return _model
+
+
+def load_model() -> None:
+    """Load the embedding model now (once per process; about 0.3 s): the writer does it when it starts,
+    so that its first install does not wait for it."""
+    _load()
 
 
 def normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
