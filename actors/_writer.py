@@ -1,9 +1,15 @@
 """The writer actor: one per workspace, it serialises every session's transactions (DESIGN §5).
 
 It owns the open `Workspace` (a restart reopens it, which recovers what a crash left) and hands each batch
-to the one write core (`BatchWriter.apply`: archive → distil → install → mark, status). A write's failure
-is an answer, not a crash: it is sent back to the session, which retries with backoff or parks. A crash (a bug, or an injected process death) fails the request in hand
-with `ActorStopped`; the batch stays owed and is offered again.
+to the one write core (`BatchWriter`: archive → distil → install, then mark, then the status). A write's
+failure is an answer, not a crash: it is sent back to the session, which retries with backoff or parks. A
+crash (a bug, or an injected process death) fails the requests in hand with `ActorStopped`; their batches
+stay owed and are offered again.
+
+One batch's marks (node file rewrites: mostly the kernel's file creation and fsync waits) run in a task of
+their own while the next batch is installed (mostly Python): on two cores the two overlap. Transactions
+stay serial (installs run one after another, in this task), each batch is marked only after its install
+committed, marks run one batch at a time and in order, and outcomes are recorded in batch order.
 """
 
 from __future__ import annotations
@@ -11,13 +17,14 @@ from __future__ import annotations
 import logging
 
 import anyio
+import anyio.abc
 
 from ..memory import faults
 from ..memory.recall import load_model
 from ..memory.workspace import Workspace
-from ..memory.write import BatchWriter
+from ..memory.write import Applied, BatchWriter, Installed
 from ._context import Context
-from ._mailbox import ActorStopped, Envelope
+from ._mailbox import ActorStopped, Envelope, Reply
 from ._messages import WriteRequest
 
 __all__ = ["WriterActor"]
@@ -28,9 +35,13 @@ log = logging.getLogger("dagmem.writer")
 class WriterActor:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        # A death in a marking task, raised by the actor's own task at its next step: the marking task
+        # must never cancel it (a cancelled `receive` could lose the request it was handed).
+        self._died: BaseException | None = None
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         ctx = self.ctx
+        self._died = None
         workspace = await ctx.io(
             Workspace,
             ctx.workspace_root,
@@ -40,29 +51,73 @@ class WriterActor:
         )
         try:
             await ctx.io(load_model)  # every install indexes its blocks: load the model before the first
-
             writer = BatchWriter(workspace, ctx.store, ctx.distiller)
             ctx.status = writer.status
             task_status.started()
-            while True:
-                try:
-                    envelope = await ctx.writer.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
-                    return
-                await self._handle(writer, envelope)
+            async with anyio.create_task_group() as tg:
+                marking: anyio.Event | None = None  # set when the batch being marked is answered
+                while True:
+                    try:
+                        envelope = await ctx.writer.receive()
+                    except (anyio.EndOfStream, anyio.ClosedResourceError):
+                        if marking is not None:
+                            await marking.wait()
+                        self._raise_death()
+                        return
+                    marking = await self._handle(writer, envelope, marking, tg)
         finally:
             workspace.close()
 
-    async def _handle(self, writer: BatchWriter, envelope: Envelope[WriteRequest]) -> None:
+    async def _handle(
+        self,
+        writer: BatchWriter,
+        envelope: Envelope[WriteRequest],
+        marking: anyio.Event | None,
+        tg: anyio.abc.TaskGroup,
+    ) -> anyio.Event | None:
+        """Install one batch (while the one before may still be marked); start its marks. Returns the
+        event of the marks now under way, if any."""
         batch = envelope.message.batch
         reply = envelope.reply
         try:
+            self._raise_death()
             faults.hit("writer:batch")
-            applied = await self.ctx.io(writer.apply, batch)
+            step = await self.ctx.io(writer.install, batch)
+            if marking is not None:
+                await marking.wait()  # outcomes in batch order; one batch's marks at a time
+                self._raise_death()
         except BaseException as exc:
-            if reply is not None:
-                reply.fail(ActorStopped(f"the writer stopped while writing {batch.session_id}: {exc!r}"))
+            _stopped(reply, batch.session_id, exc)
             raise
+        if isinstance(step, Applied):
+            writer.record(step)
+            self._answer(writer, step, reply)
+            return None
+        done = anyio.Event()
+        tg.start_soon(self._mark, writer, step, reply, done)
+        return done
+
+    async def _mark(
+        self, writer: BatchWriter, installed: Installed, reply: Reply[object] | None, done: anyio.Event
+    ) -> None:
+        try:
+            applied = await self.ctx.io(writer.mark, installed)
+        except BaseException as exc:
+            _stopped(reply, installed.batch.session_id, exc)
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            self._died = exc  # the batch stays owed; the actor dies at its next step
+            return
+        finally:
+            done.set()
+        self._answer(writer, applied, reply)
+
+    def _raise_death(self) -> None:
+        if self._died is not None:
+            raise self._died
+
+    def _answer(self, writer: BatchWriter, applied: Applied, reply: Reply[object] | None) -> None:
+        batch = applied.batch
         self.ctx.status = writer.status
         self.ctx.status_problem = writer.status_problem
         if applied.failure is None:
@@ -78,3 +133,8 @@ class WriterActor:
             )
         if reply is not None:
             reply.set(applied)
+
+
+def _stopped(reply: Reply[object] | None, session_id: str, exc: BaseException) -> None:
+    if reply is not None:
+        reply.fail(ActorStopped(f"the writer stopped while writing {session_id}: {exc!r}"))

@@ -97,8 +97,21 @@ class SimStore(SessionStore):
         home: Path | None = None,
         fsync: bool = False,
         sample: Iterable[str] = (),
+        spill_to: Path | None = None,
     ) -> None:
-        inner: _Backend = _MemoryBackend() if home is None else _FileBackend(home, git=False, fsync=fsync)
+        """`spill_to`: in memory, a scratch file for the sessions no actor holds (see `_MemoryBackend`)."""
+        self.memory = _MemoryBackend(spill_to) if home is None else None
+        inner: _Backend = self.memory or _FileBackend(home or Path(), git=False, fsync=fsync)
         self.recorder = RecordingBackend(inner, sample)
         self.blocking = home is not None
         super().__init__(self.recorder, clock=clock)
+
+    def forget(self, session_id: str) -> None:
+        """The runtime forgets a session when its actor retires: its files can leave memory too."""
+        super().forget(session_id)
+        if self.memory is not None:
+            self.memory.spill(session_id)
+
+    def close(self) -> None:
+        if self.memory is not None:
+            self.memory.close()

@@ -51,6 +51,7 @@ __all__ = ["EPOCH", "Observer", "SimConfig", "SimResult", "git_sample", "run", "
 
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00+00:00: virtual time 0 in the files' epoch seconds
 HOST_ATTEMPTS = 50  # a host retries a call interrupted by a crash this many times
+SPILL_NAME = ".sim-sessions.spill"  # in the home: the in-memory store's sessions no actor holds (removed)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ class _Run:
             home=home if config.real_fs else None,
             fsync=config.fsync,
             sample=git_sample(config),
+            spill_to=None if config.real_fs else home / SPILL_NAME,
         )
         self.latencies: list[float] = []
         self.writes: Counter[str] = Counter()
@@ -364,6 +366,7 @@ def run(config: SimConfig, *, observer: Observer | None = None) -> SimResult:
     workspace_id = ensure_workspace_id(
         memory / ".dagmem" / "workspace-id", fsync=False, new_id=workspace_id_for(config.seed)
     )
+    state: _Run | None = None
     try:
         with contextlib.ExitStack() as stack:
             sink = None
@@ -395,6 +398,9 @@ def run(config: SimConfig, *, observer: Observer | None = None) -> SimResult:
                 )
             )
     finally:
+        if state is not None:
+            state.store.close()
+        (home / SPILL_NAME).unlink(missing_ok=True)
         if scratch:
             shutil.rmtree(home, ignore_errors=True)
     violations = list(report.violations) + state.violations

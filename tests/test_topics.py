@@ -770,3 +770,20 @@ def test_core_rejects_an_invalid_master_and_a_negative_budget() -> None:
     assert error.value.path == "topics/core.md"
     with pytest.raises(InvalidInput, match="budget"):
         render_core("# Core\n", budget=-1)
+
+
+def test_token_counts_are_remembered_by_digest_exactly_and_within_their_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dagmem.memory.format import _tokens
+
+    monkeypatch.setattr(_tokens, "_REMEMBERED", 8)
+    monkeypatch.setattr(_tokens, "_counts", {})
+    texts = [f"turn {i}: " + "word " * i for i in range(20)] + ["a lone \ud800 surrogate", "<|endoftext|>"]
+    first = [count_tokens(text) for text in texts]
+    assert len(_tokens._counts) == 8  # bounded, least recently used out first
+    assert all(isinstance(key, bytes) and len(key) == 16 for key in _tokens._counts)  # never the text
+    assert [count_tokens(text) for text in reversed(texts)] == first[::-1]
+    encoding = _tokens.encoding()
+    assert first[:20] == [len(encoding.encode_ordinary(text)) for text in texts[:20]]
+    assert first[-1] == len(encoding.encode_ordinary("<|endoftext|>")) > 1  # plain text, never special

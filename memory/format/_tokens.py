@@ -12,6 +12,7 @@ import base64
 import functools
 import hashlib
 import importlib.util
+import threading
 from pathlib import Path
 
 import tiktoken
@@ -53,8 +54,24 @@ def encoding() -> tiktoken.Encoding:
     return tiktoken.Encoding("cl100k_base", pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL)
 
 
-@functools.lru_cache(maxsize=65_536)
+_REMEMBERED = 65_536  # counts kept, most recently used first out
+_counts: dict[bytes, int] = {}  # blake2b-128 of the text -> its count, least recently used first
+_counts_lock = threading.Lock()
+
+
 def count_tokens(text: str) -> int:
     """cl100k_base tokens in `text`, special-token strings counted as plain text. Remembered for recent
-    texts: a session actor that restarts (after idling, or a crash) recounts every turn of its session."""
-    return len(encoding().encode_ordinary(text))
+    texts: a session actor that restarts (after idling, or a crash) recounts every turn of its session.
+    Remembered by digest, not by the text itself: 65,536 chat turns held as keys were ~45 MiB."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _counts_lock:
+        found = _counts.pop(key, None)
+        if found is not None:
+            _counts[key] = found  # most recent last
+            return found
+    count = len(encoding().encode_ordinary(text))
+    with _counts_lock:
+        _counts[key] = count
+        while len(_counts) > _REMEMBERED:
+            del _counts[next(iter(_counts))]
+    return count

@@ -123,10 +123,12 @@ def _parse_topic_cached(text: str, path: str) -> Topic:
     return topic if topic is not None else _parse_lines(text, path)
 
 
-@functools.lru_cache(maxsize=16_384)
+@functools.lru_cache(maxsize=4_096)
 def _parse_chunk(chunk: str) -> Block | None:
     """One block's lines (joined by `\n`), parsed and checked on its own; None if it breaks a rule.
-    A write re-parses every unchanged block of the files it touches: remembering them keeps it O(edit)."""
+    A write re-parses every unchanged block of the files it touches: remembering them keeps it O(edit).
+    4,096 (~16 MiB): 16,384 held 63 MiB in a 1,500-session simulation, and missed 28k fewer blocks in a
+    1,000-session one (about 2% of its time)."""
     checker = _FileChecker("")
     try:
         block = _parse_block(checker.fail, chunk.split("\n"), 1)

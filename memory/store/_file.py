@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,11 +153,11 @@ class _FileBackend:
     def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
         base = self.root / sid
         with _refused_as_invalid(sid):
-            directories: dict[Path, None] = {}
-            for relpath, _ in items:
-                parent = (base / relpath).parent
-                chain = [parent, *parent.parents]
-                directories.update(dict.fromkeys(reversed(chain[: chain.index(base) + 1])))
+            # The session's directory, then each directory of the items (outermost first), once each.
+            directories: dict[Path, None] = {base: None}
+            for parent in dict.fromkeys(posixpath.dirname(relpath) for relpath, _ in items):
+                parts = parent.split("/") if parent else []
+                directories.update((base.joinpath(*parts[: k + 1]), None) for k in range(len(parts)))
             created = self._make_dirs(list(directories))
             atomic_write_many(
                 [(base / relpath, data) for relpath, data in items],

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._apply import Applied as Applied
 from ._apply import BatchWriter as BatchWriter
+from ._apply import Installed as Installed
 from ._core import WriteOutcome as WriteOutcome
 from ._core import mark_nodes as mark_nodes
 from ._core import records_of as records_of
@@ -68,6 +69,7 @@ __all__ = [
     "DuplicateJudge",
     "Edits",
     "ExtractiveDistiller",
+    "Installed",
     "LLMConfigError",
     "LLMDistiller",
     "LLMSettings",

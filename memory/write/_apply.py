@@ -28,13 +28,21 @@ from ..workspace import Workspace
 from ._core import WriteOutcome, mark_nodes, records_of, write_batch
 from ._distill import Distiller
 
-__all__ = ["Applied", "BatchWriter"]
+__all__ = ["Applied", "BatchWriter", "Installed"]
 
 log = logging.getLogger("dagmem.write")
 
 # Node files marked per store call: fsynced together, each shard directory once; a host's appends
 # interleave between chunks.
 MARK_CHUNK = 128
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A batch whose records are installed (or were found consumed), not marked yet."""
+
+    batch: Batch
+    outcome: WriteOutcome
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,17 @@ class BatchWriter:
         self._last: dict[str, tuple[str, ...]] = {}  # session -> the records its last batch wrote
 
     def apply(self, batch: Batch) -> Applied:
+        """The whole batch: `install`, then `mark` (the write pass; the writer actor calls the two itself,
+        so that one batch's marks run while the next batch is installed)."""
+        step = self.install(batch)
+        if isinstance(step, Applied):
+            self.record(step)
+            return step
+        return self.mark(step)
+
+    def install(self, batch: Batch) -> Installed | Applied:
+        """Steps 1-2: archive, distil and install (or find the records consumed). A failure comes back as
+        an `Applied` that is not recorded yet (`record`: the caller keeps the order of outcomes)."""
         session_id = batch.session_id
         if self._last.pop(session_id, None) == batch.node_ids:
             # The same records owed again right after they were written and marked: the marks did not
@@ -84,7 +103,6 @@ class BatchWriter:
             failure = WriteFailure(
                 ReasonCode.WRITER_NO_PROGRESS, "the batch is still owed after it was written"
             )
-            self._record(failure)
             return Applied(batch, failure=failure)
         try:
             nodes = self.store.read_nodes(session_id, batch.node_ids)
@@ -95,17 +113,34 @@ class BatchWriter:
                 self.distiller,
                 lineage=lambda: lineage(self.store, session_id, nodes),
             )
-            self._mark(session_id, outcome.node_ids)
         except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
-            failure = classify(exc)
-            log.warning(
-                "session %s: batch of %d records failed: %s", session_id, len(batch.node_ids), failure
-            )
-            self._record(failure)
-            return Applied(batch, failure=failure)
-        self._last[session_id] = outcome.node_ids
+            return self._failed(batch, exc)
+        return Installed(batch, outcome)
+
+    def mark(self, installed: Installed) -> Applied:
+        """Step 3 for an installed batch, and its outcome recorded."""
+        batch, outcome = installed.batch, installed.outcome
+        try:
+            self._mark(batch.session_id, outcome.node_ids)
+        except Exception as exc:
+            applied = self._failed(batch, exc)
+            self.record(applied)
+            return applied
+        self._last[batch.session_id] = outcome.node_ids
         self._record(None)
         return Applied(batch, outcome=outcome)
+
+    def record(self, applied: Applied) -> None:
+        """Record a failed batch's outcome (`install` leaves that to its caller)."""
+        if applied.failure is not None:
+            self._record(applied.failure)
+
+    def _failed(self, batch: Batch, exc: Exception) -> Applied:
+        failure = classify(exc)
+        log.warning(
+            "session %s: batch of %d records failed: %s", batch.session_id, len(batch.node_ids), failure
+        )
+        return Applied(batch, failure=failure)
 
     def _mark(self, session_id: str, node_ids: Sequence[str]) -> None:
         """Step 3, only after the install committed (or found the records consumed)."""
