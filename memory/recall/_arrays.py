@@ -37,7 +37,7 @@ from ._snapshot import (
 __all__ = ["index_arrays", "write_index"]
 
 CHUNK_ROWS: Final = 8192  # rows of vectors per write
-CHUNK_POSTINGS: Final = 1 << 20  # base postings read per step (a term's postings are never split)
+CHUNK_POSTINGS: Final = 1 << 18  # base postings read per step (a term's postings are never split)
 CHUNK_BYTES: Final = 1 << 20  # new documents' bytes per write
 
 
@@ -51,7 +51,7 @@ def write_index(root: Path, meta: dict[str, Any], index: RecallIndex, *, fsync: 
         rows = np.flatnonzero(index.alive)
         base_rows = rows[: int(np.searchsorted(rows, index.n0))]
         delta_rows = rows[len(base_rows) :] - index.n0
-        remap = np.full(index.size, -1, np.int64)
+        remap = np.full(index.size, -1, np.int32)  # a snapshot's rows are int32
         remap[rows] = np.arange(len(rows))
         runs = _runs(base_rows)
         entries = [index.delta.entries[int(r)] for r in delta_rows]
@@ -196,7 +196,7 @@ def _write_rows(
 
 
 def _write_postings(
-    temp: Path, index: RecallIndex, base: _Base, remap: npt.NDArray[np.int64], dl: npt.NDArray[np.float32]
+    temp: Path, index: RecallIndex, base: _Base, remap: npt.NDArray[np.int32], dl: npt.NDArray[np.float32]
 ) -> list[str]:
     """The postings, CSR by term and within a term by row (the base's rows as written, then the
     delta's: rows are added in order and `remap` keeps it); returns the terms new since the snapshot."""
@@ -243,20 +243,22 @@ def _write_postings(
                 lo, hi = int(post_off[t0]), int(post_off[t1])
                 rows = docs.read(lo, hi)
                 keep = alive[rows]
-                term = np.repeat(np.arange(t0, t1, dtype=np.int64), np.diff(post_off[t0 : t1 + 1]))[keep]
+                # Terms numbered from t0 (int32, as rows are: a chunk's temporaries stay small).
+                term = np.repeat(np.arange(t1 - t0, dtype=np.int32), np.diff(post_off[t0 : t1 + 1]))[keep]
                 row, tf = remap[rows[keep]], tfs.read(lo, hi)[keep].astype(np.float32, copy=False)
                 del rows, keep
             else:
-                term, row, tf = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+                term, row, tf = np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32)
             d0, d1 = np.searchsorted(d_term, [t0, t1])
             if d1 > d0:  # by term, then as concatenated (a stable sort of nearly sorted data)
-                term = np.concatenate([term, d_term[d0:d1]])
+                term = np.concatenate([term, (d_term[d0:d1] - t0).astype(np.int32)])
                 order = np.argsort(term, kind="stable")
                 term = term[order]
                 row = np.concatenate([row, d_row[d0:d1]])[order]
                 tf = np.concatenate([tf, d_tf[d0:d1]])[order]
-            live[t0:t1] = np.bincount(term - t0, minlength=t1 - t0)
-            out_doc.append(row.astype(np.int32))
+            live[t0:t1] = np.bincount(term, minlength=t1 - t0)
+            del term
+            out_doc.append(row)
             out_tf.append(tf)
             lengths[done : done + len(row)] = dl[row]
             done += len(row)
@@ -307,7 +309,7 @@ def _topics(
 
 
 def _neighbours(
-    index: RecallIndex, remap: npt.NDArray[np.int64], base_live: int, entries: list[Any]
+    index: RecallIndex, remap: npt.NDArray[np.int32], base_live: int, entries: list[Any]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
     """Sorted (session index << 32 | seq) of every cited record of a live row, and that row."""
     base = index.snapshot.arrays
