@@ -57,7 +57,9 @@ def write_index(root: Path, meta: dict[str, Any], index: RecallIndex, *, fsync: 
         entries = [index.delta.entries[int(r)] for r in delta_rows]
         np.save(temp / "docs.off.npy", _write_docs(temp / "docs.jsonl", base, base_rows, runs, entries))
         full, coarse = index.delta.stacked()
-        _write_rows(temp / "vec.npy", base.rows("vec.npy", base.arrays.vec), runs, full[delta_rows])
+        _write_rows(
+            temp / "vec.npy", base.rows("vec.npy", base.arrays.vec), runs, full[delta_rows], np.float16
+        )
         _write_rows(temp / "coarse.npy", _Rows(base.arrays.coarse), runs, coarse[delta_rows], np.float32)
         dl = index.dl_all[rows].astype(np.float32)
         np.save(temp / "dl.npy", dl)
@@ -176,17 +178,13 @@ def _write_docs(
 
 
 def _write_rows(
-    path: Path,
-    base: _Rows,
-    runs: list[tuple[int, int]],
-    delta: npt.NDArray[Any],
-    dtype: npt.DTypeLike | None = None,
+    path: Path, base: _Rows, runs: list[tuple[int, int]], delta: npt.NDArray[Any], dtype: npt.DTypeLike
 ) -> None:
     """A per-row array: the base's live rows (copied between the files when the base has one), then the
     delta's rows, a chunk at a time."""
-    with NpyOut(path, dtype if dtype is not None else delta.dtype, delta.shape[1:]) as out:
+    with NpyOut(path, dtype, delta.shape[1:]) as out:
         for first, end in runs:
-            if base.fd >= 0 and base.array.dtype == out.dtype:
+            if base.fd >= 0 and base.array.dtype == out.dtype and base.array.shape[1:] == out.tail:
                 out.copy_rows(base.fd, base.offset + first * base.row_bytes, end - first)
                 continue
             for lo in range(first, end, CHUNK_ROWS):

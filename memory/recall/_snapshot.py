@@ -272,7 +272,6 @@ class FileOut:
 
     def __init__(self, path: Path) -> None:
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.size = 0
         self._how = 0 if hasattr(os, "copy_file_range") else 1  # 0 copy_file_range, 1 sendfile, 2 reads
 
     def __enter__(self) -> Self:
@@ -287,15 +286,13 @@ class FileOut:
             os.close(fd)
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.size += _write_all(self.fd, data)
+        _write_all(self.fd, data)
 
     def copy(self, src: int, offset: int, count: int) -> None:
         """Append bytes [offset, offset + count) of the file open at `src`."""
         end = offset + count
         while offset < end:
-            done = self._copy(src, offset, end - offset)
-            offset += done
-            self.size += done
+            offset += self._copy(src, offset, end - offset)
 
     def _copy(self, src: int, offset: int, count: int) -> int:
         if self._how == 0:
