@@ -112,6 +112,7 @@ def after_install(
         if known is not None and known.seq == record.seq - 1 and _stamp(known.snapshot) == known.stamp:
             writer = _next(memory, known, record, start=start, end=end, before=before, records=records)
         else:
+            known = None  # stale: what it held goes before the index is opened again
             writer = _after_install(
                 memory, record, start=start, end=end, before=before, records=records, fsync=fsync
             )
@@ -199,6 +200,7 @@ def _after_install(
     if indexed != record.seq - 1:
         # A crash between an install and its index line: index from the files what the log lacks
         # (this install included, as it is in place), as a reader would.
+        held = None  # never two whole indexes alive at once
         held = RecallIndex.open(memory)
         repair = held.replay_record()
         if held.snapshot.path != path:
