@@ -23,12 +23,17 @@ no longer the one it was built from is noticed and the index rebuilt from the fi
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
+import itertools
 import json
+import math
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -36,10 +41,24 @@ import numpy.typing as npt
 from ..durable import fsync_dir
 from ._embed import MODEL
 
-__all__ = ["VERSION", "Arrays", "Snapshot", "list_snapshots", "remove_old_snapshots", "write_snapshot"]
+__all__ = [
+    "VERSION",
+    "Arrays",
+    "FileOut",
+    "NpyOut",
+    "Snapshot",
+    "begin_snapshot",
+    "finish_snapshot",
+    "list_snapshots",
+    "npy_layout",
+    "remove_old_snapshots",
+    "write_lines",
+    "write_snapshot",
+]
 
 VERSION: Final = 1
 _PREFIX: Final = "snap-"
+_LINES: Final = 1 << 14  # lines of a text file joined per write
 
 
 @dataclass
@@ -164,15 +183,9 @@ def list_snapshots(root: Path) -> list[tuple[int, Path]]:
 
 
 def write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays, *, fsync: bool) -> Path:
-    """Write a snapshot under `root` (temp directory, files, meta.json last, rename). Returns its path.
-    The caller holds the workspace lock (or owns the workspace, as a benchmark does)."""
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / f"{_PREFIX}{int(meta['seq']):08d}"
-    # Snapshots are written under the workspace lock: any temp directory here is a dead writer's.
-    for stale in root.glob(f".{_PREFIX}*.tmp"):
-        shutil.rmtree(stale, ignore_errors=True)
-    temp = root / f".{final.name}.{os.getpid()}.tmp"
-    temp.mkdir()
+    """Write a snapshot of `arrays` (in memory) under `root`; `_arrays.write_index` streams an index's
+    instead. The caller holds the workspace lock (or owns the workspace, as a benchmark does)."""
+    temp, final = begin_snapshot(root, int(meta["seq"]))
     files: dict[str, Any] = {
         "docs.off.npy": arrays.doc_off,
         "vec.npy": arrays.vec,
@@ -191,10 +204,28 @@ def write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays, *, fsync: b
         np.save(temp / name, np.ascontiguousarray(value), allow_pickle=False)
     (temp / "docs.jsonl").write_bytes(bytes(arrays.docs))
     for name, items in (("terms.txt", arrays.terms), ("topics.txt", arrays.topics)):
-        (temp / name).write_text("".join(f"{item}\n" for item in items), encoding="utf-8")
-    (temp / "sessions.txt").write_text("".join(f"{s}\n" for s in arrays.sessions), encoding="utf-8")
+        write_lines(temp / name, items)
+    write_lines(temp / "sessions.txt", arrays.sessions)
+    return finish_snapshot(temp, final, meta, arrays.n, fsync=fsync)
+
+
+def begin_snapshot(root: Path, seq: int) -> tuple[Path, Path]:
+    """A new temp directory under `root` to write snapshot `seq`'s files in, and the snapshot's path."""
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / f"{_PREFIX}{seq:08d}"
+    # Snapshots are written under the workspace lock: any temp directory here is a dead writer's.
+    for stale in root.glob(f".{_PREFIX}*.tmp"):
+        shutil.rmtree(stale, ignore_errors=True)
+    temp = root / f".{final.name}.{os.getpid()}.tmp"
+    temp.mkdir()
+    return temp, final
+
+
+def finish_snapshot(temp: Path, final: Path, meta: dict[str, Any], docs: int, *, fsync: bool) -> Path:
+    """Complete the snapshot written in `temp` (an empty delta, meta.json last, every file fsynced when
+    `fsync`) and rename it to `final`. Returns `final`."""
     (temp / "delta.jsonl").write_bytes(b"")
-    (temp / "meta.json").write_text(json.dumps(meta | {"docs": arrays.n}), encoding="utf-8")
+    (temp / "meta.json").write_text(json.dumps(meta | {"docs": docs}), encoding="utf-8")
     if fsync:
         for child in temp.iterdir():
             fd = os.open(child, os.O_RDONLY)
@@ -207,11 +238,147 @@ def write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays, *, fsync: b
         shutil.rmtree(final, ignore_errors=True)
     os.replace(temp, final)
     if fsync:
-        fsync_dir(root)
+        fsync_dir(final.parent)
     return final
+
+
+def write_lines(path: Path, items: Iterable[str]) -> None:
+    """One item a line (UTF-8), written a batch of lines at a time."""
+    it = iter(items)
+    with path.open("wb") as f:
+        while batch := list(itertools.islice(it, _LINES)):
+            f.write("".join(f"{item}\n" for item in batch).encode("utf-8"))
 
 
 def remove_old_snapshots(root: Path, keep: int = 2) -> None:
     """Keep the newest `keep` snapshots (a reader may still be opening the one before the newest)."""
     for _seq, path in list_snapshots(root)[keep:]:
         shutil.rmtree(path, ignore_errors=True)
+
+
+# -- writing a snapshot's files piece by piece (a compaction streams them: see `_arrays.write_index`) -------
+
+_COPY_MAX: Final = 1 << 20  # bytes read per step when the kernel cannot copy between the files
+# Errors that mean "this kind of copy is not supported here" (a filesystem, an old kernel, macOS).
+_UNSUPPORTED: Final = frozenset(
+    {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOTSOCK}
+)
+
+
+class FileOut:
+    """A new file written front to back through its descriptor, so that bytes of another file can be
+    copied into it in the kernel (`copy_file_range`, else `sendfile`, else reads of at most 1 MiB),
+    never through this process's memory or a mapping of the source."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._how = 0 if hasattr(os, "copy_file_range") else 1  # 0 copy_file_range, 1 sendfile, 2 reads
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        _write_all(self.fd, data)
+
+    def copy(self, src: int, offset: int, count: int) -> None:
+        """Append bytes [offset, offset + count) of the file open at `src`."""
+        end = offset + count
+        while offset < end:
+            offset += self._copy(src, offset, end - offset)
+
+    def _copy(self, src: int, offset: int, count: int) -> int:
+        if self._how == 0:
+            try:
+                done = os.copy_file_range(src, self.fd, count, offset)
+            except OSError as exc:
+                if exc.errno not in _UNSUPPORTED:
+                    raise
+                done = 0
+            if done:
+                return done
+            self._how = 1  # unsupported, or nothing copied (some filesystems): the next way
+        if self._how == 1:
+            try:
+                done = os.sendfile(self.fd, src, offset, count)
+            except OSError as exc:
+                if exc.errno not in _UNSUPPORTED:
+                    raise
+                done = 0
+            if done:
+                return done
+            self._how = 2
+        data = os.pread(src, min(count, _COPY_MAX), offset)
+        if not data:
+            raise ValueError("a recall snapshot file is shorter than its offsets say")
+        return _write_all(self.fd, data)
+
+
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> int:
+    view = memoryview(data).cast("B")
+    size = len(view)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    return size
+
+
+def npy_header(dtype: np.dtype[Any], shape: tuple[int, ...]) -> bytes:
+    """The header `np.save` writes for a C-ordered array of `dtype` and `shape`. Its length does not
+    depend on the first axis (numpy pads it for in-place growth), so it can be rewritten at the end."""
+    out = io.BytesIO()
+    header = np.lib.format.header_data_from_array_1_0(np.empty((0, *shape[1:]), dtype))
+    np.lib.format.write_array_header_1_0(out, header | {"shape": shape})
+    return out.getvalue()
+
+
+class NpyOut(FileOut):
+    """A `.npy` file of rows of `dtype` (each of shape `tail`) appended in pieces; its header is
+    written again with the row count on `close`. The bytes are those `np.save` writes for the whole."""
+
+    def __init__(self, path: Path, dtype: npt.DTypeLike, tail: tuple[int, ...] = ()) -> None:
+        super().__init__(path)
+        self.dtype, self.tail, self.rows = np.dtype(dtype), tail, 0
+        self._header = npy_header(self.dtype, (0, *tail))
+        self.write(self._header)
+        self.data_offset = len(self._header)
+
+    def append(self, rows: npt.ArrayLike) -> None:
+        data = np.ascontiguousarray(rows, dtype=self.dtype)
+        if data.shape[1:] != self.tail:
+            raise ValueError(f"rows of shape {data.shape[1:]} appended to an array of rows {self.tail}")
+        self.write(data.reshape(-1).view(np.uint8).data)
+        self.rows += len(data)
+
+    def copy_rows(self, src: int, offset: int, rows: int) -> None:
+        """Append `rows` rows stored at `offset` of the file open at `src` (same dtype and shape)."""
+        self.copy(src, offset, rows * self.dtype.itemsize * math.prod(self.tail))
+        self.rows += rows
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            header = npy_header(self.dtype, (self.rows, *self.tail))
+            if len(header) != len(self._header):
+                raise ValueError("a .npy header changed length")  # numpy pads it so that it cannot
+            os.pwrite(self.fd, header, 0)
+        super().close()
+
+
+def npy_layout(path: Path) -> tuple[int, np.dtype[Any], tuple[int, ...]] | None:
+    """(offset of the data, dtype, shape) of a C-ordered `.npy` file; None for another layout."""
+    with path.open("rb") as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            return None
+        return None if fortran else (f.tell(), dtype, tuple(shape))

@@ -32,14 +32,14 @@ from pathlib import Path
 from .. import faults
 from ..durable import TxLog
 from ..format import ArchiveRecord, TopicFormatError, TxRecord
-from ._arrays import index_arrays
+from ._arrays import index_arrays, write_index
 from ._delta import append_line, append_record, encode, last_record
 from ._embed import MODEL
 from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
 from ._index import Key, RecallIndex, make_record, recall_root
 from ._snapshot import VERSION, Snapshot, list_snapshots, remove_old_snapshots, write_snapshot
 
-__all__ = ["after_install", "compact", "delta_limit", "index_arrays"]
+__all__ = ["after_install", "compact", "delta_limit", "index_arrays", "write_index"]
 
 log = logging.getLogger("dagmem.recall")
 
@@ -112,11 +112,13 @@ def after_install(
         if known is not None and known.seq == record.seq - 1 and _stamp(known.snapshot) == known.stamp:
             writer = _next(memory, known, record, start=start, end=end, before=before, records=records)
         else:
+            known = None  # stale: what it held goes before the index is opened again
             writer = _after_install(
                 memory, record, start=start, end=end, before=before, records=records, fsync=fsync
             )
+        known = None  # its index is `writer`'s now, which a compaction drops before it loads the new one
         if writer is not None and writer.stamp[1] > writer.limit:
-            writer = _compact(memory, writer.index, fsync=fsync)
+            writer = _compact(memory, writer, fsync=fsync)
         _remember(memory, writer)
     except Exception as exc:  # the install stands whatever happens here (a simulated death still propagates)
         log.warning("recall index not updated for %s (readers replay it from the files): %s", record.tx, exc)
@@ -198,9 +200,11 @@ def _after_install(
     if indexed != record.seq - 1:
         # A crash between an install and its index line: index from the files what the log lacks
         # (this install included, as it is in place), as a reader would.
+        held = None  # never two whole indexes alive at once
         held = RecallIndex.open(memory)
         repair = held.replay_record()
         if held.snapshot.path != path:
+            held = None  # never two whole indexes alive at once
             return _compact(memory, None, fsync=fsync)
         if repair is not None:
             append_record(delta, repair)
@@ -232,9 +236,13 @@ def compact(memory: Path, *, fsync: bool) -> Path:
     return writer.snapshot
 
 
-def _compact(memory: Path, index: RecallIndex | None, *, fsync: bool) -> _Writer:
-    """Write `index` (the writer's own, or the index opened now) as a snapshot; the writer then holds the
-    snapshot's index, with an empty delta, as its own."""
+def _compact(memory: Path, held: _Writer | None, *, fsync: bool) -> _Writer:
+    """Write the index `held` holds (the writer's own, taken from it), or else the index opened now, as
+    a snapshot; the writer then holds the snapshot's index, with an empty delta, as its own. The old
+    index is dropped before the new snapshot is loaded: two whole indexes are never alive at once."""
+    index = None
+    if held is not None:
+        index, held.index = held.index, None
     if index is None:
         index = RecallIndex.open(memory)
     meta = {
@@ -247,9 +255,11 @@ def _compact(memory: Path, index: RecallIndex | None, *, fsync: bool) -> _Writer
         "txlog_sha": index.txlog_sha,
     }
     root = recall_root(memory)
-    path = write_snapshot(root, meta, index_arrays(index), fsync=fsync)
+    path = write_index(root, meta, index, fsync=fsync)
+    live = index.live
+    del index
     remove_old_snapshots(root)
-    log.info("recall index compacted: %d blocks at txlog seq %d", index.live, index.seq)
+    log.info("recall index compacted: %d blocks at txlog seq %d", live, meta["seq"])
     fresh = RecallIndex(memory, Snapshot.load(path))
     stamp = _stamp(path)
     assert stamp is not None  # just written, under the lock
