@@ -86,11 +86,12 @@ class WriterActor:
             if marking is not None:
                 await marking.wait()  # outcomes in batch order; one batch's marks at a time
                 self._raise_death()
+            if isinstance(step, Applied):
+                await self.ctx.io(writer.record, step)  # status.json: a death there fails this request
         except BaseException as exc:
             _stopped(reply, batch.session_id, exc)
             raise
         if isinstance(step, Applied):
-            writer.record(step)
             self._answer(writer, step, reply)
             return None
         done = anyio.Event()
