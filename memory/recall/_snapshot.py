@@ -38,7 +38,7 @@ from typing import Any, Final, Self
 import numpy as np
 import numpy.typing as npt
 
-from ..durable import fsync_dir
+from ..durable import fsync_all, fsync_dir
 from ._embed import MODEL
 
 __all__ = [
@@ -227,11 +227,13 @@ def finish_snapshot(temp: Path, final: Path, meta: dict[str, Any], docs: int, *,
     (temp / "delta.jsonl").write_bytes(b"")
     (temp / "meta.json").write_text(json.dumps(meta | {"docs": docs}), encoding="utf-8")
     if fsync:
-        for child in temp.iterdir():
-            fd = os.open(child, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
+        fds: list[int] = []
+        try:
+            for child in temp.iterdir():
+                fds.append(os.open(child, os.O_RDONLY))
+            fsync_all(fds)  # all at once (ext4 folds them into one journal commit), as the writer's files
+        finally:
+            for fd in fds:
                 os.close(fd)
         fsync_dir(temp)
     if final.exists():  # the same seq written before (a rebuild): replace it whole
@@ -295,26 +297,20 @@ class FileOut:
             offset += self._copy(src, offset, end - offset)
 
     def _copy(self, src: int, offset: int, count: int) -> int:
-        if self._how == 0:
+        kernel_copies = (
+            lambda: os.copy_file_range(src, self.fd, count, offset),
+            lambda: os.sendfile(self.fd, src, offset, count),
+        )
+        while self._how < len(kernel_copies):
             try:
-                done = os.copy_file_range(src, self.fd, count, offset)
+                done = kernel_copies[self._how]()
             except OSError as exc:
                 if exc.errno not in _UNSUPPORTED:
                     raise
                 done = 0
             if done:
                 return done
-            self._how = 1  # unsupported, or nothing copied (some filesystems): the next way
-        if self._how == 1:
-            try:
-                done = os.sendfile(self.fd, src, offset, count)
-            except OSError as exc:
-                if exc.errno not in _UNSUPPORTED:
-                    raise
-                done = 0
-            if done:
-                return done
-            self._how = 2
+            self._how += 1  # unsupported, or nothing copied (some filesystems): the next way
         data = os.pread(src, min(count, _COPY_MAX), offset)
         if not data:
             raise ValueError("a recall snapshot file is shorter than its offsets say")

@@ -47,8 +47,7 @@ class _MemoryBackend:
 
     def spill(self, sid: str) -> None:
         """Move a session's files out of memory into the scratch file (no-op without one)."""
-        session = self.files.get(sid) if self._scratch is not None else None
-        if session is None or self._scratch is None:
+        if self._scratch is None or (session := self.files.get(sid)) is None:
             return
         blob = marshal.dumps(session)
         os.pwrite(self._scratch, blob, self._end)
