@@ -28,7 +28,7 @@ from ..memory.errors import DagmemError, InvalidInput, UnknownNode
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import DagView
-from ..memory.recall import Hit, RecallIndex, Siblings, path_to, search, session_path
+from ..memory.recall import Hit, RecallIndex, Siblings, forget, path_to, search, session_path
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -223,6 +223,7 @@ class Runtime:
             raise
         finally:
             serving.release()
+            forget(ctx.workspace_root)  # the recall index its writer held: a closed runtime holds nothing
         if runtime._failed is not None:
             raise runtime._failed
 

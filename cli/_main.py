@@ -203,6 +203,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--seed", type=int, default=1, help="the same seed (and version) gives the same trace")
     sim.add_argument(
+        "--homes",
+        type=_positive_int,
+        default=1,
+        metavar="H",
+        help="deal the sessions round-robin into H homes, each with a runtime of its own; the homes run in "
+        "parallel (default 1)",
+    )
+    sim.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="W",
+        help="processes that run the homes (default: one per core, at most one per home); the trace "
+        "hash does not depend on it",
+    )
+    sim.add_argument(
         "--faults",
         type=float,
         nargs="?",

@@ -1,13 +1,13 @@
 """`dagmem sim`: thousands of branching sessions through the real actors in virtual time (DESIGN §6).
 
-    dagmem sim [--sessions N] [--seed S] [--faults [RATE]] [--threshold T] [--content LOCOMO.json]
-               [--real-fs [--fsync]] [--git-sample K] [--out DIR] [--trace] [--json]
+    dagmem sim [--sessions N] [--seed S] [--homes H [--workers W]] [--faults [RATE]] [--threshold T]
+               [--content LOCOMO.json] [--real-fs [--fsync]] [--git-sample K] [--out DIR] [--trace] [--json]
 
 Runs the workload, drains, checks the home with the independent oracle, replays a sample of sessions into
 real git, then writes `DIR/report.json`, prints a summary table (or, with `--json`, one JSON object) and
 plots `DIR/report.png` when matplotlib is installed (the `sim` extra; without it one line on stderr says
 so, and the run is not lost); with `--trace`, `DIR/trace.jsonl` too; with `--real-fs`, the home is left
-at `DIR/home`. Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
+at `DIR/home` (`DIR/home/000`, `001`, ... with several homes). Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
 the command that replays the run are printed). Progress bars run on stderr: the sessions, then the git
 replay's commits.
 """
@@ -39,6 +39,8 @@ _HOME_MARK = ".dagmem-sim-home"  # marks a home this command made, so a rerun ma
 def replay_command(config: SimConfig, out: Path) -> str:
     """The one command that runs `config` again and keeps its trace."""
     parts = ["dagmem", "sim", "--seed", str(config.seed), "--sessions", str(config.sessions)]
+    if config.homes != 1:
+        parts += ["--homes", str(config.homes)]
     if config.faults:
         parts += ["--faults", repr(config.faults)]
     if config.threshold != SimConfig.threshold:
@@ -116,6 +118,10 @@ def command(args: argparse.Namespace) -> int:
     if not getattr(args, "verbose", 0):
         # Injected failures are logged as warnings by the product; the report counts them instead.
         logging.getLogger("dagmem").setLevel(logging.ERROR)
+    if args.homes > args.sessions:
+        from ._main import CommandError
+
+        raise CommandError(f"--homes {args.homes}: more homes than --sessions ({args.sessions})")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     home = _prepare_home(out) if args.real_fs else None
@@ -123,6 +129,7 @@ def command(args: argparse.Namespace) -> int:
     config = SimConfig(
         seed=args.seed,
         sessions=args.sessions,
+        homes=args.homes,
         faults=args.faults,
         threshold=args.threshold,
         real_fs=args.real_fs,
@@ -134,7 +141,7 @@ def command(args: argparse.Namespace) -> int:
     )
     started = time.perf_counter()
     with _Progress(config.sessions, enabled=sys.stderr.isatty()) as progress:
-        result: SimResult = run(config, observer=progress)
+        result: SimResult = run(config, observer=progress, workers=args.workers)
         progress.git_replay(len(result.git_ops), gitgrowth.commits(result.git_ops))
         git_started = time.perf_counter()
         growth = gitgrowth.measure(result.git_ops, progress=progress.git_commits)

@@ -1,8 +1,9 @@
 """The deterministic simulator, its independent oracle, fault injection, benchmarks and reports.
 
 `dagmem sim` (`command`): `workload` plans seeded session scripts, `content` renders their text, `runner`
-drives them through the real runtime in virtual time (`determinism`), with a seeded fault plan (`faults`)
-and a store that keeps count (`recording`); `oracle` judges the files; `gitgrowth` replays a sample into
+drives one home's sessions through the real runtime in virtual time (`determinism`), with a seeded fault
+plan (`faults`) and a store that keeps count (`recording`); `shards` runs several homes in processes side by
+side and joins their results; `oracle` judges the files; `gitgrowth` replays a sample into
 real git; `report` prints, saves and plots. `verify`, `bench*` and `crashload` reuse the oracle.
 """
 
@@ -16,7 +17,7 @@ from ._rss import peak_rss_bytes as peak_rss_bytes
 from ._runner import EPOCH as EPOCH
 from ._runner import SimConfig as SimConfig
 from ._runner import SimResult as SimResult
-from ._runner import run as run
+from ._shards import run as run
 from ._workload import plan_session as plan_session
 
 __all__ = [

@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 
 @contextmanager
-def deterministic_scheduling(seed: int) -> Iterator[None]:
+def deterministic_scheduling(seed: int | str) -> Iterator[None]:
     """Make trio's scheduler a function of `seed` for the duration of the block."""
     flag = trio_run._ALLOW_DETERMINISTIC_SCHEDULING
     state = trio_run._r.getstate()
@@ -48,7 +48,7 @@ def deterministic_scheduling(seed: int) -> Iterator[None]:
         trio_run._r.setstate(state)
 
 
-def run_virtual(main: Callable[[], Awaitable[T]], seed: int) -> T:
+def run_virtual(main: Callable[[], Awaitable[T]], seed: int | str) -> T:
     """Run `main` on trio in virtual time (the clock jumps whenever every task waits), deterministically."""
     with deterministic_scheduling(seed):
         return anyio.run(main, backend="trio", backend_options={"clock": MockClock(autojump_threshold=0)})

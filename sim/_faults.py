@@ -49,7 +49,7 @@ SITES: dict[str, tuple[tuple[str, float], ...]] = {
 class FaultPlan:
     """A seeded decision for every hit of a fault site; counts what it injected."""
 
-    def __init__(self, seed: int, rate: float) -> None:
+    def __init__(self, seed: int | str, rate: float) -> None:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"fault rate must be within [0, 1], not {rate}")
         self.seed = seed

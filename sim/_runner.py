@@ -35,7 +35,8 @@ from ..actors import ActorStopped, MailboxClosed, Runtime, RuntimeConfig, Runtim
 from ..memory import faults
 from ..memory.durable import ensure_workspace_id
 from ..memory.errors import InvalidInput
-from ..memory.format import HEAD
+from ..memory.format import HEAD, clear_caches
+from ..memory.recall import clear_caches as clear_recall_caches
 from ..memory.write import ExtractiveDistiller
 from ..supervision import SupervisorEvent
 from ._content import Content, load_content
@@ -47,7 +48,17 @@ from ._recording import FileCounts, GitOp, SimStore
 from ._rss import peak_rss_bytes
 from ._workload import AT_HEAD, SessionScript, Step, WorkloadParams, outline, plan_session, session_id
 
-__all__ = ["EPOCH", "Observer", "SimConfig", "SimResult", "git_sample", "run", "workspace_id_for"]
+__all__ = [
+    "EPOCH",
+    "Home",
+    "HomeResult",
+    "Observer",
+    "SimConfig",
+    "SimResult",
+    "git_sample",
+    "run_home",
+    "workspace_id_for",
+]
 
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00+00:00: virtual time 0 in the files' epoch seconds
 HOST_ATTEMPTS = 50  # a host retries a call interrupted by a crash this many times
@@ -60,6 +71,9 @@ class SimConfig:
     sessions: int = 2_000
     faults: float = 0.0
     threshold: int = 1_500  # tokens per batch (small, so that long branches write per turn too)
+    # The sessions are dealt round-robin into this many homes, each with a runtime of its own (DESIGN §11:
+    # a home is the shard); the homes share nothing, so they can run in parallel (`sim.run(workers=)`).
+    homes: int = 1
     real_fs: bool = False
     fsync: bool = False  # with real_fs: fsync every durable write, as production does
     content: Path | None = None
@@ -70,6 +84,34 @@ class SimConfig:
     # Restarts each supervisor allows per period: high, so that injected faults cannot exhaust it (the
     # report counts restarts and escalations instead); a run whose root gives up fails.
     intensity: int = 100_000
+
+
+@dataclass(frozen=True)
+class HomeResult:
+    """What one home of a multi-home run reports of itself (the `homes` list of `dagmem sim --json`)."""
+
+    index: int
+    sessions: int
+    workspace_id: str
+    trace_sha256: str
+    turns: int
+    run_s: float
+    oracle_s: float
+    pid: int  # the worker process that ran it
+    peak_rss_bytes: int  # that process's peak when the home was done
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "home": self.index,
+            "sessions": self.sessions,
+            "workspace_id": self.workspace_id,
+            "trace_sha256": self.trace_sha256,
+            "turns": self.turns,
+            "run_s": round(self.run_s, 2),
+            "oracle_s": round(self.oracle_s, 2),
+            "pid": self.pid,
+            "peak_rss_bytes": self.peak_rss_bytes,
+        }
 
 
 @dataclass
@@ -98,10 +140,12 @@ class SimResult:
     batch_sizes: list[int]
     runtime_crashed: str | None
     home: Path | None  # kept (real_fs with a home given), else None
+    homes: list[HomeResult] = field(default_factory=list)  # each home of a multi-home run, in order
 
 
-def workspace_id_for(seed: int) -> str:
-    return "w-" + hashlib.sha256(f"dagmem-sim:workspace:{seed}".encode()).hexdigest()[:16]
+def workspace_id_for(seed: int, home: int = 0, homes: int = 1) -> str:
+    key = f"dagmem-sim:workspace:{seed}" if homes == 1 else f"dagmem-sim:workspace:{seed}:{home}/{homes}"
+    return "w-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def git_sample(config: SimConfig) -> list[str]:
@@ -111,6 +155,29 @@ def git_sample(config: SimConfig) -> list[str]:
     outlines = [outline(config.seed, i, config.params) for i in range(config.sessions)]
     outlines.sort(key=lambda o: (-o.exchanges, o.index))
     return sorted(session_id(o.index) for o in outlines[: config.git_sample])
+
+
+@dataclass(frozen=True)
+class Home:
+    """One home of a run: which sessions it holds and which of them git replays."""
+
+    index: int
+    sessions: tuple[int, ...]  # workload indices, in order
+    sample: tuple[str, ...]  # session ids replayed into git
+
+    @classmethod
+    def all_of(cls, config: SimConfig) -> list[Home]:
+        sample = git_sample(config)
+        homes = []
+        for index in range(config.homes):
+            sessions = tuple(range(index, config.sessions, config.homes))
+            ids = {session_id(i) for i in sessions}
+            homes.append(cls(index, sessions, tuple(s for s in sample if s in ids)))
+        return homes
+
+    def key(self, config: SimConfig) -> str:
+        """What tells this home's seeded streams (faults) from another's: the seed alone for one home."""
+        return str(config.seed) if config.homes == 1 else f"{config.seed}:{self.index}/{config.homes}"
 
 
 class _VirtualEpoch:
@@ -130,20 +197,21 @@ class Observer(Protocol):
 
 class _Run:
     def __init__(
-        self, config: SimConfig, home: Path, sink: IO[str] | None, observer: Observer | None
+        self, config: SimConfig, shard: Home, home: Path, sink: IO[str] | None, observer: Observer | None
     ) -> None:
         self.config = config
+        self.shard = shard
         self.home = home
         self.observer = observer
         self.content: Content = load_content(config.content)
         self.trace = Trace(sink)
-        self.plan = FaultPlan(config.seed, config.faults)
+        self.plan = FaultPlan(shard.key(config), config.faults)
         self.plan.observer = self._fault
         self.store = SimStore(
             clock=_VirtualEpoch(),
             home=home if config.real_fs else None,
             fsync=config.fsync,
-            sample=git_sample(config),
+            sample=shard.sample,
             spill_to=None if config.real_fs else home / SPILL_NAME,
         )
         self.latencies: list[float] = []
@@ -256,11 +324,11 @@ class _Run:
             return
         self.done += 1
         if self.observer is not None:
-            self.observer.session_done(self.done, self.config.sessions, anyio.current_time())
+            self.observer.session_done(self.done, len(self.shard.sessions), anyio.current_time())
 
     async def _launch(self, rt: Runtime) -> None:
         params = self.config.params
-        starts = sorted((outline(self.config.seed, i, params).start, i) for i in range(self.config.sessions))
+        starts = sorted((outline(self.config.seed, i, params).start, i) for i in self.shard.sessions)
         async with anyio.create_task_group() as tg:
             for start, index in starts:
                 await anyio.sleep_until(start)
@@ -353,29 +421,38 @@ def _few_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def run(config: SimConfig, *, observer: Observer | None = None) -> SimResult:
-    """Run the simulation of `config`; everything measured comes back in the result."""
+def trace_path_of(config: SimConfig, shard: Home) -> Path | None:
+    """Where a home's trace goes: `config.trace_path` itself for one home, a numbered part of it for
+    several (`sim.run` joins the parts in home order)."""
+    path = config.trace_path
+    if path is None or config.homes == 1:
+        return path
+    return path.with_name(f"{path.stem}.{shard.index:03d}{path.suffix}")
+
+
+def run_home(config: SimConfig, shard: Home, *, observer: Observer | None = None) -> SimResult:
+    """Run one home of `config` (the whole run when `config.homes` is 1); everything measured comes back
+    in the result. Its home is `config.home` for one home, `config.home/<index>` for several."""
     scratch = config.home is None
-    home = (
-        Path(tempfile.mkdtemp(prefix="dagmem-sim-", dir=_scratch_parent(config.real_fs)))
-        if config.home is None
-        else config.home
-    )
+    if config.home is None:
+        home = Path(tempfile.mkdtemp(prefix="dagmem-sim-", dir=_scratch_parent(config.real_fs)))
+    else:
+        home = config.home if config.homes == 1 else config.home / f"{shard.index:03d}"
     home.mkdir(parents=True, exist_ok=True)
     memory = home / "memory"
-    workspace_id = ensure_workspace_id(
-        memory / ".dagmem" / "workspace-id", fsync=False, new_id=workspace_id_for(config.seed)
-    )
+    new_id = workspace_id_for(config.seed, shard.index, config.homes)
+    workspace_id = ensure_workspace_id(memory / ".dagmem" / "workspace-id", fsync=False, new_id=new_id)
     state: _Run | None = None
     try:
         with contextlib.ExitStack() as stack:
             sink = None
-            if config.trace_path is not None:
-                sink = stack.enter_context(config.trace_path.open("w", encoding="utf-8"))
-            state = _Run(config, home, sink, observer)
+            trace_path = trace_path_of(config, shard)
+            if trace_path is not None:
+                sink = stack.enter_context(trace_path.open("w", encoding="utf-8"))
+            state = _Run(config, shard, home, sink, observer)
             started = time.perf_counter()
             with faults.armed(state.hook), _few_collections():
-                run_virtual(state.main, config.seed)
+                run_virtual(state.main, shard.key(config))
             run_s = time.perf_counter() - started
         if observer is not None:
             observer.phase("oracle")
@@ -400,6 +477,9 @@ def run(config: SimConfig, *, observer: Observer | None = None) -> SimResult:
     finally:
         if state is not None:
             state.store.close()
+        # What this home's files left in the process's caches is no use to the next home.
+        clear_caches()
+        clear_recall_caches()
         (home / SPILL_NAME).unlink(missing_ok=True)
         if scratch:
             shutil.rmtree(home, ignore_errors=True)

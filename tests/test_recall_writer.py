@@ -106,3 +106,23 @@ def test_what_the_writer_remembers_is_what_a_reader_builds_from_the_files(
     held = update._writers[memory].index
     assert held is not None
     _arrays_equal(held, RecallIndex.open(memory))
+
+
+@pytest.mark.anyio
+async def test_a_closed_runtime_lets_go_of_the_index_its_writer_held(tmp_path: Path) -> None:
+    from dagmem import Runtime
+
+    memory = tmp_path / "home" / "memory"
+    async with Runtime.open(tmp_path / "home") as rt:
+        await rt.append("s", "user", "the ferry to the island leaves at seven every morning")
+        await rt.flush(force=True)
+        assert update._writers[memory].index is not None  # the writer holds what it wrote
+    assert memory not in update._writers
+    # What it let go of is read from the files again, unchanged.
+    assert any("ferry" in entry.text for _row, entry in RecallIndex.open(memory).entries())
+    # The block digests outlive a runtime (they belong to no workspace) until they are cleared.
+    from dagmem.memory.recall import _entries, clear_caches
+
+    assert _entries._digests
+    clear_caches()
+    assert not _entries._digests

@@ -787,3 +787,25 @@ def test_token_counts_are_remembered_by_digest_exactly_and_within_their_bound(
     encoding = _tokens.encoding()
     assert first[:20] == [len(encoding.encode_ordinary(text)) for text in texts[:20]]
     assert first[-1] == len(encoding.encode_ordinary("<|endoftext|>")) > 1  # plain text, never special
+
+
+def test_clear_caches_lets_go_of_parsed_and_validated_blocks_and_token_counts() -> None:
+    from dagmem.memory.format import _tokens, _topic_parse, _topic_validate, clear_caches
+
+    block = make_block(
+        "topics/tea.md", "Green tea is grown in Japan.", [("2026-06-01", [("user", "s1/n1")])], set()
+    )
+    text = render_topic(Topic("Tea", (block,)))
+    parse_topic(text, "topics/tea.md")
+    count_tokens("a text whose count is remembered")
+    assert _topic_parse._parse_chunk.cache_info().currsize > 0
+    assert _topic_validate._block_ok.cache_info().currsize > 0
+    assert _tokens._counts
+    clear_caches()
+    assert _topic_parse._parse_chunk.cache_info().currsize == 0
+    assert _topic_parse._parse_topic_cached.cache_info().currsize == 0
+    assert _topic_validate._block_ok.cache_info().currsize == 0
+    assert not _tokens._counts
+    assert (
+        parse_topic(text, "topics/tea.md").blocks[0].claim == "Green tea is grown in Japan."
+    )  # and parses again

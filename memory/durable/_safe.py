@@ -64,9 +64,13 @@ def read_regular(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     try:
+        # The whole file in one read (plus a byte, to see its end): `os.read(fd, n)` allocates n bytes first,
+        # so a fixed 1 MiB buffer cost an mmap and munmap per small file.
         chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        want = os.fstat(fd).st_size + 1
+        while chunk := os.read(fd, want):
             chunks.append(chunk)
+            want = 1 << 16  # the file grew while it was read: read on
         return b"".join(chunks)
     finally:
         os.close(fd)

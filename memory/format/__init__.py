@@ -11,6 +11,7 @@ from ._archive_codec import render_frame as render_frame
 from ._archive_scan import Frame as Frame
 from ._archive_scan import ScanResult as ScanResult
 from ._archive_scan import scan_archive as scan_archive
+from ._caches import clear_caches as clear_caches
 from ._core import plan_core as plan_core
 from ._core import render_core as render_core
 from ._ids import check_id as check_id
@@ -90,6 +91,7 @@ __all__ = [
     "check_id",
     "check_metadata",
     "citation_id",
+    "clear_caches",
     "content_problem",
     "count_tokens",
     "graph_problems",

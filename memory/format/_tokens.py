@@ -17,7 +17,7 @@ from pathlib import Path
 
 import tiktoken
 
-__all__ = ["CL100K_SHA256", "count_tokens", "encoding"]
+__all__ = ["CL100K_SHA256", "count_tokens", "encoding", "forget_counts"]
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 # cl100k_base's split pattern and special tokens, as published by tiktoken (tiktoken_ext/openai_public.py).
@@ -57,6 +57,11 @@ def encoding() -> tiktoken.Encoding:
 _REMEMBERED = 65_536  # counts kept, most recently used first out
 _counts: dict[bytes, int] = {}  # blake2b-128 of the text -> its count, least recently used first
 _counts_lock = threading.Lock()
+
+
+def forget_counts() -> None:
+    with _counts_lock:
+        _counts.clear()
 
 
 def count_tokens(text: str) -> int:

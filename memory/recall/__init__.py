@@ -8,6 +8,7 @@ from ._branch import branch_class as branch_class
 from ._branch import path_to as path_to
 from ._branch import session_path as session_path
 from ._embed import load_model as load_model
+from ._entries import clear_caches as clear_caches
 from ._hit import BranchClass as BranchClass
 from ._hit import Evidence as Evidence
 from ._hit import Hit as Hit
@@ -20,6 +21,7 @@ from ._search import search as search
 from ._text import analyse as analyse
 from ._update import after_install as after_install
 from ._update import compact as compact
+from ._update import forget as forget
 
 __all__ = [
     "SIBLINGS",
@@ -31,7 +33,9 @@ __all__ = [
     "after_install",
     "analyse",
     "branch_class",
+    "clear_caches",
     "compact",
+    "forget",
     "load_model",
     "path_to",
     "recall_root",

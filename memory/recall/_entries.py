@@ -29,14 +29,22 @@ __all__ = [
     "Source",
     "SourceLookup",
     "block_digest",
+    "clear_caches",
     "entries_of_topic",
     "topic_of",
     "vectorise",
 ]
 
 EXCERPT = 300  # characters of a cited record kept in the index
-_DIGESTS_MAX = 1 << 16
+# Keyed by whole blocks, so bounded like the validated-block cache (`format._topic_validate`): 65,536 kept
+# a simulator worker's blocks alive from home to home.
+_DIGESTS_MAX = 1 << 14
 _digests: dict[Block, str] = {}
+
+
+def clear_caches() -> None:
+    """Let go of the block digests remembered (a process done with one workspace, going on to another)."""
+    _digests.clear()
 
 
 def block_digest(block: Block) -> str:

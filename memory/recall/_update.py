@@ -39,7 +39,7 @@ from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, top
 from ._index import Key, RecallIndex, make_record, recall_root
 from ._snapshot import VERSION, Snapshot, list_snapshots, remove_old_snapshots, write_snapshot
 
-__all__ = ["after_install", "compact", "delta_limit", "index_arrays", "write_index"]
+__all__ = ["after_install", "compact", "delta_limit", "forget", "index_arrays", "write_index"]
 
 log = logging.getLogger("dagmem.recall")
 
@@ -89,6 +89,12 @@ def _remember(memory: Path, writer: _Writer | None) -> None:
             _writers[memory] = writer
             while len(_writers) > _WRITERS_MAX:
                 del _writers[next(iter(_writers))]
+
+
+def forget(memory: Path) -> None:
+    """Let go of what this process holds of the workspace at `memory` (its writer stopped): the index
+    it last wrote is read from disk again when it is next needed."""
+    _remember(memory, None)
 
 
 def after_install(
