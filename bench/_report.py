@@ -230,7 +230,7 @@ def _sim_run(sessions: int, homes: int, git_sample: int, scratch: Path) -> dict[
 # Sessions per home in the simulator's figures: a home is the shard (DESIGN §11), and its homes run in
 # parallel, one worker process per core.
 HOME_SESSIONS = 500
-QUICK_HOME_SESSIONS = 50
+QUICK_HOME_SESSIONS = 25
 
 
 def at(sessions: int, homes: int) -> str:

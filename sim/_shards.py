@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from multiprocessing.queues import SimpleQueue
+from multiprocessing.queues import Queue
 
 from ._oracle import OracleReport
 from ._rss import peak_rss_bytes
@@ -33,7 +33,7 @@ from ._runner import Home, HomeResult, Observer, SimConfig, SimResult, run_home,
 
 __all__ = ["run"]
 
-_progress: SimpleQueue[tuple[int, int, float]] | None = None  # a worker's line to the parent
+_progress: Queue[tuple[int, int, float]] | None = None  # a worker's line to the parent
 
 
 def run(config: SimConfig, *, observer: Observer | None = None, workers: int | None = None) -> SimResult:
@@ -62,7 +62,7 @@ def _run_parallel(
 ) -> list[tuple[int, SimResult]]:
     # spawn, not fork: the parent may run threads (a progress bar), and a fork copies their locks.
     context = multiprocessing.get_context("spawn")
-    progress: SimpleQueue[tuple[int, int, float]] = context.SimpleQueue()
+    progress: Queue[tuple[int, int, float]] = context.Queue()
     level = logging.getLogger("dagmem").getEffectiveLevel()
     with (
         concurrent.futures.ProcessPoolExecutor(
@@ -79,7 +79,7 @@ def _run_parallel(
             raise
 
 
-def _start_worker(progress: SimpleQueue[tuple[int, int, float]], level: int) -> None:
+def _start_worker(progress: Queue[tuple[int, int, float]], level: int) -> None:
     global _progress
     _progress = progress
     logging.getLogger("dagmem").setLevel(level)
@@ -106,7 +106,7 @@ def _run_one(config: SimConfig, home: Home) -> tuple[int, SimResult]:
 
 @contextlib.contextmanager
 def _forwarding(
-    progress: SimpleQueue[tuple[int, int, float]], sessions: int, observer: Observer | None
+    progress: Queue[tuple[int, int, float]], sessions: int, observer: Observer | None
 ) -> Iterator[None]:
     """Sum the homes' progress for `observer`, from a thread, until the block ends."""
     if observer is None:
@@ -119,13 +119,15 @@ def _forwarding(
 
     def forward() -> None:
         nonlocal furthest, said_checking
-        while not stop.is_set():
+        while True:
             try:
-                message = _poll(progress)
-            except (EOFError, OSError):
-                return
-            if message is None:
+                message = progress.get(timeout=0.2)
+            except queue.Empty:
+                if stop.is_set():  # the run is over and nothing more came: every message was told
+                    return
                 continue
+            except (EOFError, OSError, ValueError):  # the queue is closed
+                return
             home, count, virtual_s = message
             done[home] = count
             furthest = max(furthest, virtual_s)
@@ -142,17 +144,6 @@ def _forwarding(
     finally:
         stop.set()
         thread.join(timeout=1.0)
-
-
-def _poll(progress: SimpleQueue[tuple[int, int, float]]) -> tuple[int, int, float] | None:
-    # SimpleQueue has no timeout: wait on its pipe, so the thread can notice the run is over.
-    reader = progress._reader  # type: ignore[attr-defined]
-    if not reader.poll(0.2):
-        return None
-    try:
-        return progress.get()
-    except queue.Empty:
-        return None
 
 
 def _join_traces(config: SimConfig, homes: list[Home]) -> None:
