@@ -7,8 +7,8 @@ Runs the workload, drains, checks the home with the independent oracle, replays 
 real git, then writes `DIR/report.json`, prints a summary table (or, with `--json`, one JSON object) and
 plots `DIR/report.png` when matplotlib is installed (the `sim` extra; without it one line on stderr says
 so, and the run is not lost); with `--trace`, `DIR/trace.jsonl` too; with `--real-fs`, the home is left
-at `DIR/home` (`DIR/home/000`, `001`, ... with several homes). Exit status 0 when the oracle found nothing, 1 otherwise (the seed, the offending ids and
-the command that replays the run are printed). Progress bars run on stderr: the sessions, then the git
+at `DIR/home` (`DIR/home/000`, `001`, ... with several homes). Exit status 0 when the oracle found
+nothing, 1 otherwise (the seed, the offending ids and the command that replays the run are printed). Progress bars run on stderr: the sessions, then the git
 replay's commits.
 """
 

@@ -143,9 +143,9 @@ class SimResult:
     homes: list[HomeResult] = field(default_factory=list)  # each home of a multi-home run, in order
 
 
-def workspace_id_for(seed: int, home: int = 0, homes: int = 1) -> str:
-    key = f"dagmem-sim:workspace:{seed}" if homes == 1 else f"dagmem-sim:workspace:{seed}:{home}/{homes}"
-    return "w-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+def workspace_id_for(seed: int | str) -> str:
+    """The workspace id of a run's home: `seed` is the home's key (`Home.key`), the seed itself for one."""
+    return "w-" + hashlib.sha256(f"dagmem-sim:workspace:{seed}".encode()).hexdigest()[:16]
 
 
 def git_sample(config: SimConfig) -> list[str]:
@@ -440,7 +440,7 @@ def run_home(config: SimConfig, shard: Home, *, observer: Observer | None = None
         home = config.home if config.homes == 1 else config.home / f"{shard.index:03d}"
     home.mkdir(parents=True, exist_ok=True)
     memory = home / "memory"
-    new_id = workspace_id_for(config.seed, shard.index, config.homes)
+    new_id = workspace_id_for(shard.key(config))
     workspace_id = ensure_workspace_id(memory / ".dagmem" / "workspace-id", fsync=False, new_id=new_id)
     state: _Run | None = None
     try:

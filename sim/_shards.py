@@ -186,7 +186,6 @@ def _joined(config: SimConfig, results: list[tuple[int, SimResult]], wall: float
     return replace(
         first,
         config=config,
-        workspace_id=first.workspace_id,
         trace_sha256=digest,
         trace_events=sum(part.trace_events for part in parts),
         events=_summed(part.events for part in parts),
