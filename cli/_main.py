@@ -14,6 +14,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from .. import __version__
 from ..memory.errors import DagmemError
@@ -29,15 +30,25 @@ EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster")
 
 
+class _ArgumentMistake(Exception):
+    """A command line argparse refused (an unknown option, a bad value, a missing argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its refusals are a user's mistake like any other: one line, not the usage text
+    (a JSON object with `--json`), exit 2. Its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgumentMistake(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--home", type=Path, default=DEFAULT_HOME, help="the dagmem home (default ./.dagmem)")
     common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     common.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv for debug)")
 
-    parser = argparse.ArgumentParser(
-        prog="dagmem", description="Long-term memory for branching agent sessions."
-    )
+    parser = _Parser(prog="dagmem", description="Long-term memory for branching agent sessions.")
     parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -380,7 +391,11 @@ def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(argv)
+    except _ArgumentMistake as exc:  # before parsing, `--json` is a word of the command line
+        return _error(argparse.Namespace(json="--json" in argv), str(exc), "INVALID_INPUT")
     logging.basicConfig(
         level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
         format="%(levelname)s %(name)s: %(message)s",

@@ -64,6 +64,33 @@ def test_version() -> None:
     assert done.stdout.strip() == f"dagmem {dagmem.__version__}"
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["sim", "--homes", "0"], "dagmem sim: argument --homes: must be at least 1, not 0"),
+        (["sim", "--workers", "x"], "dagmem sim: argument --workers: not a whole number: 'x'"),
+        (["nosuch"], "dagmem: argument COMMAND: invalid choice: 'nosuch'"),
+        (["import"], "dagmem import: the following arguments are required: format, PATH"),
+    ],
+)
+def test_an_argument_mistake_is_one_line_or_one_json_object_and_writes_nothing(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
+    def run(
+        *extra: str,
+    ) -> subprocess.CompletedProcess[str]:  # in tmp_path: the defaults (./.dagmem, ./sim-out) land there
+        command = [sys.executable, "-m", "dagmem", *args, *extra]
+        return subprocess.run(command, cwd=tmp_path, check=False, capture_output=True, text=True, timeout=120)
+
+    line = one_line_error(run())
+    assert line.startswith(f"error: {says}")
+    assert line.endswith("--help)")
+    out = json_error(run("--json"))
+    assert out["code"] == "INVALID_INPUT"
+    assert out["error"].startswith(says)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", ["write", "status", "verify"])
 def test_a_home_that_is_a_file_is_one_line(tmp_path: Path, command: str) -> None:
     path = tmp_path / "not-a-dir"
