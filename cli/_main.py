@@ -30,16 +30,12 @@ EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster")
 
 
-class _ArgumentMistake(Exception):
-    """A command line argparse refused (an unknown option, a bad value, a missing argument)."""
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse, but its refusals are a user's mistake like any other: one line, not the usage text
     (a JSON object with `--json`), exit 2. Its subcommands' parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
-        raise _ArgumentMistake(f"{self.prog}: {message} (see {self.prog} --help)")
+        raise CommandError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -394,8 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _parser().parse_args(argv)
-    except _ArgumentMistake as exc:  # before parsing, `--json` is a word of the command line
-        return _error(argparse.Namespace(json="--json" in argv), str(exc), "INVALID_INPUT")
+    except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line
+        return _error(argparse.Namespace(json="--json" in argv), str(exc), exc.code)
     logging.basicConfig(
         level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
         format="%(levelname)s %(name)s: %(message)s",
