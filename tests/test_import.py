@@ -768,6 +768,45 @@ async def test_follow_feeds_a_runtime_moves_the_head_and_writes_the_abandoned_br
     assert report.records == 6
 
 
+@pytest.mark.anyio
+async def test_a_stop_during_a_poll_lands_between_nodes_and_the_report_counts_every_node_taken(
+    tmp_path: Path,
+) -> None:
+    c = Claude()
+    u1 = c.user(None, "Plan a week in Kyoto.")
+    c.text(u1, "msg_1", "Temples on day one, Arashiyama on day two.")
+    path = write_jsonl(tmp_path / "s.jsonl", c.lines)
+    home = tmp_path / "home"
+    clock = SourceClock()
+    store = FileSessionStore(home, clock=clock)
+    async with dagmem.Runtime.open(home, store=store) as runtime:
+        entered = anyio.Event()
+
+        class SlowReply:
+            """The real runtime, whose reply comes late: the stop arrives after the turn is taken."""
+
+            async def append(self, *args: Any, **kwargs: Any) -> str:
+                node_id = await runtime.append(*args, **kwargs)
+                entered.set()
+                await anyio.sleep(0.2)
+                return node_id
+
+            set_head = runtime.set_head
+            end_session = runtime.end_session
+
+        follower = Follower(Importer("claude-code", [path]), SlowReply(), store, clock)
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(follower.poll)
+                await entered.wait()
+                scope.cancel()  # Ctrl-C, while the first node's reply is on its way
+        taken = len(store.load(SESSION).nodes)
+        assert taken == 1  # the poll stopped after the node in flight, not at the end of the file
+        assert follower.report.added == taken
+        assert await follower.poll() == 1  # the next poll goes on from there, nothing twice
+        assert follower.report.added == len(store.load(SESSION).nodes) == 2
+
+
 def test_follow_on_the_command_line_stops_cleanly_on_ctrl_c_with_a_boundary_write(tmp_path: Path) -> None:
     c = Claude()
     u1 = c.user(None, "Plan a week in Kyoto.")

@@ -5,15 +5,18 @@ left it, and (`finish`, when following stops) a boundary write of every session 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 
 from ..errors import InvalidInput
 from ..format import HEAD, HeadType
 from ..store import SessionStore
 from ._import import Importer, ImportReport, SourceClock, StoreSink
+from ._mapper import Planned
 
 __all__ = ["Follower", "RuntimeLike"]
 
@@ -47,6 +50,7 @@ class Follower:
         self._sink = StoreSink(store, clock, self.report)
         self._clock = clock
         self._problems_seen = 0
+        self._pending: deque[Planned] = deque()  # read, not yet fed: a poll stopped midway goes on from here
 
     async def poll(self) -> int:
         """Feed what is new in the files (whole lines only); returns the nodes appended."""
@@ -54,28 +58,36 @@ class Follower:
         importer.discover()
         self.report.files = len(importer.sources)
         before = self.report.added
-        for node in importer.poll(final=False):
-            if await anyio.to_thread.run_sync(sink.skip, node):
-                continue
-            self._clock.now = node.time
-            try:
-                await self.runtime.append(
-                    node.session,
-                    node.role,
-                    node.content,
-                    predecessor=sink.predecessor(node),
-                    node_id=node.node_id,
-                    metadata=node.metadata,
-                )
-            except InvalidInput as exc:
-                sink.refused(node, exc)
-                continue
-            sink.added(node)
+        self._pending.extend(importer.poll(final=False))
+        while self._pending:
+            node = self._pending.popleft()
+            # Shielded: a stop (Ctrl-C) lands between nodes, never after the runtime took one but before the
+            # report counted it (the actor applies a request whose caller was cancelled).
+            with anyio.CancelScope(shield=True):
+                if await anyio.to_thread.run_sync(sink.skip, node):
+                    continue
+                self._clock.now = node.time
+                try:
+                    await self.runtime.append(
+                        node.session,
+                        node.role,
+                        node.content,
+                        predecessor=sink.predecessor(node),
+                        node_id=node.node_id,
+                        metadata=node.metadata,
+                    )
+                except InvalidInput as exc:
+                    sink.refused(node, exc)
+                    continue
+                sink.added(node)
+            await anyio.lowlevel.checkpoint()
         for sid, head in importer.heads().items():
-            target = await anyio.to_thread.run_sync(sink.head_to_set, sid, head)
-            if target is not None:
-                await self.runtime.set_head(sid, target)
-            self.report.count(sid).head = head
+            with anyio.CancelScope(shield=True):
+                target = await anyio.to_thread.run_sync(sink.head_to_set, sid, head)
+                if target is not None:
+                    await self.runtime.set_head(sid, target)
+                self.report.count(sid).head = head
+            await anyio.lowlevel.checkpoint()
         self.report.problems.extend(importer.problems[self._problems_seen :])
         self._problems_seen = len(importer.problems)
         for sid, mapper in importer.mappers.items():
