@@ -36,7 +36,7 @@ from dagmem.memory.write import write_home
 
 
 def old_index_arrays(index: RecallIndex) -> Arrays:
-    """main's (cb70b7b) `_arrays.index_arrays`, verbatim."""
+    """main's (cb70b7b) `_arrays.index_arrays`, verbatim but for BM25's average length (`_old_tf_part`)."""
     base = index.snapshot.arrays
     alive = index.alive
     rows = np.flatnonzero(alive)
@@ -138,7 +138,7 @@ def old_index_arrays(index: RecallIndex) -> Arrays:
         post_off=post_off,
         post_doc=row_all.astype(np.int32),
         post_tf=tf_all,
-        post_w=_old_tf_part(tf_all, dl[row_all]),
+        post_w=_old_tf_part(tf_all, dl[row_all], dl),
         topics=topics,
         topic=topic.astype(np.int32),
         sessions=sessions,
@@ -148,10 +148,13 @@ def old_index_arrays(index: RecallIndex) -> Arrays:
     )
 
 
-def _old_tf_part(tf: npt.NDArray[np.float32], dl: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """BM25's term-frequency part of each posting, with the average length of these documents."""
+def _old_tf_part(
+    tf: npt.NDArray[np.float32], lengths: npt.NDArray[np.float32], dl: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """BM25's term-frequency part of each posting (its document's length in `lengths`), with the average
+    length of the documents `dl` (cb70b7b averaged the postings' lengths; snapshot version 2 does not)."""
     avgdl = float(dl.mean()) if len(dl) else 1.0
-    part = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / max(avgdl, 1e-9)))
+    part = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lengths / max(avgdl, 1e-9)))
     return part.astype(np.float32)
 
 
@@ -380,3 +383,19 @@ def test_a_writer_drops_its_old_index_before_it_loads_the_compacted_one(
     assert loads[-1] == (compacted, True)  # ... which was gone when the new one was loaded
     index = RecallIndex.open(memory)
     assert any("oils the lamp" in entry.text for _row, entry in index.entries())
+
+
+def test_bm25_scores_a_document_the_same_before_and_after_it_is_compacted(tmp_path: Path) -> None:
+    """A delta row's BM25 uses the live documents' average length; a compacted row's precomputed part must
+    use the same one (the postings' average weights long documents more, and ranked them lower)."""
+    memory = tmp_path / "memory"
+    index = _base(memory, _Maker(7))  # every row in the delta, lengths of 4 to 13 terms
+    lengths = index.dl_all[index.alive]
+    assert lengths.min() < lengths.max()  # the two averages differ only when lengths do
+    words = ["lighthouse", "keeper", "blue", "漢字", "item5"]
+    before = index.bm25(words)[index.alive]
+    path = write_index(memory / "snaps", _meta(index), index, fsync=False)
+    compacted = RecallIndex(memory, Snapshot.load(path))
+    after = compacted.bm25(words)[compacted.alive]
+    assert before.any()
+    np.testing.assert_allclose(after, before, rtol=1e-5)

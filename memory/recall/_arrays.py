@@ -227,9 +227,8 @@ def _write_postings(
     post_off = np.asarray(base.arrays.post_off, dtype=np.int64)
     docs = base.rows("post_doc.npy", base.arrays.post_doc)
     tfs = base.rows("post_tf.npy", base.arrays.post_tf)
-    # Each posting's document length, in the order written: BM25's average length is their mean (a
-    # posting-weighted one), as numpy sums it (pairwise, in float32): the one array of a posting each
-    # (4 bytes) a compaction holds. Pages past the live postings are never touched.
+    # Each posting's document length, in the order written: the one array of a posting each (4 bytes) a
+    # compaction holds. Pages past the live postings are never touched.
     lengths = np.empty(int(post_off[-1]) + len(d_term), np.float32)
     done = 0
     with (
@@ -261,7 +260,8 @@ def _write_postings(
             lengths[done : done + len(row)] = dl[row]
             done += len(row)
         tf_at = out_tf.data_offset
-    avgdl = max(float(lengths[:done].mean()) if done else 1.0, 1e-9)
+    # BM25's average length is the live documents' (as at query time, `sum_dl / live`), not the postings'.
+    avgdl = max(float(dl.mean()) if len(dl) else 1.0, 1e-9)
     # BM25's term-frequency part of each posting, with that average length: the term frequencies are
     # read back from the file just written (the page cache), a chunk at a time.
     with NpyOut(temp / "post_w.npy", np.float32) as out_w:

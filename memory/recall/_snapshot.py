@@ -56,7 +56,7 @@ __all__ = [
     "write_snapshot",
 ]
 
-VERSION: Final = 1
+VERSION: Final = 2  # 2: BM25 parts with the documents' average length (1 averaged the postings')
 _PREFIX: Final = "snap-"
 _LINES: Final = 1 << 14  # lines of a text file joined per write
 
