@@ -170,6 +170,13 @@ def test_a_file_of_another_format_is_named_and_nothing_imported_is_not_a_success
     assert code == 0, err
     assert f"warning: {rollout}: no line of it looked like the claude-code format" in err
     assert "1 turns added" in out
+    # A file of Claude Code's own that holds no turn (only summaries) is of the format: nothing to say.
+    summaries = write_jsonl(
+        tmp_path / "other.jsonl", [{"type": "summary", "summary": "Parsing", "leafUuid": uid(1)}]
+    )
+    code, out, err = cli(capsys, "import", "claude-code", str(claude), str(summaries), "--home", str(home))
+    assert code == 0, err
+    assert "warning" not in err
 
 
 # -- 3. An entry of an unforeseen shape is reported and skipped, the rest imported ---------------------------

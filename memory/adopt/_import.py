@@ -19,7 +19,7 @@ from ..store import SessionStore
 from ._claude_code import ClaudeCodeParser, claude_code_files
 from ._codex import CodexParser, codex_session_id
 from ._entries import BadLine, Entry, Problem, shown_path, to_id
-from ._mapper import Planned, SessionMapper, turn_digest
+from ._mapper import Planned, SessionMapper, text_digest
 from ._openai import OpenAIParser
 from ._pi import PiParser, pi_session_id
 from ._readers import ArrayReader, JsonlReader, Reader
@@ -202,9 +202,14 @@ class Importer:
         return [Problem(name, 0, reason) for name in self.unrecognised(parsed=True)]
 
     def unrecognised(self, *, parsed: bool = False) -> list[str]:
-        """The files read with lines in them none of which is a turn of this format (`parsed`: only those
-        with JSON lines, the others' lines being reported one by one already)."""
-        return [s.name for s in self.sources.values() if s.lines and not s.turns and (s.values or not parsed)]
+        """The files read with lines in them none of which is a turn of this format, nor a line its parser
+        knows as the format's (`known`, where a format has lines that are no turns: Claude Code's
+        summaries); `parsed`: only those with JSON lines, the others' lines being reported one by one."""
+        return [
+            s.name
+            for s in self.sources.values()
+            if s.lines and not s.turns and not getattr(s.parser, "known", 0) and (s.values or not parsed)
+        ]
 
     def _map(self, source: _Source, entry: Entry) -> Planned | Problem | None:
         sid = self.session or to_id(entry.session or source.parser.session or source.default_session)
@@ -229,7 +234,7 @@ class StoreSink:
         self.store = store
         self.clock = clock
         self.report = report
-        # node id -> `turn_digest` of its role and text, per session; None: the session on disk is invalid
+        # node id -> `text_digest` of its text, per session; None: the session on disk is invalid
         self._known: dict[str, dict[str, bytes] | None] = {}
         self._alias: dict[tuple[str, str], str | None] = {}
 
@@ -249,8 +254,7 @@ class StoreSink:
                     self._known[sid] = None
                 else:
                     self._known[sid] = {
-                        nid: turn_digest(node.role.value, node.content)
-                        for nid, node in snapshot.nodes.items()
+                        nid: text_digest(node.content) for nid, node in snapshot.nodes.items()
                     }
         return self._known[sid]
 
@@ -270,7 +274,7 @@ class StoreSink:
         digest = known.get(planned.node_id)
         if digest is None:
             return False
-        if digest == turn_digest(planned.role, planned.content):
+        if digest == text_digest(planned.content):
             count.present += 1
         else:  # never counted as there: its text would be lost without a word
             self.refused(
@@ -289,7 +293,7 @@ class StoreSink:
     def added(self, planned: Planned) -> None:
         known = self.known(planned.session)
         assert known is not None
-        known[planned.node_id] = turn_digest(planned.role, planned.content)
+        known[planned.node_id] = text_digest(planned.content)
         self.report.count(planned.session).added += 1
 
     def append(self, planned: Planned) -> None:

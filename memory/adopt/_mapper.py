@@ -15,13 +15,14 @@ from typing import Any
 
 from ._entries import Entry, Problem, clean, to_id
 
-__all__ = ["Planned", "SessionMapper", "turn_digest"]
+__all__ = ["Planned", "SessionMapper", "text_digest"]
 
 
-def turn_digest(role: str, content: str) -> bytes:
-    """What makes two nodes with one id the same turn: role and text (never the source's file and line,
-    which differ when the same transcript is imported from a copy)."""
-    return hashlib.sha256(f"{role}\n{clean(content)}".encode()).digest()
+def text_digest(content: str) -> bytes:
+    """What makes two nodes with one id the same turn: their text. Not the source's file and line (they
+    differ when the same transcript is imported from a copy), nor the role (a newer importer may read
+    the same line as another kind of row than an older one did)."""
+    return hashlib.sha256(clean(content).encode()).digest()
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,7 @@ class SessionMapper:
         if entry.key in self._resolved:
             self.duplicates += 1
             first = self._first.get(entry.key)
-            if (
-                entry.turn is None
-                or first is None
-                or first[2] == turn_digest(entry.turn.role, entry.turn.content)
-            ):
+            if entry.turn is None or first is None or first[2] == text_digest(entry.turn.content):
                 return None  # the same turn again (a grown file read from its start, a repeated line)
             where = f"line {first[1]}" if first[0] == file else f"{first[0]}:{first[1]}"
             return Problem(
@@ -90,7 +87,7 @@ class SessionMapper:
             return None
         node_id = to_id(entry.key)
         self._resolved[entry.key] = node_id
-        self._first[entry.key] = (file, entry.line, turn_digest(entry.turn.role, entry.turn.content))
+        self._first[entry.key] = (file, entry.line, text_digest(entry.turn.content))
         if entry.moves_head:
             self.head = node_id
         source: dict[str, Any] = {"format": self.format, "file": file, "line": entry.line}
