@@ -3,7 +3,14 @@
 Without `--follow`, the files are read to their end and their new turns appended through the file store
 (a progress bar on stderr while it runs). With `--follow`, a `dagmem.Runtime` is started on the home and
 fed every new line as the files grow (polled), so memory is written as the conversation goes; Ctrl-C (or
-SIGTERM) stops it cleanly with a boundary write of every session followed."""
+SIGTERM) stops it cleanly with a boundary write of every session followed.
+
+A plain import into a home a runtime is serving is refused: that runtime keeps its own view of the
+sessions and would not see the turns appended beside it (feed it with `--follow`, which goes through it,
+or stop it first). The import holds the serving lock while it runs, so no runtime opens mid-import.
+
+Exit 0 when any turn was imported (or was there already); 1 when lines were read but nothing of them could
+be imported; 2 (a mistake) when no line of any file looked like the format."""
 
 from __future__ import annotations
 
@@ -17,7 +24,8 @@ import anyio
 
 from ..memory.adopt import Follower, Importer, ImportReport, SourceClock, import_into_store
 from ..memory.store import FileSessionStore
-from ._main import CommandError
+from ..memory.workspace import HomeBusy, ServingLock
+from ._main import EXIT_FAILED, CommandError
 
 __all__ = ["command"]
 
@@ -33,10 +41,45 @@ def command(args: argparse.Namespace) -> int:
     store = FileSessionStore(home, clock=clock)
     if args.follow:
         report, shown = anyio.run(_follow, args, importer, store, clock)
-    else:
-        report, shown = _import(args, importer, store, clock), 0
-    _print(args, report, shown)
+        _print(args, report, shown)
+        return 0
+    serving = _serving_lock(home)
+    try:
+        report = _import(args, importer, store, clock)
+    finally:
+        if serving is not None:
+            serving.release()
+    unrecognised = importer.unrecognised()
+    if unrecognised and len(unrecognised) == len(importer.sources):
+        # Every file is of another format: a mistake on the command line, and nothing was written.
+        if not args.json:  # what was wrong with the lines, before the one-line verdict
+            for problem in report.problems:
+                if problem.line:
+                    print(f"warning: {problem}", file=sys.stderr)
+        files = unrecognised[0] if len(unrecognised) == 1 else f"the {len(unrecognised)} files"
+        raise CommandError(f"no line of {files} looked like the {args.format} format; nothing imported")
+    _print(args, report, 0)
+    if not any(c.added or c.present for c in report.sessions.values()):
+        if not args.json:
+            print("error: nothing imported", file=sys.stderr)
+        return EXIT_FAILED
     return 0
+
+
+def _serving_lock(home: Path) -> ServingLock | None:
+    """The home's serving lock, held for the import; a one-line refusal when a runtime serves it. A home
+    with no workspace state has no runtime (a runtime creates it before it takes the lock)."""
+    state = home / "memory" / ".dagmem"
+    if not state.is_dir():
+        return None
+    try:
+        return ServingLock.acquire(state)
+    except HomeBusy as busy:
+        raise CommandError(
+            f"--home {home}: a dagmem runtime is serving it ({busy.holder}); an import beside it would not "
+            "reach that runtime: stop it first, or feed it with `dagmem import --follow`",
+            busy.code,
+        ) from None
 
 
 def _import(
@@ -100,4 +143,5 @@ def _print(args: argparse.Namespace, report: ImportReport, shown: int) -> None:
     for sid, count in sorted(report.sessions.items()):
         extra = f", {count.failed} refused" if count.failed else ""
         print(f"{sid}: {count.added} turns added, {count.present} already there{extra}")
-    print(f"{report.added} turns added from {report.files} files ({len(report.problems)} lines skipped)")
+    skipped = sum(1 for problem in report.problems if problem.line)  # line 0: a file-wide remark
+    print(f"{report.added} turns added from {report.files} files ({skipped} lines skipped)")

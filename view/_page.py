@@ -15,6 +15,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from ..memory.adopt import shown_path
 from ..memory.format import MARKER_KEY, Block, anchor_of
 from ..memory.outcomes import RETRYABLE
 from ._layout import Layout, layout
@@ -113,7 +114,7 @@ def _session_json(session: SessionView, view: Layout | None) -> dict[str, Any]:
 def _status_html(home: HomeView) -> str:
     status = home.status
     rows = [
-        ("home", str(home.home)),
+        ("home", shown_path(home.home)),
         ("workspace", home.workspace_id or "(not created yet)"),
         ("last outcome", status.last_outcome or "(nothing written yet)"),
         ("last success", _iso(status.last_success_at) or "-"),
@@ -219,7 +220,7 @@ def render_page(home: HomeView, *, filtered: bool = False) -> tuple[str, PageSta
         if home.core is not None
         else '<p class="empty">No core block (memory/core.md) yet.</p>'
     )
-    title = f"dagmem · {home.home}"
+    title = f"dagmem · {shown_path(home.home)}"
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -241,6 +242,9 @@ def render_page(home: HomeView, *, filtered: bool = False) -> tuple[str, PageSta
 <script>{_asset("page.js")}</script>
 </body></html>
 """
+    # A name that is not UTF-8 (a home's or a host's file's, kept by Python as lone surrogates) would make
+    # the page unwritable: such characters are replaced.
+    page = page.encode("utf-8", "replace").decode("utf-8")
     stats = PageStats(
         sessions=len(home.sessions),
         nodes=sum(len(s.nodes) for s in home.sessions),

@@ -5,6 +5,7 @@ format, one shared core that maps their entries to nodes, appended through the s
 from __future__ import annotations
 
 from ._entries import Problem as Problem
+from ._entries import shown_path as shown_path
 from ._entries import to_id as to_id
 from ._follow import Follower as Follower
 from ._follow import RuntimeLike as RuntimeLike
@@ -37,5 +38,6 @@ __all__ = [
     "kept_records",
     "migrate_home",
     "read_cursors",
+    "shown_path",
     "to_id",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,7 +15,17 @@ from typing import Any
 from ..errors import InvalidInput
 from ..format import is_valid_id
 
-__all__ = ["BadLine", "Entry", "Problem", "Turn", "chain_key", "clean", "source_time", "to_id"]
+__all__ = [
+    "BadLine",
+    "Entry",
+    "Problem",
+    "Turn",
+    "chain_key",
+    "clean",
+    "shown_path",
+    "source_time",
+    "to_id",
+]
 
 
 class BadLine(InvalidInput):
@@ -33,7 +44,8 @@ class Problem:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.reason}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: the file as a whole
+        return f"{where}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,12 @@ def to_id(raw: str) -> str:
     if is_valid_id(raw):
         return raw
     return "h" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def shown_path(path: object) -> str:
+    """A path as text that can be stored and printed: a file name that is not UTF-8 (its bytes kept by
+    Python as lone surrogates) gets U+FFFD where those bytes were."""
+    return os.fsencode(str(path)).decode("utf-8", "replace")
 
 
 def chain_key(previous: str | None, raw: Any) -> str:

@@ -105,7 +105,9 @@ class Follower:
             await anyio.sleep(interval)
 
     async def finish(self) -> None:
-        """The boundary write of every session followed (DESIGN §3): nothing they said stays owed."""
+        """The boundary write of every session followed (DESIGN §3): nothing they said stays owed; and
+        the files followed in which no line looked like the format are named."""
         for sid in sorted(self.importer.mappers):
             if sid in self.report.sessions:
                 await self.runtime.end_session(sid)
+        self.report.problems.extend(self.importer.format_problems())

@@ -18,8 +18,8 @@ from ..format import check_id
 from ..store import SessionStore
 from ._claude_code import ClaudeCodeParser, claude_code_files
 from ._codex import CodexParser, codex_session_id
-from ._entries import BadLine, Entry, Problem, to_id
-from ._mapper import Planned, SessionMapper
+from ._entries import BadLine, Entry, Problem, shown_path, to_id
+from ._mapper import Planned, SessionMapper, text_digest
 from ._openai import OpenAIParser
 from ._pi import PiParser, pi_session_id
 from ._readers import ArrayReader, JsonlReader, Reader
@@ -82,6 +82,13 @@ class _Source:
     default_session: str
     mtime: float
     restarts: int = 0
+    lines: int = 0  # lines (or messages) read
+    values: int = 0  # of them, those that are JSON
+    turns: int = 0  # entries the parser found a turn in: zero of many lines means another format
+
+    @property
+    def name(self) -> str:
+        return shown_path(self.path)
 
 
 @dataclass
@@ -159,26 +166,57 @@ class Importer:
                 source.restarts = source.reader.restarts
                 source.parser = self.format.parser()
             for item in items:
+                source.lines += 1
                 if isinstance(item, Problem):
-                    self.problems.append(Problem(str(source.path), item.line, item.reason))
+                    self.problems.append(Problem(source.name, item.line, item.reason))
                     continue
-                try:
-                    entries = source.parser.parse(item.value, item.line)
-                except BadLine as bad:
-                    self.problems.append(Problem(str(source.path), item.line, f"{bad}; skipped"))
-                    entries = bad.entries
+                source.values += 1
+                entries = self._parse(source, item.value, item.line)
                 for entry in entries:
+                    source.turns += entry.turn is not None
                     planned = self._map(source, entry)
-                    if planned is not None:
+                    if isinstance(planned, Problem):
+                        self.problems.append(planned)
+                    elif planned is not None:
                         out.append(planned)
         return out
 
-    def _map(self, source: _Source, entry: Entry) -> Planned | None:
+    def _parse(self, source: _Source, value: Any, line: int) -> list[Entry]:
+        """The entries of one line; a line of a shape its parser did not foresee (a field of another
+        type, nesting too deep to walk) is reported with its place and skipped, never ends the import."""
+        try:
+            return source.parser.parse(value, line)
+        except BadLine as bad:
+            self.problems.append(Problem(source.name, line, f"{bad}; skipped"))
+            return bad.entries
+        except RecursionError:
+            self.problems.append(Problem(source.name, line, "nested too deep; skipped"))
+        except Exception as exc:  # untrusted JSON: any surprise is this line's, not the import's
+            reason = f"an unexpected shape ({type(exc).__name__}: {exc}); skipped"
+            self.problems.append(Problem(source.name, line, reason))
+        return []
+
+    def format_problems(self) -> list[Problem]:
+        """One per file with JSON lines none of which is a turn of this format (a file of another)."""
+        reason = f"no line of it looked like the {self.format.name} format; is it another?"
+        return [Problem(name, 0, reason) for name in self.unrecognised(parsed=True)]
+
+    def unrecognised(self, *, parsed: bool = False) -> list[str]:
+        """The files read with lines in them none of which is a turn of this format, nor a line its parser
+        knows as the format's (`known`, where a format has lines that are no turns: Claude Code's
+        summaries); `parsed`: only those with JSON lines, the others' lines being reported one by one."""
+        return [
+            s.name
+            for s in self.sources.values()
+            if s.lines and not s.turns and not getattr(s.parser, "known", 0) and (s.values or not parsed)
+        ]
+
+    def _map(self, source: _Source, entry: Entry) -> Planned | Problem | None:
         sid = self.session or to_id(entry.session or source.parser.session or source.default_session)
         mapper = self.mappers.get(sid)
         if mapper is None:
             mapper = self.mappers[sid] = SessionMapper(sid, self.format.name)
-        return mapper.map(entry, str(source.path), source.mtime)
+        return mapper.map(entry, source.name, source.mtime)
 
     def heads(self) -> dict[str, str]:
         return {sid: m.head for sid, m in self.mappers.items() if m.head is not None}
@@ -188,20 +226,22 @@ class Importer:
 
 
 class StoreSink:
-    """Appends planned nodes through a store: ids the session has are skipped (a second import adds only
-    what is new); a node the store refuses is reported and its children follow its predecessor."""
+    """Appends planned nodes through a store: ids the session has with the same turn are skipped (a second
+    import adds only what is new); an id it has with another turn, and a node the store refuses, are
+    reported and their children follow their predecessor."""
 
     def __init__(self, store: SessionStore, clock: SourceClock, report: ImportReport) -> None:
         self.store = store
         self.clock = clock
         self.report = report
-        self._known: dict[str, set[str] | None] = {}  # None: the session on disk is invalid
+        # node id -> `text_digest` of its text, per session; None: the session on disk is invalid
+        self._known: dict[str, dict[str, bytes] | None] = {}
         self._alias: dict[tuple[str, str], str | None] = {}
 
-    def known(self, sid: str) -> set[str] | None:
+    def known(self, sid: str) -> dict[str, bytes] | None:
         if sid not in self._known:
             if not self.store.has_session(sid):
-                self._known[sid] = set()
+                self._known[sid] = {}
             else:
                 snapshot = self.store.load(sid)
                 if snapshot.problems:
@@ -213,7 +253,9 @@ class StoreSink:
                     )
                     self._known[sid] = None
                 else:
-                    self._known[sid] = set(snapshot.nodes)
+                    self._known[sid] = {
+                        nid: text_digest(node.content) for nid, node in snapshot.nodes.items()
+                    }
         return self._known[sid]
 
     def predecessor(self, planned: Planned) -> str | None:
@@ -229,12 +271,18 @@ class StoreSink:
         if known is None:
             count.failed += 1
             return True
-        if planned.node_id in known:
+        digest = known.get(planned.node_id)
+        if digest is None:
+            return False
+        if digest == text_digest(planned.content):
             count.present += 1
-            return True
-        return False
+        else:  # never counted as there: its text would be lost without a word
+            self.refused(
+                planned, f"session {planned.session} already has a node {planned.node_id} with other content"
+            )
+        return True
 
-    def refused(self, planned: Planned, error: Exception) -> None:
+    def refused(self, planned: Planned, error: Exception | str) -> None:
         source = planned.metadata.get("source", {})
         self.report.problems.append(
             Problem(str(source.get("file")), int(source.get("line", 0)), f"not imported: {error}")
@@ -245,7 +293,7 @@ class StoreSink:
     def added(self, planned: Planned) -> None:
         known = self.known(planned.session)
         assert known is not None
-        known.add(planned.node_id)
+        known[planned.node_id] = text_digest(planned.content)
         self.report.count(planned.session).added += 1
 
     def append(self, planned: Planned) -> None:
@@ -277,6 +325,12 @@ class StoreSink:
             return None
         return target
 
+    def head(self, sid: str) -> str | None:
+        """The session's head, None when it is not imported (invalid, or every turn of it refused)."""
+        if self.known(sid) is None or not self.store.has_session(sid):
+            return None
+        return self.store.head(sid)
+
 
 def import_into_store(
     importer: Importer,
@@ -300,8 +354,9 @@ def import_into_store(
         target = sink.head_to_set(sid, head)
         if target is not None:
             store.set_head(sid, target)
-        report.count(sid).head = store.head(sid) if sink.known(sid) is not None else None
+        report.count(sid).head = sink.head(sid)
     for sid, mapper in importer.mappers.items():
         report.count(sid).orphans = mapper.orphans
     report.problems[:0] = importer.problems
+    report.problems.extend(importer.format_problems())
     return report

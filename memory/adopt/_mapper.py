@@ -4,16 +4,25 @@ Per session it maps each entry's key to a node id (`to_id`), and each entry's pa
 a kept parent is its node; a skipped one (a line that is no node) is followed up to its nearest kept
 ancestor. The mapping of an entry depends only on the entries before it, so a file that has grown maps its
 old lines exactly as before and a second import appends only what is new (the driver skips ids the session
-already has). An unknown parent (in another file, or never written) makes the entry a root."""
+already has). An unknown parent (in another file, or never written) makes the entry a root. A key seen
+again is a no-op when its turn is the same, and reported (`file:line`, never dropped silently) when not."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._entries import Entry, clean, to_id
+from ._entries import Entry, Problem, clean, to_id
 
-__all__ = ["Planned", "SessionMapper"]
+__all__ = ["Planned", "SessionMapper", "text_digest"]
+
+
+def text_digest(content: str) -> bytes:
+    """What makes two nodes with one id the same turn: their text. Not the source's file and line (they
+    differ when the same transcript is imported from a copy), nor the role (a newer importer may read
+    the same line as another kind of row than an older one did)."""
+    return hashlib.sha256(clean(content).encode()).digest()
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class SessionMapper:
         self.last_time: float | None = None
         self.orphans = 0  # entries whose parent is unknown here (made roots)
         self.duplicates = 0  # keys seen twice (the first is kept)
+        self._first: dict[str, tuple[str, int, bytes]] = {}  # key -> (file, line, digest) of its turn
 
     def resolve(self, parent: str | None) -> str | None:
         if parent is None:
@@ -54,10 +64,19 @@ class SessionMapper:
         assert found is None or isinstance(found, str)
         return found
 
-    def map(self, entry: Entry, file: str, default_time: float) -> Planned | None:
+    def map(self, entry: Entry, file: str, default_time: float) -> Planned | Problem | None:
+        """The node to append; a `Problem` for a key already used by another turn; None for nothing new."""
         if entry.key in self._resolved:
             self.duplicates += 1
-            return None
+            first = self._first.get(entry.key)
+            if entry.turn is None or first is None or first[2] == text_digest(entry.turn.content):
+                return None  # the same turn again (a grown file read from its start, a repeated line)
+            where = f"line {first[1]}" if first[0] == file else f"{first[0]}:{first[1]}"
+            return Problem(
+                file,
+                entry.line,
+                f"id {clean(entry.key)!r} is already used by {where} with other content; skipped",
+            )
         predecessor = self.resolve(entry.parent)
         if entry.time is not None:
             self.last_time = entry.time
@@ -68,6 +87,7 @@ class SessionMapper:
             return None
         node_id = to_id(entry.key)
         self._resolved[entry.key] = node_id
+        self._first[entry.key] = (file, entry.line, text_digest(entry.turn.content))
         if entry.moves_head:
             self.head = node_id
         source: dict[str, Any] = {"format": self.format, "file": file, "line": entry.line}

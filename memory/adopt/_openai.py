@@ -44,10 +44,7 @@ class OpenAIParser:
         if role in ("tool", "function"):
             turn = Turn("tool", text, info)
         elif role == "assistant" and not text.strip() and isinstance(calls, list) and calls:
-            names = [
-                str((c.get("function") or {}).get("name") or "tool") for c in calls if isinstance(c, dict)
-            ]
-            info["tools"] = names
+            info["tools"] = [_tool_name(call) for call in calls]
             turn = Turn("tool", render_json(calls), info)
         elif isinstance(role, str) and role in _ROLES:
             turn = Turn(_ROLES[role], text, info)
@@ -62,3 +59,11 @@ class OpenAIParser:
         entry = Entry(key, self._previous, turn, line, time)
         self._previous = key
         return [entry]
+
+
+def _tool_name(call: object) -> str:
+    """The function a `tool_calls` entry names; one of another shape makes its message a bad one."""
+    function = call.get("function", {}) if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        raise BadLine("a tool_calls entry whose 'function' is not an object")
+    return str(function.get("name") or "tool")

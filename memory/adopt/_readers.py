@@ -4,18 +4,26 @@ only new lines and a report names `file:line`.
 
 A JSONL line that is not JSON is a `Problem`, never fatal. The last line of a file without its newline is
 held back while following (the writer may be mid-line) and read at the end (`final`): a torn last line is
-then reported like any other bad line."""
+then reported like any other bad line.
+
+A file rewritten in place (a copy-truncate rotation, an editor saving over it: same inode) may have grown
+past the offset by the time it is read again, so its size alone cannot tell. The reader keeps the bytes
+at its start and just before its offset, and reads the file again from its start when either changed (the
+ids dedupe what was imported before)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ._entries import Problem
 
 __all__ = ["ArrayReader", "Item", "JsonlReader", "Reader"]
+
+_PROBE = 256  # bytes compared at the file's start and before the offset to tell a rewrite
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,8 @@ class JsonlReader:
         self.lineno = 0
         self.restarts = 0  # times the file was replaced or truncated and read again from its start
         self._identity: tuple[int, int] | None = None
+        self._head = b""  # the file's first bytes (up to `_PROBE`) when last read
+        self._tail = b""  # the bytes just before `offset` (up to `_PROBE`)
 
     def size(self) -> int:
         try:
@@ -41,11 +51,16 @@ class JsonlReader:
     def read(self, *, final: bool) -> list[Item | Problem]:
         try:
             stat = self.path.stat()
-            if self._identity not in (None, (stat.st_dev, stat.st_ino)) or stat.st_size < self.offset:
-                self.offset, self.lineno = 0, 0  # replaced or truncated: read it again (ids dedupe)
-                self.restarts += 1
-            self._identity = (stat.st_dev, stat.st_ino)
             with self.path.open("rb") as f:
+                if (
+                    self._identity not in (None, (stat.st_dev, stat.st_ino))
+                    or stat.st_size < self.offset
+                    or not self._same_bytes(f)
+                ):
+                    self.offset, self.lineno = 0, 0  # replaced or rewritten: read it again (ids dedupe)
+                    self._head = self._tail = b""
+                    self.restarts += 1
+                self._identity = (stat.st_dev, stat.st_ino)
                 f.seek(self.offset)
                 data = f.read()
         except FileNotFoundError:
@@ -53,8 +68,11 @@ class JsonlReader:
         end = data.rfind(b"\n") + 1
         if final and end < len(data):
             end = len(data)
-        self.offset += end
         chunk = data[:end]
+        if len(self._head) < _PROBE:
+            self._head = (self._head + chunk)[:_PROBE]
+        self._tail = (self._tail + chunk)[-_PROBE:]
+        self.offset += end
         lines = chunk.split(b"\n")
         if chunk.endswith(b"\n"):
             lines.pop()  # the empty string after the last newline is not a line
@@ -67,6 +85,15 @@ class JsonlReader:
             if item is not None:
                 out.append(item)
         return out
+
+    def _same_bytes(self, f: BinaryIO) -> bool:
+        """Whether the bytes read before are still where they were (a rewrite in place changes them)."""
+        if self.offset == 0:
+            return True
+        if f.read(len(self._head)) != self._head:
+            return False
+        f.seek(self.offset - len(self._tail))
+        return f.read(len(self._tail)) == self._tail
 
     def _parse(self, raw: bytes) -> Item | Problem | None:
         text = raw.rstrip(b"\r")
@@ -90,6 +117,7 @@ class ArrayReader:
         self.restarts = 0
         self._stamp: tuple[int, int] | None = None
         self.offset = 0
+        self._digests: list[bytes] = []  # of the elements returned, to tell a rewrite that kept the count
 
     def size(self) -> int:
         try:
@@ -113,16 +141,30 @@ class ArrayReader:
             return [Problem(str(self.path), elements.line, elements.reason)] if final else []
         self._stamp = (stat.st_size, stat.st_mtime_ns)
         self.offset = stat.st_size
-        if len(elements) < self.seen:  # rewritten shorter: read it again from its start (ids dedupe)
+        elements = [
+            Problem(str(self.path), e.line, e.reason) if isinstance(e, Problem) else e for e in elements
+        ]
+        digests = [_digest(e.reason if isinstance(e, Problem) else e.value) for e in elements]
+        if digests[: self.seen] != self._digests:  # rewritten: read it again from its start (ids dedupe)
             self.seen = 0
             self.restarts += 1
         new = elements[self.seen :]
         self.seen = len(elements)
+        self._digests = digests
         return list(new)
 
 
-def _elements(text: str) -> list[Item] | Problem:
-    """The elements of a top-level JSON array (or `{"messages": [...]}`), each with its starting line."""
+def _digest(value: Any) -> bytes:
+    try:
+        body = json.dumps(value, sort_keys=True, ensure_ascii=True, default=str)
+    except (ValueError, RecursionError):
+        body = repr(type(value))  # too deep to render: compared by position only
+    return hashlib.sha256(body.encode()).digest()
+
+
+def _elements(text: str) -> list[Item | Problem] | Problem:
+    """The elements of a top-level JSON array (or `{"messages": [...]}`), each with its starting line; an
+    element nested too deep to decode is a `Problem` in its place, and the elements after it are read."""
     decoder = json.JSONDecoder()
 
     def line_of(pos: int) -> int:
@@ -141,16 +183,23 @@ def _elements(text: str) -> list[Item] | Problem:
         return [Item(line_of(start), m) for m in messages]
     if not text.startswith("[", pos):
         return Problem("", line_of(pos), "not a JSON array of messages")
-    items: list[Item] = []
+    items: list[Item | Problem] = []
     pos = _skip(text, pos + 1)
     if text.startswith("]", pos):
         return items
     while True:
         try:
             value, end = decoder.raw_decode(text, pos)
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            deep_end = _value_end(text, pos)
+            if deep_end is None:
+                return Problem("", line_of(pos), "not JSON (an unterminated value)")
+            end = deep_end
+            items.append(Problem("", line_of(pos), "a message nested too deep to read; skipped"))
+        except ValueError as exc:
             return Problem("", line_of(pos), f"not JSON ({exc})")
-        items.append(Item(line_of(pos), value))
+        else:
+            items.append(Item(line_of(pos), value))
         pos = _skip(text, end)
         if text.startswith(",", pos):
             pos = _skip(text, pos + 1)
@@ -158,6 +207,27 @@ def _elements(text: str) -> list[Item] | Problem:
         if text.startswith("]", pos):
             return items
         return Problem("", line_of(pos), "expected ',' or ']' in the message array")
+
+
+def _value_end(text: str, pos: int) -> int | None:
+    """Where the array or object starting at `pos` ends, found without decoding it (no recursion): its
+    brackets counted outside strings. None when it does not end."""
+    depth = 0
+    i = pos
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
 
 
 def _skip(text: str, pos: int) -> int:
