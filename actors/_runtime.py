@@ -28,7 +28,16 @@ from ..memory.errors import DagmemError, InvalidInput, UnknownNode
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import DagView
-from ..memory.recall import Hit, RecallIndex, Siblings, forget, path_to, search, session_path
+from ..memory.recall import (
+    Hit,
+    RecallIndex,
+    Siblings,
+    check_query,
+    forget,
+    path_to,
+    search,
+    session_path,
+)
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -467,8 +476,7 @@ class Runtime:
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
         any other). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
-        if not isinstance(query, str):
-            raise InvalidInput("query must be a string")
+        check_query(query)
         if session_id is not None:
             check_id(session_id, "session id")
         if tip is not None:

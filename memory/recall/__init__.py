@@ -15,6 +15,11 @@ from ._hit import Hit as Hit
 from ._hit import Siblings as Siblings
 from ._index import RecallIndex as RecallIndex
 from ._index import recall_root as recall_root
+from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from ._query import check_query as check_query
+from ._core_text import core_facts as core_facts
+from ._core_text import core_lines as core_lines
+from ._render import in_time_order as in_time_order
 from ._render import render_context as render_context
 from ._search import SIBLINGS as SIBLINGS
 from ._search import search as search
@@ -24,6 +29,7 @@ from ._update import compact as compact
 from ._update import forget as forget
 
 __all__ = [
+    "MAX_QUERY_CHARS",
     "SIBLINGS",
     "BranchClass",
     "Evidence",
@@ -33,9 +39,13 @@ __all__ = [
     "after_install",
     "analyse",
     "branch_class",
+    "check_query",
     "clear_caches",
+    "core_facts",
+    "core_lines",
     "compact",
     "forget",
+    "in_time_order",
     "load_model",
     "path_to",
     "recall_root",
