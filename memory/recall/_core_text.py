@@ -50,8 +50,8 @@ def core_facts(core: str) -> tuple[CoreFact, ...]:
 
 def _lenient(core: str) -> tuple[CoreFact, ...]:
     facts = []
-    for line in core.splitlines():
-        line = line.strip()
+    for raw in core.splitlines():
+        line = raw.strip()
         if not line or line.startswith("# ") or _DEFINITION.match(line):
             continue
         text = _TRAILER.sub("", line)

@@ -21,6 +21,7 @@ from typing import Final
 
 from ._core_text import core_facts, core_lines
 from ._hit import Evidence, Hit
+from ._pick import same_claim
 
 __all__ = ["SIBLING_LABEL", "in_time_order", "render_context"]
 
@@ -63,17 +64,13 @@ def _label(hit: Hit) -> str:
     return "; ".join(labels)
 
 
-def _same(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def _recalled(hits: Sequence[Hit], core: str) -> list[str]:
     facts = core_facts(core)
-    seen_ids = {(CORE_TOPIC, fact.block_id) for fact in facts if fact.block_id}
-    seen_texts = {_same(fact.text) for fact in facts}
+    seen_ids: set[tuple[str | None, str | None]] = {(CORE_TOPIC, f.block_id) for f in facts if f.block_id}
+    seen_texts = {same_claim(fact.text) for fact in facts}
     lines: list[str] = []
     for hit in hits:
-        key, text = (hit.topic, hit.block_id), _same(hit.text)
+        key, text = (hit.topic, hit.block_id), same_claim(hit.text)
         if (hit.topic is not None and key in seen_ids) or text in seen_texts:
             continue  # the core says it already, or an earlier hit did
         seen_ids.add(key)
