@@ -270,7 +270,7 @@ async def test_a_query_over_the_bound_is_refused_clearly(tmp_path: Path) -> None
     async with Runtime.open(home) as rt:
         with pytest.raises(InvalidInput, match="at most"):
             await rt.recall("dentist " * 1_000_000)
-    result = run_cli("recall", "dentist " * 20_000, "--json", home=home)
+    result = run_cli("recall", "dentist " * 2_200, "--json", home=home)
     assert result.returncode == 2
     assert json.loads(result.stdout)["code"] == "INVALID_INPUT"
 
