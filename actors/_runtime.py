@@ -29,9 +29,11 @@ from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id,
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import DagView
 from ..memory.recall import (
+    RECALL_FLOOR,
     Hit,
     RecallIndex,
     Siblings,
+    check_floor,
     check_query,
     forget,
     path_to,
@@ -471,11 +473,14 @@ class Runtime:
         tip: str | None = None,
         k: int = 5,
         siblings: Siblings = "demote",
+        *,
+        floor: float = RECALL_FLOOR,
     ) -> list[Hit]:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
-        any other). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
+        any other). Each claim comes once, and a hit scoring below `floor` times the best is left out (it only
+        pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
         check_query(query)
         if session_id is not None:
             check_id(session_id, "session id")
@@ -494,7 +499,14 @@ class Runtime:
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
         return await self._ctx.io(
-            search, index, query, k=k, session_id=session_id, path=path or frozenset(), siblings=siblings
+            search,
+            index,
+            query,
+            k=k,
+            session_id=session_id,
+            path=path or frozenset(),
+            siblings=siblings,
+            floor=check_floor(floor),
         )
 
     def _live_path(self, session_id: str, tip: str | None) -> frozenset[str] | None:

@@ -111,6 +111,16 @@ def test_weak_hits_that_only_pad_k_are_cut(tmp_path: Path) -> None:
         search(index, "dentist", floor=2.0)
 
 
+async def test_the_runtime_cuts_padding_too_unless_asked_not_to(tmp_path: Path) -> None:
+    async with Runtime.open(_home_of(tmp_path, UNRELATED)) as rt:
+        hits = await rt.recall("when is the dentist appointment", k=5)
+        assert len(hits) < 5
+        assert "dentist" in hits[0].text
+        assert len(await rt.recall("when is the dentist appointment", k=5, floor=0.0)) == 5
+        with pytest.raises(InvalidInput):
+            await rt.recall("dentist", floor=-1)
+
+
 # -- the core block, and one claim once ---------------------------------------------------------------------
 
 

@@ -17,6 +17,8 @@ from ._hit import Hit as Hit
 from ._hit import Siblings as Siblings
 from ._index import RecallIndex as RecallIndex
 from ._index import recall_root as recall_root
+from ._pick import FLOOR as RECALL_FLOOR
+from ._pick import check_floor as check_floor
 from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from ._query import check_query as check_query
 from ._render import in_time_order as in_time_order
@@ -30,6 +32,7 @@ from ._update import forget as forget
 
 __all__ = [
     "MAX_QUERY_CHARS",
+    "RECALL_FLOOR",
     "SIBLINGS",
     "BranchClass",
     "Evidence",
@@ -39,6 +42,7 @@ __all__ = [
     "after_install",
     "analyse",
     "branch_class",
+    "check_floor",
     "check_query",
     "clear_caches",
     "compact",
