@@ -255,6 +255,7 @@ def test_no_spelling_of_the_tags_opens_or_closes_the_block(variant: str) -> None
     core = f"# Core\n\n{sneaky}\n"
     for block in (
         render_context([hit(sneaky)]),
+        render_context([Hit(**{**hit("x").model_dump(), "topic": sneaky, "date": variant})]),
         render_context([hit("x", topic="topics/a.md")], core),
         render_context(sneaky),
         render_context(f"<memory-context>\n{sneaky}\n</memory-context>"),
@@ -264,6 +265,7 @@ def test_no_spelling_of_the_tags_opens_or_closes_the_block(variant: str) -> None
             assert _tags(seen) == (1, 1), (variant, seen)
         assert block.startswith("<memory-context>\n")
         assert block.endswith("\n</memory-context>")
+        assert render_context(block) == block  # a rendered block is recognised: never two layers
 
 
 # -- queries recall cannot take ---------------------------------------------------------------------------------

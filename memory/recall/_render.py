@@ -37,7 +37,8 @@ _LT: Final = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
 _SLASH: Final = r"(?:/|\uff0f|&sol;|&#0*47;?|&#x0*2f;?)?"
 _DASH: Final = "[-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d]"
 _NAME: Final = "".join(_DASH if c == "-" else f"[{c}{chr(ord(c) + 0xFEE0)}]" for c in "memory-context")
-_TAG: Final = re.compile(rf"{_LT}\s*{_SLASH}\s*{_NAME}", re.IGNORECASE)
+# Not once more after a zero-width space: rendering is idempotent, and a rendered block is recognised.
+_TAG: Final = re.compile(rf"{_LT}\s*{_SLASH}\s*{_NAME}(?!\u200b)", re.IGNORECASE)
 _WRAPPED: Final = re.compile(r"\s*<memory-context>\n(?P<body>(?:.*\n)?)</memory-context>\s*", re.DOTALL)
 
 
@@ -78,10 +79,10 @@ def _recalled(hits: Sequence[Hit], core: str) -> list[str]:
         date = f"[{hit.date}] " if hit.date else ""
         branch = f"{SIBLING_LABEL} " if hit.branch == "sibling" else ""
         where = f" ({hit.topic}#{hit.block_id})" if hit.topic else ""
-        lines.append(f"- {date}{branch}{_neutral(hit.text)}{where}")
+        lines.append(_neutral(f"- {date}{branch}{hit.text}{where}"))  # every field: a host may make hits
         label = _label(hit)
         if label:
-            lines.append(f"  evidence: {_neutral(label)}")
+            lines.append(_neutral(f"  evidence: {label}"))
     return lines
 
 
