@@ -161,6 +161,10 @@ async def test_the_core_is_injected_as_plain_dated_claims_and_never_twice(tmp_pa
     assert answer["core"] == core
     assert next(fact["text"] for fact in answer["facts"]) == "User: “I live in Porto.”"
     assert all(line in block for line in lines)
+    context = run_cli("recall", "where do I live, Porto", "--context", home=home).stdout.decode()
+    assert "^b-" not in context
+    assert "[^c-" not in context
+    assert context.count("I live in Porto.”") == 1
 
 
 def test_a_hit_repeating_the_core_or_an_earlier_hit_is_left_out() -> None:
