@@ -4,6 +4,7 @@ many small batches do (checked once per batch, one batch grew a file to 68 KB)."
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from dagmem.memory.format import ArchiveRecord, anchor_of, parse_topic
 from dagmem.memory.write import TOPIC_FILE_LIMIT, BatchInput, ExtractiveDistiller
@@ -37,7 +38,7 @@ def lisbon_records(n: int) -> tuple[ArchiveRecord, ...]:
     )
 
 
-def _bounded(edits: dict[str, str | None], block_max: int) -> None:
+def _bounded(edits: Mapping[str, str | None], block_max: int) -> None:
     for path, text in edits.items():
         assert text is not None
         assert len(text.encode()) < TOPIC_FILE_LIMIT + block_max, (path, len(text.encode()))
