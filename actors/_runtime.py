@@ -28,7 +28,18 @@ from ..memory.errors import DagmemError, InvalidInput, UnknownNode
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import DagView
-from ..memory.recall import Hit, RecallIndex, Siblings, forget, path_to, search, session_path
+from ..memory.recall import (
+    RECALL_FLOOR,
+    Hit,
+    RecallIndex,
+    Siblings,
+    check_floor,
+    check_query,
+    forget,
+    path_to,
+    search,
+    session_path,
+)
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -462,13 +473,15 @@ class Runtime:
         tip: str | None = None,
         k: int = 5,
         siblings: Siblings = "demote",
+        *,
+        floor: float = RECALL_FLOOR,
     ) -> list[Hit]:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
-        any other). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
-        if not isinstance(query, str):
-            raise InvalidInput("query must be a string")
+        any other). Each claim comes once, and a hit scoring below `floor` times the best is left out (it only
+        pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
+        check_query(query)
         if session_id is not None:
             check_id(session_id, "session id")
         if tip is not None:
@@ -486,7 +499,14 @@ class Runtime:
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
         return await self._ctx.io(
-            search, index, query, k=k, session_id=session_id, path=path or frozenset(), siblings=siblings
+            search,
+            index,
+            query,
+            k=k,
+            session_id=session_id,
+            path=path or frozenset(),
+            siblings=siblings,
+            floor=check_floor(floor),
         )
 
     def _live_path(self, session_id: str, tip: str | None) -> frozenset[str] | None:

@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
         "--context", action="store_true", help="print one <memory-context> block (core first), to inject"
     )
 
-    sub.add_parser("core", parents=[common], help="print the core block (memory/core.md), ready to inject")
+    sub.add_parser("core", parents=[common], help="print the core facts as plain claims with their dates")
 
     verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
     verify.add_argument(

@@ -10,7 +10,15 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory.recall import RecallIndex, render_context, search, session_path
+from ..memory.recall import (
+    RecallIndex,
+    core_facts,
+    core_lines,
+    in_time_order,
+    render_context,
+    search,
+    session_path,
+)
 from ..memory.store import FileSessionStore
 from ._main import CommandError
 
@@ -46,7 +54,7 @@ def recall_command(args: argparse.Namespace) -> int:
         branch = f" [{hit.branch}]" if hit.branch else ""
         print(f"{number}. {hit.score:.3f}{branch} {hit.topic}#{hit.block_id} ({hit.date})")
         print(f"   {hit.text}")
-        for evidence in hit.evidence:
+        for evidence in in_time_order(hit.evidence):
             print(f"   - {evidence.role} {evidence.source_id} {evidence.time}")
     return 0
 
@@ -59,9 +67,15 @@ def _core(memory: Path) -> str:
 
 
 def core_command(args: argparse.Namespace) -> int:
+    """The core facts as plain claims with their dates, one per line, as `render_context` injects them
+    (`--json` adds the Markdown of `memory/core.md`, for tools)."""
     core = _core(_memory(args.home))
     if args.json:
-        print(json.dumps({"core": core}))
-    elif core:
-        print(core, end="" if core.endswith("\n") else "\n")
+        facts = [
+            {"text": fact.text, "date": fact.date, "block_id": fact.block_id} for fact in core_facts(core)
+        ]
+        print(json.dumps({"core": core, "facts": facts}))
+        return 0
+    for line in core_lines(core):
+        print(line)
     return 0

@@ -13,11 +13,13 @@ import json
 from pathlib import Path
 
 from ..memory.durable import read_workspace_id
+from ..memory.format import Topic, TopicFormatError, parse_topic
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
+from ..memory.write._reorganise import identical_claims
 from ..sim import OracleReport, check_home
 
-__all__ = ["command", "repair_markers", "unstrand"]
+__all__ = ["command", "duplicate_claims", "repair_markers", "unstrand"]
 
 
 def repair_markers(store: FileSessionStore, report: OracleReport, workspace_id: str) -> list[str]:
@@ -60,6 +62,25 @@ def unstrand(store: FileSessionStore, session_ids: list[str], workspace_id: str)
     return unmarked
 
 
+def duplicate_claims(memory: Path) -> list[str]:
+    """A warning per claim filed more than once (recall shows it once; `dagmem reorganise` merges the
+    copies, carrying every citation). Not a violation: nothing is lost or wrong, only repeated. Files that
+    do not parse are the oracle's to report, not this check's."""
+    topics: dict[str, Topic] = {}
+    for found in sorted((memory / "topics").glob("*.md")):
+        relpath = found.relative_to(memory).as_posix()
+        try:
+            topics[relpath] = parse_topic(found.read_text(encoding="utf-8"), relpath)
+        except (OSError, UnicodeDecodeError, TopicFormatError):
+            continue
+    return [
+        "duplicate-claim: "
+        + ", ".join(f"{path}#{block_id}" for path, block_id in holders)
+        + " hold the same claim (dagmem reorganise merges them)"
+        for holders in identical_claims(topics)
+    ]
+
+
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     memory = home / "memory"
@@ -84,12 +105,10 @@ def command(args: argparse.Namespace) -> int:
         repaired += unhidden
         if repaired:
             report = check_home(FileSessionStore(home), memory, workspace_id, drained=args.strict)
+    warnings = duplicate_claims(memory)
     if args.json:
-        print(
-            json.dumps(
-                {"home": str(home), "workspace_id": workspace_id, **report.as_json(), "repaired": repaired}
-            )
-        )
+        body = {"home": str(home), "workspace_id": workspace_id, **report.as_json(), "repaired": repaired}
+        print(json.dumps({**body, "warnings": warnings}))
         return 0 if report.ok else 1
     print(
         f"{report.records} records, {report.consumed} consumed, {report.archived} archived, "
@@ -106,6 +125,8 @@ def command(args: argparse.Namespace) -> int:
         print("not repairing markers: a txlog line is unreadable, and it may hold their consumption")
     if report.owed and not args.strict:
         print(f"{len(report.owed)} records owed but not yet due (not violations; --strict makes them so)")
+    for warning in warnings:
+        print(f"warning: {warning}")
     for violation in report.violations:
         print(f"VIOLATION {violation}")
     print("ok" if report.ok else f"{len(report.violations)} violations")

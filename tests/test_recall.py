@@ -358,8 +358,11 @@ async def test_core_is_the_rendered_core_block(tmp_path: Path) -> None:
         assert rt.core() == "# Core\n\nfacts\n"
     result = run_cli("core", home=home)
     assert result.returncode == 0
-    assert result.stdout == "# Core\n\nfacts\n"
-    assert json.loads(run_cli("core", "--json", home=home).stdout) == {"core": "# Core\n\nfacts\n"}
+    assert result.stdout == "- facts\n"  # plain claims, as they are injected
+    assert json.loads(run_cli("core", "--json", home=home).stdout) == {
+        "core": "# Core\n\nfacts\n",
+        "facts": [{"text": "facts", "date": None, "block_id": None}],
+    }
 
 
 def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from ._branch import branch_class as branch_class
 from ._branch import path_to as path_to
 from ._branch import session_path as session_path
+from ._core_text import core_facts as core_facts
+from ._core_text import core_lines as core_lines
 from ._embed import load_model as load_model
 from ._entries import clear_caches as clear_caches
 from ._hit import BranchClass as BranchClass
@@ -15,6 +17,11 @@ from ._hit import Hit as Hit
 from ._hit import Siblings as Siblings
 from ._index import RecallIndex as RecallIndex
 from ._index import recall_root as recall_root
+from ._pick import FLOOR as RECALL_FLOOR
+from ._pick import check_floor as check_floor
+from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from ._query import check_query as check_query
+from ._render import in_time_order as in_time_order
 from ._render import render_context as render_context
 from ._search import SIBLINGS as SIBLINGS
 from ._search import search as search
@@ -24,6 +31,8 @@ from ._update import compact as compact
 from ._update import forget as forget
 
 __all__ = [
+    "MAX_QUERY_CHARS",
+    "RECALL_FLOOR",
     "SIBLINGS",
     "BranchClass",
     "Evidence",
@@ -33,9 +42,14 @@ __all__ = [
     "after_install",
     "analyse",
     "branch_class",
+    "check_floor",
+    "check_query",
     "clear_caches",
     "compact",
+    "core_facts",
+    "core_lines",
     "forget",
+    "in_time_order",
     "load_model",
     "path_to",
     "recall_root",

@@ -13,7 +13,8 @@ Siblings = Literal["demote", "exclude", "include"]
 
 
 class Evidence(BaseModel):
-    """One cited record: `source_id` is `<session>/<node>`; `time` is ISO-8601 UTC."""
+    """One cited record: `source_id` is `<session>/<node>`; `time` is ISO-8601 UTC (to the second; `seq`,
+    the record's number in its session, orders records said within one second)."""
 
     model_config = ConfigDict(frozen=True)
     source_id: str
@@ -22,6 +23,7 @@ class Evidence(BaseModel):
     role: str | None
     time: str | None
     text: str = ""  # the start of the record (up to 300 characters)
+    seq: int | None = None
 
 
 class Hit(BaseModel):

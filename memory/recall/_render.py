@@ -1,8 +1,16 @@
 """`render_context`: memory as one `<memory-context>` block, ready to inject into a prompt (DESIGN §8).
 
-The block holds the core block first, then each hit with its date and evidence labels. Given a string, a
-string that already is such a block comes back unchanged and any other is wrapped once: wrapping twice (the
-peer's bug) gave two layers, and the inner one was later stripped to an empty shell.
+The block holds the core facts first (plain claims with their dates, not the Markdown of `core.md`), then
+each hit with its date and evidence labels (oldest first). A hit that repeats a core fact or an earlier
+hit is left out (the model reads each fact once), and a hit from a sibling branch (said on another branch
+of the reader's conversation, one the reader never saw) is labelled as such. Given a string, a string that
+already is such a block comes back unchanged and any other is wrapped once: wrapping twice (the peer's bug)
+gave two layers, and the inner one was later stripped to an empty shell.
+
+Quoted memory can never open or close the block: every spelling of the tag an HTML or XML reader accepts
+(any case, attributes or whitespace before `>`, `</memory-context\\n>`), its full-width forms and its
+character-reference forms (`&lt;/memory-context&gt;`) get a zero-width space after the tag name, so that
+name is no longer `memory-context` to any reader.
 """
 
 from __future__ import annotations
@@ -11,49 +19,88 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from ._hit import Hit
+from ._core_text import core_facts, core_lines
+from ._hit import Evidence, Hit
+from ._pick import same_claim
 
-__all__ = ["render_context"]
+__all__ = ["SIBLING_LABEL", "in_time_order", "render_context"]
 
 OPEN: Final = "<memory-context>"
 CLOSE: Final = "</memory-context>"
+SIBLING_LABEL: Final = "(from another branch of this conversation, not the current one)"
+CORE_TOPIC: Final = "topics/core.md"
+
+# "<" as a reader may see it: itself, full-width or small, or a character reference (HTML decodes `&lt`
+# without its semicolon too); then "/" likewise, optional; then the name in any case, full-width letters
+# and any dash. Whatever follows (">", whitespace, attributes, "/>") does not matter: the name is broken.
+_LT: Final = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
+_SLASH: Final = r"(?:/|\uff0f|&sol;|&#0*47;?|&#x0*2f;?)?"
+_DASH: Final = "[-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d]"
+_NAME: Final = "".join(_DASH if c == "-" else f"[{c}{chr(ord(c) + 0xFEE0)}]" for c in "memory-context")
+# Not once more after a zero-width space: rendering is idempotent, and a rendered block is recognised.
+_TAG: Final = re.compile(rf"{_LT}\s*{_SLASH}\s*{_NAME}(?!\u200b)", re.IGNORECASE)
 _WRAPPED: Final = re.compile(r"\s*<memory-context>\n(?P<body>(?:.*\n)?)</memory-context>\s*", re.DOTALL)
 
 
 def _neutral(text: str) -> str:
     # Quoted memory must not close (or open) the block it sits in.
-    return text.replace(CLOSE, "</memory-context\u200b>").replace(OPEN, "<memory-context\u200b>")
+    return _TAG.sub(lambda m: m.group() + "\u200b", text)
+
+
+def _when(evidence: Evidence) -> tuple[str, str, int]:
+    # ISO-8601 UTC times sort as text (an unknown time last); within a second, the session's order.
+    return (evidence.time or "\uffff", evidence.session, evidence.seq if evidence.seq is not None else -1)
+
+
+def in_time_order(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """A hit's evidence oldest first (a hit lists it by relevance to the query): how a reader shows it."""
+    return sorted(evidence, key=_when)
 
 
 def _label(hit: Hit) -> str:
     labels = []
-    for evidence in hit.evidence:
+    for evidence in in_time_order(hit.evidence):
         when = f" {evidence.time[:16].replace('T', ' ')}" if evidence.time else ""
         labels.append(f"{evidence.role or 'record'} {evidence.source_id}{when}")
     return "; ".join(labels)
 
 
+def _recalled(hits: Sequence[Hit], core: str) -> list[str]:
+    facts = core_facts(core)
+    seen_ids: set[tuple[str | None, str | None]] = {(CORE_TOPIC, f.block_id) for f in facts if f.block_id}
+    seen_texts = {same_claim(fact.text) for fact in facts}
+    lines: list[str] = []
+    for hit in hits:
+        key, text = (hit.topic, hit.block_id), same_claim(hit.text)
+        if (hit.topic is not None and key in seen_ids) or text in seen_texts:
+            continue  # the core says it already, or an earlier hit did
+        seen_ids.add(key)
+        seen_texts.add(text)
+        date = f"[{hit.date}] " if hit.date else ""
+        branch = f"{SIBLING_LABEL} " if hit.branch == "sibling" else ""
+        where = f" ({hit.topic}#{hit.block_id})" if hit.topic else ""
+        lines.append(_neutral(f"- {date}{branch}{hit.text}{where}"))  # every field: a host may make hits
+        label = _label(hit)
+        if label:
+            lines.append(_neutral(f"  evidence: {label}"))
+    return lines
+
+
+def _core_part(core: str | None) -> list[str]:
+    lines = core_lines(core or "")
+    return ["## Core facts", *map(_neutral, lines)] if lines else []
+
+
 def render_context(hits: Sequence[Hit] | str, core: str | None = None) -> str:
-    """One `<memory-context>` block for `hits` (and the core block first, if given)."""
+    """One `<memory-context>` block for `hits` (and the core facts first, if given)."""
     if isinstance(hits, str):
         wrapped = _WRAPPED.fullmatch(hits)
-        if wrapped is not None and OPEN not in wrapped["body"] and CLOSE not in wrapped["body"]:
+        if wrapped is not None and _TAG.search(wrapped["body"]) is None:
             return hits
-        body = [_neutral(hits.strip("\n"))]
-        if core:
-            body.insert(0, _neutral(core.strip("\n")))
+        body = [*_core_part(core), _neutral(hits.strip("\n"))]
         return "\n".join([OPEN, *body, CLOSE])
-    parts: list[str] = []
-    if core and core.strip():
-        parts.append(_neutral(core.strip("\n")))
-    if hits:
-        lines = ["## Recalled"]
-        for hit in hits:
-            date = f"[{hit.date}] " if hit.date else ""
-            where = f" ({hit.topic}#{hit.block_id})" if hit.topic else ""
-            lines.append(f"- {date}{_neutral(hit.text)}{where}")
-            label = _label(hit)
-            if label:
-                lines.append(f"  evidence: {_neutral(label)}")
-        parts.append("\n".join(lines))
-    return "\n".join([OPEN, *(parts or [""]), CLOSE]) if parts else f"{OPEN}\n{CLOSE}"
+    parts = _core_part(core)
+    recalled = _recalled(hits, core or "")
+    if recalled:
+        parts += ["## Recalled", *recalled]
+    return "\n".join([OPEN, *parts, CLOSE]) if parts else f"{OPEN}\n{CLOSE}"

@@ -9,7 +9,9 @@
 4. Branch classes, when a session is given, for the best max(4k, 20) candidates; with
    `siblings="demote"` no sibling hit among them is ranked above an on-branch one, `"exclude"` drops
    siblings, `"include"` leaves the order alone.
-5. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms).
+5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
+   once (`_pick`).
+6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from ._embed import embed
 from ._entries import Entry, Source
 from ._hit import BranchClass, Evidence, Hit, Siblings
 from ._index import RecallIndex
+from ._pick import FLOOR, check_floor, pick
+from ._query import check_query
 from ._text import analyse
 
 __all__ = ["SIBLINGS", "search"]
@@ -78,6 +82,7 @@ def _evidence(sources: Sequence[Source], weights: dict[str, float]) -> tuple[Evi
             role=s.role,
             time=_iso(s.created_at),
             text=s.excerpt,
+            seq=s.seq,
         )
         for s in ranked
     )
@@ -103,17 +108,19 @@ def search(
     session_id: str | None = None,
     path: frozenset[str] = frozenset(),
     siblings: Siblings = "demote",
+    floor: float = FLOOR,
 ) -> list[Hit]:
-    """The `k` best hits for `query`; branch classes relative to `path` (a tip's path) in `session_id`."""
-    if not isinstance(query, str):
-        raise InvalidInput("query must be a string")
+    """The `k` best hits for `query`, each claim once and none scoring below `floor` times the best
+    (see `_pick`); branch classes relative to `path` (a tip's path) in `session_id`."""
+    check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
     if siblings not in SIBLINGS:
         raise InvalidInput(f"siblings must be one of {', '.join(SIBLINGS)}, not {siblings!r}")
+    floor = check_floor(floor)
     with index.lock:
         index.refresh()
-        return _search(index, query, k=k, session_id=session_id, path=path, siblings=siblings)
+        return _search(index, query, k=k, session_id=session_id, path=path, siblings=siblings, floor=floor)
 
 
 def _search(
@@ -124,6 +131,7 @@ def _search(
     session_id: str | None,
     path: frozenset[str],
     siblings: Siblings,
+    floor: float,
 ) -> list[Hit]:
     if not index.live or not query.strip():
         return []
@@ -153,7 +161,8 @@ def _search(
             weights[word] = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
 
     if session_id is None:
-        return [_hit(index.entry(row), final[row], None, weights) for row in ranked[:k]]
+        chosen = pick(ranked, final, index.entry, k=k, floor=floor)
+        return [_hit(entry, final[row], None, weights) for row, entry in chosen]
     # Classes for the best candidates only (each costs an entry read): enough to fill k after demotion.
     ranked = ranked[: max(4 * k, 20)]
     entries = {row: index.entry(row) for row in ranked}
@@ -168,4 +177,5 @@ def _search(
         before = [row for row in ranked[: last_on + 1] if classes[row] != "sibling"]
         held = [row for row in ranked[: last_on + 1] if classes[row] == "sibling"]
         ranked = before + held + ranked[last_on + 1 :]
-    return [_hit(entries[row], final[row], classes[row], weights) for row in ranked[:k]]
+    chosen = pick(ranked, final, entries.__getitem__, k=k, floor=floor)
+    return [_hit(entry, final[row], classes[row], weights) for row, entry in chosen]

@@ -83,3 +83,7 @@ class TopicEdit:
 
     def render(self) -> str:
         return render_topic(Topic(self.title, tuple(self.blocks)))
+
+    def size(self) -> int:
+        """The file's size in bytes as it would be written now (a distiller checks it per block)."""
+        return len(self.render().encode("utf-8", "surrogatepass"))

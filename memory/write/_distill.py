@@ -131,17 +131,22 @@ def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
     return "notes"
 
 
-def _open_part(slug: str, topics: TopicReader) -> str:
+def _open_part(slug: str, topics: TopicReader, pending: Mapping[str, TopicEdit] | None = None) -> str:
     """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide).
 
+    Asked before each block appended, with `pending` the batch's edits so far: a file is judged by what
+    it holds with this batch's blocks, so one large batch rolls over as many blocks do one by one (judged
+    by the files on disk alone, once per batch, one batch grew a file to 68 KB).
+
     Parts fill in order (1, 2, ... full, then one with room), so the first open part is found by galloping
-    and bisecting: O(log parts) stats per batch, not O(parts) for a word a large workspace says often."""
+    and bisecting: O(log parts) stats, not O(parts) for a word a large workspace says often."""
 
     def path(part: int) -> str:
         return f"topics/{slug}.md" if part == 1 else f"topics/{slug}--{part}.md"
 
     def is_open(part: int) -> bool:
-        size = topics.size(path(part))
+        edit = pending.get(path(part)) if pending is not None else None
+        size = edit.size() if edit is not None else topics.size(path(part))
         return size is None or size < TOPIC_FILE_LIMIT
 
     full, part = 0, 1  # invariant: `full` is full (0: none yet), `part` is the next probe
@@ -170,26 +175,18 @@ class ExtractiveDistiller:
     core = True
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
-        by_topic: dict[str, list[list[ArchiveRecord]]] = {}
-        titles: dict[str, str] = {}
-        current_part: dict[str, str] = {}
+        files: dict[str, TopicEdit] = {}
         for exchange in _exchanges(batch.records):
             word = _topic_word(exchange)
-            slug = _slug(word)
-            if slug not in current_part:
-                current_part[slug] = _open_part(slug, topics)
-            path = current_part[slug]
-            by_topic.setdefault(path, []).append(exchange)
-            titles.setdefault(path, word[:1].upper() + word[1:])
-        edits: dict[str, str | None] = {}
-        for path, exchanges in by_topic.items():
-            edit = TopicEdit(path, topics.read(path), inert(titles[path]))
-            for exchange in exchanges:
-                claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
-                sources = [(_label(r), r.source_id) for r in exchange]
-                # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
-                edit.add(claim, [(_date(exchange[-1].created_at), sources)])
-            edits[path] = edit.render()
+            path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
+            edit = files.get(path)
+            if edit is None:
+                edit = files[path] = TopicEdit(path, topics.read(path), inert(word[:1].upper() + word[1:]))
+            claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
+            sources = [(_label(r), r.source_id) for r in exchange]
+            # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
+            edit.add(claim, [(_date(exchange[-1].created_at), sources)])
+        edits: dict[str, str | None] = {path: edit.render() for path, edit in files.items()}
         if self.core:
             self._core(batch, topics, edits)
         return edits
@@ -201,10 +198,10 @@ class ExtractiveDistiller:
         if not facts:
             return
         current = edits[CORE_PATH] if CORE_PATH in edits else topics.read(CORE_PATH)
-        if current is not None and len(current.encode()) >= TOPIC_FILE_LIMIT:
-            return
         edit = TopicEdit(CORE_PATH, current, CORE_TITLE)
         for fact, record in facts:
+            if edit.size() >= TOPIC_FILE_LIMIT:  # per fact, with the batch's: the master has no parts
+                break
             edit.add(
                 f"User: “{inert(fact)}”", [(_date(record.created_at), [(_label(record), record.source_id)])]
             )

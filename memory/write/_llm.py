@@ -28,6 +28,7 @@ import httpx
 
 from ..format import ArchiveRecord, Topic, TopicFormatError, count_tokens, parse_topic, plan_core
 from ..outcomes import ReasonCode, WriteFailure
+from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH
 from ._distill import (
     TOPIC_FILE_LIMIT,
@@ -197,11 +198,6 @@ class LLMDistiller:
             {"role": "user", "content": render_prompt(lines, shown, core_part)},
         ]
 
-        def open_part(path: str) -> str:
-            if not _is_full(path, topics):
-                return path
-            return _open_part(path[len("topics/") : -len(".md")].split("--", maxsplit=1)[0], topics)
-
         return self._ask(
             messages,
             RESPONSE_FORMAT,
@@ -211,7 +207,7 @@ class LLMDistiller:
                 topics,
                 session_id=session_id,
                 on_path=on_path,
-                open_part=open_part,
+                open_part=open_part_in(topics),
             ),
         )
 
@@ -388,8 +384,21 @@ def _parse_or_none(text: str | None, path: str) -> Topic | None:
         return None  # not shown; the validator reports the file if an edit touches it
 
 
-def _is_full(path: str, topics: TopicReader) -> bool:
-    size = topics.size(path)
+def open_part_in(topics: TopicReader) -> Callable[[str, Mapping[str, TopicEdit]], str]:
+    """`apply_answer`'s `open_part`: the topic's part with room, judged with the answer's blocks so far."""
+
+    def open_part(path: str, pending: Mapping[str, TopicEdit]) -> str:
+        if not _is_full(path, topics, pending):
+            return path
+        return _open_part(path[len("topics/") : -len(".md")].split("--", maxsplit=1)[0], topics, pending)
+
+    return open_part
+
+
+def _is_full(path: str, topics: TopicReader, pending: Mapping[str, TopicEdit]) -> bool:
+    """Full with the blocks this answer placed so far (judged per block, not per batch)."""
+    edit = pending.get(path)
+    size = edit.size() if edit is not None else topics.size(path)
     return size is not None and size >= TOPIC_FILE_LIMIT
 
 

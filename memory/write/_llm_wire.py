@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -301,11 +301,12 @@ def apply_answer(
     *,
     session_id: str,
     on_path: Callable[[str], bool],
-    open_part: Callable[[str], str],
+    open_part: Callable[[str, Mapping[str, TopicEdit]], str],
 ) -> AnswerEdits:
     """The answer as topic edits. `on_path(anchor)`: does this session's record lie on the batch's path
-    (§9's rule for `replaces`)? `open_part(path)`: the part of that topic that still has room for a new
-    block (topic files stay bounded, as the extractive distiller's do)."""
+    (§9's rule for `replaces`)? `open_part(path, edits)`: the part of that topic that still has room for a new
+    block, judged with the edits so far (topic files stay bounded per block, as the extractive
+    distiller's do)."""
     refs = refs_of(records)
     files: dict[str, TopicEdit] = {}
     replaced: set[tuple[str, str]] = set()
@@ -335,7 +336,7 @@ def apply_answer(
         text = inert(claim)
         edit = edit_of(path, title)
         if block.replaces is None:
-            target = path if path == CORE_PATH else open_part(path)
+            target = path if path == CORE_PATH else open_part(path, files)
             (edit if target == path else edit_of(target, edit.title)).add(text, groups)
         else:
             if not _BLOCK_ID.fullmatch(block.replaces) or edit.block(block.replaces) is None:

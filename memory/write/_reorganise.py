@@ -1,8 +1,9 @@
-"""Consolidation (`dagmem reorganise`, the runtime's `reorganise_at`): merge duplicate blocks of each topic
-file in one transaction, carrying every citation to the block that absorbs them.
+"""Consolidation (`dagmem reorganise`, the runtime's `reorganise_at`): merge duplicate blocks in one
+transaction, carrying every citation to the block that absorbs them.
 
-Identical claims merge deterministically (the first in file order keeps its id; DESIGN §8 lets an
-identical claim hold evidence of sibling branches). With a distiller that can judge (`DuplicateJudge`,
+Identical claims merge deterministically, within a file and across files (the first in file order keeps
+its id; across files the core master's copy, else the first file's; DESIGN §8 lets an identical claim hold
+evidence of sibling branches). With a distiller that can judge (`DuplicateJudge`,
 the LLM distiller), blocks the model calls duplicates merge under the claim it writes, unless their
 evidence in some session lies on two sibling branches (§8 keeps those apart). A block another claim links
 to is never folded away (its link would dangle). The pass reads outside the lock, installs under it through
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -27,6 +28,7 @@ from ..format import (
     TopicFormatError,
     anchor_of,
     block_links,
+    citation_id,
     inert,
     parse_topic,
     render_core,
@@ -38,7 +40,7 @@ from ..store import SessionStore
 from ..workspace import Workspace
 from ._core import CORE_MASTER, TOPIC_PATH
 
-__all__ = ["DuplicateJudge", "OnePath", "Reorganised", "one_path_in", "reorganise"]
+__all__ = ["DuplicateJudge", "OnePath", "Reorganised", "identical_claims", "one_path_in", "reorganise"]
 
 log = logging.getLogger("dagmem.reorganise")
 
@@ -101,15 +103,19 @@ def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath 
     }
     changed: dict[str, bytes | None] = {}
     merged = 0
+    merged_blocks: dict[str, list[Block]] = {}
     for path, topic in topics.items():
         blocks, folded = _merge_identical(path, topic.blocks, linked)
         if judge is not None and len(blocks) > 1:
             blocks, more = _merge_judged(path, blocks, linked, judge, one_path)
             folded += more
-        if folded:
-            new = Topic(topic.title, tuple(blocks))
+        merged_blocks[path] = blocks
+        merged += folded
+    merged += _merge_across(merged_blocks, linked)
+    for path, topic in topics.items():
+        new = Topic(topic.title, tuple(merged_blocks[path]))
+        if new != topic:
             changed[path] = render_topic(new).encode("utf-8")
-            merged += folded
     if not changed:
         return Reorganised(None, (), 0)
     with workspace.lock():
@@ -136,15 +142,21 @@ def _sources(block: Block) -> set[tuple[str, str]]:
     return {(s.session_id, s.anchor) for c in block.citations for s in c.sources}
 
 
-def _absorb(keep: Block, other: Block, claim: str | None = None) -> Block:
-    """`keep` with every source of `other` it did not cite yet (in `other`'s citations, ids kept)."""
+def _absorb(keep: Block, other: Block, claim: str | None = None, *, taken: set[str] | None = None) -> Block:
+    """`keep` with every source of `other` it did not cite yet (in `other`'s citations, ids kept unless
+    `taken`, the citation ids of `keep`'s file when `other` comes from another file, holds one)."""
     cited = _sources(keep)
     citations = list(keep.citations)
     for citation in other.citations:
         fresh = tuple(s for s in citation.sources if (s.session_id, s.anchor) not in cited)
         if fresh:
             cited.update((s.session_id, s.anchor) for s in fresh)
-            citations.append(Citation(citation.id, citation.date, fresh))
+            cid = citation.id
+            if taken is not None:
+                if cid in taken:
+                    cid = citation_id(keep.id, [f"{s.session_id}#{s.anchor}" for s in fresh], taken)
+                taken.add(cid)
+            citations.append(Citation(cid, citation.date, fresh))
     return Block(keep.id, keep.claim if claim is None else claim, tuple(citations))
 
 
@@ -163,6 +175,35 @@ def _merge_identical(
         out[at] = _absorb(out[at], block)
         folded += 1
     return out, folded
+
+
+def identical_claims(topics: Mapping[str, Topic]) -> list[list[tuple[str, str]]]:
+    """Each claim held by more than one block (in one file or across files), as its (path, block id)s:
+    the core master first (it is always injected, so it keeps the fact), then in path order."""
+    holders: dict[str, list[tuple[str, str]]] = {}
+    for path in sorted(topics, key=lambda p: (p != CORE_MASTER, p)):
+        for block in topics[path].blocks:
+            holders.setdefault(block.claim, []).append((path, block.id))
+    return [found for found in holders.values() if len(found) > 1]
+
+
+def _merge_across(files: dict[str, list[Block]], linked: set[tuple[str, str]]) -> int:
+    """The same claim filed in two topic files is one block: the first holder (`identical_claims`' order)
+    absorbs every citation of the others, which leave their files (unless another claim links to them).
+    Identical claims may hold evidence of sibling branches (DESIGN §8), so no path check is needed."""
+    folded = 0
+    for holders in identical_claims({path: Topic("", tuple(blocks)) for path, blocks in files.items()}):
+        (keep_path, keep_id), rest = holders[0], holders[1:]
+        for path, block_id in rest:
+            if path == keep_path or (path, block_id) in linked:
+                continue
+            at = next(i for i, b in enumerate(files[path]) if b.id == block_id)
+            other = files[path].pop(at)
+            keep_at = next(i for i, b in enumerate(files[keep_path]) if b.id == keep_id)
+            taken = {c.id for b in files[keep_path] for c in b.citations}
+            files[keep_path][keep_at] = _absorb(files[keep_path][keep_at], other, taken=taken)
+            folded += 1
+    return folded
 
 
 def _merge_judged(
@@ -217,12 +258,20 @@ def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: di
         data = changed.get(relpath) if relpath in changed else workspace.read_bytes(relpath)
         return data is not None and any(b.id == block_id for b in parse_topic(data.decode(), relpath).blocks)
 
+    # Evidence may move between the files a pass changes (one claim filed in two), never out of them.
+    before = {key for path in changed for block in topics[path].blocks for key in _sources(block)}
+    after = {
+        key
+        for path in topics
+        if path not in changed
+        for block in topics[path].blocks
+        for key in _sources(block)
+    }
     try:
         for path, data in changed.items():
             assert data is not None
             old = topics[path]
             new = parse_topic(data.decode("utf-8"), path)
-            before = {key for block in old.blocks for key in _sources(block)}
             validate_topic(
                 path,
                 new,
@@ -232,9 +281,9 @@ def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: di
                 block_exists=block_exists,
                 moved=before,
             )
-            after = {key for block in new.blocks for key in _sources(block)}
-            if before - after:
-                raise TopicFormatError(path, None, "a reorganisation dropped evidence")
+            after.update(key for block in new.blocks for key in _sources(block))
+        if before - after:
+            raise TopicFormatError(sorted(changed)[0], None, "a reorganisation dropped evidence")
     except (TopicFormatError, UnicodeDecodeError) as exc:
         raise WriteFailure(ReasonCode.INVALID_TOPIC_FORMAT, str(exc)) from exc
 
