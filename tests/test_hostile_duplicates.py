@@ -1,10 +1,11 @@
-"""One claim filed in two topic files (here: a first-person fact said alone, which the extractive
-distiller files under its topic word and in the core master): `verify` warns of it, `reorganise` merges it
-into one block carrying every citation, and recall returns it once."""
+"""One claim filed in two topic files (here: the core master's fact copied into a topic file of its own,
+as a model or a person may file it): `verify` warns of it, `reorganise` merges it into one block carrying
+every citation, and recall returns it once."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,14 @@ def duplicated_home(tmp_path: Path) -> Path:
     store.append("s1", "assistant", "Noted.")  # an answer: its exchange is another claim
     store.append("s2", "user", "I live in Porto.")  # said alone, in another session
     write_home(home, force=True)
+    topics = home / "memory" / "topics"
+    # The copy cites only the second session (the same sources twice would be a violation, not this).
+    lines = (topics / "core.md").read_text(encoding="utf-8").replace("# Core", "# Porto home", 1).splitlines()
+    first = re.search(r"\[\^(c-[0-9a-f]{10})\]", lines[2])
+    assert first is not None
+    lines[2] = lines[2].replace(f" [^{first[1]}]", "", 1)
+    copy = [line for line in lines if not line.startswith(f"[^{first[1]}]:")]
+    (topics / "porto-home.md").write_text("\n".join(copy) + "\n", encoding="utf-8")
     return home
 
 

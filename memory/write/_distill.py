@@ -175,35 +175,40 @@ class ExtractiveDistiller:
     core = True
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
+        edits: dict[str, str | None] = {}
+        # The core first: a one-turn exchange whose claim the master took is filed there only (the same
+        # claim in two files would be recalled twice, and `verify` calls it a duplicate).
+        in_core = self._core(batch, topics, edits) if self.core else set()
         files: dict[str, TopicEdit] = {}
         for exchange in _exchanges(batch.records):
+            claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
+            if claim in in_core:
+                continue
             word = _topic_word(exchange)
             path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
             if edit is None:
                 edit = files[path] = TopicEdit(path, topics.read(path), inert(word[:1].upper() + word[1:]))
-            claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
             sources = [(_label(r), r.source_id) for r in exchange]
             # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
             edit.add(claim, [(_date(exchange[-1].created_at), sources)])
-        edits: dict[str, str | None] = {path: edit.render() for path, edit in files.items()}
-        if self.core:
-            self._core(batch, topics, edits)
+        edits.update({path: edit.render() for path, edit in files.items()})
         return edits
 
-    def _core(self, batch: BatchInput, topics: TopicReader, edits: dict[str, str | None]) -> None:
-        """First-person facts of identity and preference go to `topics/core.md` too (their exchange's
-        block cites them already, so a full master simply takes no more)."""
+    def _core(self, batch: BatchInput, topics: TopicReader, edits: dict[str, str | None]) -> set[str]:
+        """First-person facts of identity and preference go to `topics/core.md` (their exchange's block
+        cites them too, unless the exchange is that fact alone). Returns the claims the master took."""
         facts = core_facts(batch.records)
         if not facts:
-            return
-        current = edits[CORE_PATH] if CORE_PATH in edits else topics.read(CORE_PATH)
-        edit = TopicEdit(CORE_PATH, current, CORE_TITLE)
+            return set()
+        edit = TopicEdit(CORE_PATH, topics.read(CORE_PATH), CORE_TITLE)
+        taken: set[str] = set()
         for fact, record in facts:
             if edit.size() >= TOPIC_FILE_LIMIT:  # per fact, with the batch's: the master has no parts
                 break
-            edit.add(
-                f"User: “{inert(fact)}”", [(_date(record.created_at), [(_label(record), record.source_id)])]
-            )
+            claim = f"User: “{inert(fact)}”"
+            edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])
+            taken.add(claim)
         if edit.changed:
             edits[CORE_PATH] = edit.render()
+        return taken
