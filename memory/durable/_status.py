@@ -40,6 +40,11 @@ class WriterStatus(BaseModel):
         failure = LastFailure(at=at, reason_code=code, retryable=retryable)
         return self.model_copy(update={"last_outcome": "failure", "last_failure": failure})
 
+    def cleared(self) -> WriterStatus:
+        """No failure outstanding (a clean pass over every session): the last outcome is the last success."""
+        outcome = None if self.last_success_at is None else "success"
+        return self.model_copy(update={"last_outcome": outcome, "last_failure": None})
+
 
 def load_status(path: Path) -> WriterStatus:
     """The status on disk; a missing or unreadable file reads as 'nothing recorded yet'."""
