@@ -29,7 +29,7 @@ async def test_runtime_open_on_a_file_is_invalid_input_naming_it(tmp_path: Path)
     path = tmp_path / "a-file"
     path.write_text("not a home\n")
     for home in (path, path / "below"):
-        with pytest.raises(InvalidInput, match="not a directory|is a file"):
+        with pytest.raises(InvalidInput, match=r"not a directory|is a file"):
             async with Runtime.open(home):
                 pass
     assert path.read_text() == "not a home\n"
@@ -60,15 +60,18 @@ def test_a_mistyped_session_is_a_usage_error_and_never_a_writer_failure(
 
     assert cli(["write", "--home", str(home), "--session", "sesion-typo"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "sesion-typo" in err[0], err
+    assert len(err) == 1, err
+    assert "sesion-typo" in err[0]
     assert cli(["write", "--json", "--home", str(home), "--session", "sesion-typo"]) == 2
     out = json.loads(capsys.readouterr().out)
-    assert out["code"] == "INVALID_INPUT" and "sesion-typo" in out["error"]
+    assert out["code"] == "INVALID_INPUT"
+    assert "sesion-typo" in out["error"]
     assert (home / "memory" / ".dagmem" / "status.json").read_bytes() == status_before
 
     assert cli(["status", "--json", "--home", str(home)]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["last_failure"] is None and status["last_outcome"] == "success"
+    assert status["last_failure"] is None
+    assert status["last_outcome"] == "success"
 
 
 def test_a_clean_pass_clears_a_stale_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,6 +97,7 @@ def test_a_clean_pass_clears_a_stale_failure(tmp_path: Path, capsys: pytest.Capt
     capsys.readouterr()
     assert cli(["status", "--json", "--home", str(home)]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["last_failure"] is None and status["last_outcome"] == "success"
+    assert status["last_failure"] is None
+    assert status["last_outcome"] == "success"
     assert cli(["status", "--home", str(home)]) == 0
     assert "last failure" not in capsys.readouterr().out

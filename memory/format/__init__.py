@@ -10,6 +10,7 @@ from ._archive_codec import anchor_of as anchor_of
 from ._archive_codec import render_frame as render_frame
 from ._archive_scan import Frame as Frame
 from ._archive_scan import ScanResult as ScanResult
+from ._archive_scan import restore_final_newline as restore_final_newline
 from ._archive_scan import scan_archive as scan_archive
 from ._caches import clear_caches as clear_caches
 from ._core import plan_core as plan_core
@@ -108,6 +109,7 @@ __all__ = [
     "render_core",
     "render_frame",
     "render_topic",
+    "restore_final_newline",
     "scan_archive",
     "shard_of",
     "validate_topic",
