@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UnsafePath
+from ..format import validation_problem
 from ..outcomes import ReasonCode
 from ._atomic import atomic_write
 from ._safe import read_regular
@@ -51,7 +52,10 @@ def load_status(path: Path) -> WriterStatus:
     try:
         data = read_regular(path)  # never opens a FIFO or follows a symlink
         return WriterStatus() if data is None else WriterStatus.model_validate_json(data)
-    except (OSError, ValidationError, UnsafePath) as exc:
+    except ValidationError as exc:
+        log.warning("ignoring unreadable %s: %s", path, validation_problem(exc))
+        return WriterStatus()
+    except (OSError, UnsafePath) as exc:
         log.warning("ignoring unreadable %s: %s", path, exc)
         return WriterStatus()
 

@@ -33,6 +33,7 @@ from ._node import node_filename as node_filename
 from ._node import node_relpath as node_relpath
 from ._node import parse_node_filename as parse_node_filename
 from ._node import shard_of as shard_of
+from ._problems import validation_problem as validation_problem
 from ._session import BranchInfo as BranchInfo
 from ._session import Problem as Problem
 from ._session import SessionMeta as SessionMeta
@@ -113,5 +114,6 @@ __all__ = [
     "scan_archive",
     "shard_of",
     "validate_topic",
+    "validation_problem",
     "walk_branch",
 ]

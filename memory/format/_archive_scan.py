@@ -15,13 +15,13 @@ from typing import Final, Literal
 from ._archive_codec import (
     HEADER,
     MAX_RECORD_LINES,
-    MAX_SEQ,
     ROLES,
     _first_line_prefix,
     _meta_json,
     anchor_of,
 )
 from ._ids import is_valid_id
+from ._limits import MAX_SEQ
 
 __all__ = ["Frame", "ScanResult", "restore_final_newline", "scan_archive"]
 

@@ -13,6 +13,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._ids import ID_PATTERN
+from ._limits import MAX_SEQ, time_problem
 
 __all__ = [
     "HEAD",
@@ -60,11 +61,11 @@ class Node(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
     id: str
-    seq: int = Field(ge=0)
+    seq: int = Field(ge=0, le=MAX_SEQ, strict=True)  # strict: `true` or "3" is no position
     role: Role
     content: str
     predecessor: str | None = None
-    created_at: float
+    created_at: float = Field(strict=True)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("id", "predecessor")
@@ -72,6 +73,14 @@ class Node(BaseModel):
     def _full_match(cls, value: str | None) -> str | None:
         if value is not None and ID_PATTERN.fullmatch(value) is None:
             raise ValueError(f"invalid id {value!r}")
+        return value
+
+    @field_validator("created_at")
+    @classmethod
+    def _a_time(cls, value: float) -> float:
+        problem = time_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     def to_json(self) -> bytes:

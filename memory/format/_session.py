@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BrokenChain, SessionInvalid, UnknownNode
+from ._limits import time_problem
 from ._node import Node
+from ._problems import validation_problem
 
 __all__ = [
     "BranchInfo",
@@ -40,10 +42,18 @@ class SessionMeta(BaseModel):
 
     id: str
     head: str | None = None
-    created_at: float
-    updated_at: float
+    created_at: float = Field(strict=True)
+    updated_at: float = Field(strict=True)
     branches: dict[str, BranchInfo] = Field(default_factory=dict)
     merged: list[str] = Field(default_factory=list)
+
+    @field_validator("created_at", "updated_at")
+    @classmethod
+    def _a_time(cls, value: float) -> float:
+        problem = time_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     def to_json(self) -> bytes:
         # pydantic's serialiser writes what json.dumps(indent=1, ensure_ascii=False) wrote (a float's
@@ -52,7 +62,11 @@ class SessionMeta(BaseModel):
 
     @classmethod
     def from_json(cls, data: bytes) -> SessionMeta:
-        return cls.model_validate_json(data)
+        """The meta in `data`; `ValueError` saying in one line what is wrong (the caller names the file)."""
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            raise ValueError(validation_problem(exc)) from None
 
 
 class Tip(BaseModel):
@@ -175,6 +189,4 @@ def parse_node(data: bytes) -> tuple[Node | None, str | None]:
     try:
         return Node.model_validate(raw), None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "node"
-        return None, f"malformed node: {where}: {first['msg']}"
+        return None, f"malformed node: {validation_problem(exc)}"
