@@ -347,7 +347,13 @@ def check_home(
     report = OracleReport()
     ws = check_workspace(memory, report)
     wsid = workspace_id or ""
-    for session_id in sessions if sessions is not None else store.session_ids():
+    if sessions is None:
+        try:
+            sessions = store.session_ids()
+        except UnsafePath as exc:  # a symlinked sessions/: reported, never followed
+            report.violations.append(Violation("unsafe-path", str(exc.path), exc.reason))
+            sessions = []
+    for session_id in sessions:
         snapshot = store.load(session_id)
         nodes = {nid: node.model_dump(mode="json") for nid, node in snapshot.nodes.items()}
         for problem in snapshot.problems:

@@ -149,3 +149,33 @@ def test_verify_reports_a_symlinked_archive_and_never_exits_retryable(
     assert "archive-unreadable" in out.out
     assert "symbolic link" in out.out
     assert not out.err
+
+
+# -- class 6: one rule for the home's top-level directories -----------------------------------------------
+
+
+@pytest.mark.parametrize("relpath", ["sessions", "memory", "memory/sources", "memory/topics"])
+def test_a_symlinked_top_level_directory_is_refused_by_a_write_and_reported_by_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], relpath: str
+) -> None:
+    home = written(tmp_path)
+    FileSessionStore(home).append("s", "user", "one more turn about the tiles of Lisbon")
+    real = tmp_path / "elsewhere"
+    (home / relpath).rename(real)
+    os.symlink(real, home / relpath)
+    before = {p.relative_to(real): p.read_bytes() for p in real.rglob("*") if p.is_file()}
+
+    assert cli(["write", "--force", "--home", str(home)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert f"{home / relpath} is a symbolic link" in err[0]
+    after = {p.relative_to(real): p.read_bytes() for p in real.rglob("*") if p.is_file()}
+    assert after == before  # nothing written through the link
+
+    code, report = verify(home, capsys)
+    assert code == 1
+    violations = report["violations"]
+    assert isinstance(violations, list)
+    assert {"kind": "unsafe-path", "subject": str(home / relpath)} in [
+        {"kind": v["kind"], "subject": v["subject"]} for v in violations
+    ]

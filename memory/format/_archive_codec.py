@@ -28,7 +28,7 @@ from ..errors import InvalidInput
 from ._ids import check_id
 from ._limits import MAX_RECORD_LINES, MAX_SEQ, check_content, time_problem
 
-__all__ = ["HEADER", "MAX_RECORD_LINES", "ROLES", "ArchiveRecord", "anchor_of", "render_frame"]
+__all__ = ["HEADER", "MAX_RECORD_LINES", "MAX_SEQ", "ROLES", "ArchiveRecord", "anchor_of", "render_frame"]
 
 HEADER: Final = b"<!-- dagmem-archive:v1 -->\n\n"
 
