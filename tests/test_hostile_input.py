@@ -214,3 +214,20 @@ def test_a_damaged_txlog_line_says_which_line_and_how_to_repair_it(
     # What it says works: with the blank line deleted, the write goes on.
     txlog.write_bytes(good)
     assert cli(["write", "--force", "--home", str(home)]) == 0
+
+
+@pytest.mark.parametrize("value", ["NaN", "1e20", "true"])
+def test_a_status_json_time_that_cannot_be_a_time_is_ignored_in_one_line_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    home = _home(tmp_path)
+    assert cli(["write", "--force", "--home", str(home)]) == 0
+    status = home / "memory" / ".dagmem" / "status.json"
+    status.write_text(f'{{"version": 1, "last_outcome": "success", "last_success_at": {value}}}\n')
+    capsys.readouterr()
+    caplog.clear()
+    assert cli(["status", "--home", str(home)]) == 0
+    assert "last success  -" in capsys.readouterr().out
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "dagmem.status"]
+    assert str(status) in warning
+    assert "last_success_at" in warning

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UnsafePath
-from ..format import validation_problem
+from ..format import EpochSeconds, validation_problem
 from ..outcomes import ReasonCode
 from ._atomic import atomic_write
 from ._safe import read_regular
@@ -22,7 +22,7 @@ log = logging.getLogger("dagmem.status")
 
 class LastFailure(BaseModel):
     model_config = ConfigDict(frozen=True)
-    at: float
+    at: EpochSeconds
     reason_code: ReasonCode
     retryable: bool
 
@@ -31,7 +31,7 @@ class WriterStatus(BaseModel):
     model_config = ConfigDict(frozen=True)
     version: Literal[1] = 1
     last_outcome: Literal["success", "failure"] | None = None
-    last_success_at: float | None = None
+    last_success_at: EpochSeconds | None = None
     last_failure: LastFailure | None = None
 
     def succeeded(self, at: float) -> WriterStatus:

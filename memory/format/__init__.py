@@ -33,6 +33,7 @@ from ._node import node_filename as node_filename
 from ._node import node_relpath as node_relpath
 from ._node import parse_node_filename as parse_node_filename
 from ._node import shard_of as shard_of
+from ._problems import EpochSeconds as EpochSeconds
 from ._problems import validation_problem as validation_problem
 from ._session import BranchInfo as BranchInfo
 from ._session import Problem as Problem
@@ -72,6 +73,7 @@ __all__ = [
     "Block",
     "BranchInfo",
     "Citation",
+    "EpochSeconds",
     "Frame",
     "HeadType",
     "Node",

@@ -1,10 +1,26 @@
-"""A pydantic `ValidationError` as one line naming the field, for messages that name a file."""
+"""What the models of files share: a time field, and a pydantic `ValidationError` as one line naming the
+field (for messages that name a file)."""
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import Annotated
 
-__all__ = ["validation_problem"]
+from pydantic import AfterValidator, Field, ValidationError
+
+from ._limits import time_problem
+
+__all__ = ["EpochSeconds", "validation_problem"]
+
+
+def _a_time(value: float) -> float:
+    problem = time_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A time in a file (epoch seconds): a number, never `true` or a string, finite and within years 1 to 9999.
+EpochSeconds = Annotated[float, Field(strict=True), AfterValidator(_a_time)]
 
 
 def validation_problem(exc: ValidationError) -> str:

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BrokenChain, SessionInvalid, UnknownNode
-from ._limits import time_problem
 from ._node import Node
-from ._problems import validation_problem
+from ._problems import EpochSeconds, validation_problem
 
 __all__ = [
     "BranchInfo",
@@ -42,18 +41,10 @@ class SessionMeta(BaseModel):
 
     id: str
     head: str | None = None
-    created_at: float = Field(strict=True)
-    updated_at: float = Field(strict=True)
+    created_at: EpochSeconds
+    updated_at: EpochSeconds
     branches: dict[str, BranchInfo] = Field(default_factory=dict)
     merged: list[str] = Field(default_factory=list)
-
-    @field_validator("created_at", "updated_at")
-    @classmethod
-    def _a_time(cls, value: float) -> float:
-        problem = time_problem(value)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
 
     def to_json(self) -> bytes:
         # pydantic's serialiser writes what json.dumps(indent=1, ensure_ascii=False) wrote (a float's
