@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -140,6 +141,8 @@ def _real_dir(path: Path, report: OracleReport) -> bool:
 
 def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     """Read the txlog, archives and topics of a workspace, reporting what is wrong with them alone."""
+    if not _real_dir(memory, report):  # missing, or a symlink (reported): nothing of it is read
+        return _Workspace(Counter(), set(), {}, set())
     consumed, migrated = _read_txlog(memory / ".dagmem", report)
     for source_id, times in consumed.items():
         if times > 1:
@@ -147,9 +150,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     archived: dict[str, set[str]] = {}
     frames: dict[str, dict[str, _Archived]] = {}
     sources = memory / "sources"
-    for path in (
-        sorted(sources.glob("*.md")) if _real_dir(memory, report) and _real_dir(sources, report) else []
-    ):
+    for path in sorted(sources.glob("*.md")) if _real_dir(sources, report) else []:
         session = path.stem
         data = _read(path, "archive-unreadable", report)
         if data is None:
@@ -251,9 +252,12 @@ def _read_txlog(state: Path, report: OracleReport) -> tuple[Counter[str], set[st
     consumed: Counter[str] = Counter()
     migrated: set[str] = set()
     path = state / "txlog.jsonl"
-    data = path.read_bytes() if path.exists() else b""
+    data = b""
+    if _real_dir(state, report) and os.path.lexists(path):
+        data = _read(path, "txlog-unreadable", report) or b""
     body = data.rstrip(b"\n")
-    stages = {p.name for p in (state / "stage").iterdir()} if (state / "stage").is_dir() else set()
+    stage = state / "stage"
+    stages = {p.name for p in stage.iterdir()} if _real_dir(stage, report) else set()
     lines = body.split(b"\n") if body else []
     for number, line in enumerate(lines, 1):
         partial = number == len(lines) and len(body) == len(data)
@@ -329,7 +333,8 @@ def _compare_frames(
                 Violation(
                     "archive-mismatch",
                     f"{session_id}/{node_id}",
-                    f"the archived frame's {', '.join(differ)} differ from its node",
+                    f"the archived frame's {', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} "
+                    "from its node's",
                 )
             )
 

@@ -179,3 +179,17 @@ def test_a_symlinked_top_level_directory_is_refused_by_a_write_and_reported_by_v
     assert {"kind": "unsafe-path", "subject": str(home / relpath)} in [
         {"kind": v["kind"], "subject": v["subject"]} for v in violations
     ]
+
+
+@pytest.mark.parametrize("relpath", ["memory/.dagmem/txlog.jsonl", "memory/.dagmem"])
+def test_verify_reports_a_symlinked_txlog_or_state_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], relpath: str
+) -> None:
+    home = written(tmp_path)
+    (home / relpath).rename(tmp_path / "moved")
+    os.symlink(tmp_path / "gone", home / relpath)  # dangling
+    code, report = verify(home, capsys)
+    assert code == 1, report
+    violations = report["violations"]
+    assert isinstance(violations, list)
+    assert str(home / relpath) in [v["subject"] for v in violations]
