@@ -309,25 +309,27 @@ def _compare_frames(
     session_id: str,
     nodes: Mapping[str, Mapping[str, Any]],
     frames: Mapping[str, _Archived],
+    migrated: set[str],
     report: OracleReport,
 ) -> None:
     """Each archived frame must say what its node says: a frame edited by hand (and still well formed)
-    is evidence that no longer matches the conversation."""
+    is evidence that no longer matches the conversation. A migrated record's frame was written by the
+    system it came from, which migration trusts for its role and content only."""
     for node_id, frame in frames.items():
         node = nodes.get(node_id)
         if node is None:
             continue  # a node file removed or unreadable: the session's own problems say so
         content = node.get("content")
-        differ = [
-            what
-            for what, same in (
-                ("role", frame.role == node.get("role")),
+        checks = [
+            ("role", frame.role == node.get("role")),
+            ("content", isinstance(content, str) and frame.content == _Archived.digest(content)),
+        ]
+        if f"{session_id}/{node_id}" not in migrated:
+            checks += [
                 ("seq", frame.seq == node.get("seq")),
                 ("created_at", frame.created_at == node.get("created_at")),
-                ("content", isinstance(content, str) and frame.content == _Archived.digest(content)),
-            )
-            if not same
-        ]
+            ]
+        differ = [what for what, same in checks if not same]
         if differ:
             report.violations.append(
                 Violation(
@@ -365,7 +367,7 @@ def check_home(
             report.violations.append(Violation("session-invalid", session_id, str(problem)))
         records = {nid for nid, node in nodes.items() if _is_record(node)}
         report.records += len(records)
-        _compare_frames(session_id, nodes, ws.frames.get(session_id, {}), report)
+        _compare_frames(session_id, nodes, ws.frames.get(session_id, {}), ws.migrated, report)
         # A rewind after the write leaves the record consumed but no longer a record: this is why
         # `consumed` may exceed `records` after a clean drain.
         report.consumed_rewound += sum(

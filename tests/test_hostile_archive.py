@@ -193,3 +193,20 @@ def test_verify_reports_a_symlinked_txlog_or_state_directory(
     violations = report["violations"]
     assert isinstance(violations, list)
     assert str(home / relpath) in [v["subject"] for v in violations]
+
+
+def test_verify_reports_a_node_whose_time_no_longer_matches_its_frame(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = written(tmp_path)
+    (path,) = sorted((home / "sessions" / "s" / "history").rglob("000002-*.json"))
+    node = json.loads(path.read_text())
+    node["created_at"] += 3600.0
+    path.write_text(json.dumps(node, indent=1) + "\n")
+    code, report = verify(home, capsys)
+    assert code == 1
+    violations = report["violations"]
+    assert isinstance(violations, list)
+    (mismatch,) = [v for v in violations if v["kind"] == "archive-mismatch"]
+    assert mismatch["subject"] == f"s/{node['id']}"
+    assert "created_at" in mismatch["detail"]
