@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
+import stat
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
@@ -24,7 +26,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from ..memory.durable import LastFailure, ensure_workspace_id
-from ..memory.errors import DagmemError, InvalidInput, UnknownNode
+from ..memory.errors import DagmemError, InvalidInput, UnknownNode, UnknownSession
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import DagView
@@ -88,6 +90,21 @@ def _schedule(at: float | Callable[[float], float | None] | None) -> Callable[[f
         raise InvalidInput(f"reorganise_at must be a period in seconds above 0, or a function, not {at!r}")
     period = float(at)
     return lambda now: now + period
+
+
+def _check_home(home: Path) -> None:
+    """A home is a directory (or not there yet: the first append creates it); anything else is the
+    caller's mistake, refused before anything is opened."""
+    try:
+        info = os.stat(home)
+    except FileNotFoundError:
+        if home.is_symlink():
+            raise InvalidInput(f"home {home} is a broken symbolic link") from None
+        return
+    except NotADirectoryError:
+        raise InvalidInput(f"home {home}: a parent of it is a file, not a directory") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise InvalidInput(f"home {home} is not a directory")
 
 
 class RuntimeStatus(BaseModel):
@@ -165,6 +182,7 @@ class Runtime:
         passes on the event-loop clock: a number is a period in seconds; a function of the loop time of
         the last pass (or of the start) gives the loop time of the next one, or None to stop."""
         home = Path(home)
+        _check_home(home)
         if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now)
             distiller = distiller_named(distiller, home)
         scalars = {
@@ -401,7 +419,12 @@ class Runtime:
         return rewound
 
     async def end_session(self, session_id: str) -> None:
-        """Boundary-write every branch of the session (head first); return when nothing is owed."""
+        """Boundary-write every branch of the session (head first); return when nothing is owed. An unknown
+        session raises `UnknownSession`, as `set_head` does."""
+        check_id(session_id, "session id")
+        self._check_open()
+        if not await self._ctx.io(self._ctx.store.has_session, session_id):
+            raise UnknownSession(session_id)
         await self._request(session_id, EndSession())
 
     async def flush(self, force: bool = False) -> None:

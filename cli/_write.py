@@ -28,7 +28,8 @@ def write_command(args: argparse.Namespace) -> int:
     home: Path = args.home
     distiller = distiller_named(args.distiller, home)  # a missing model setting: one line, nothing written
     store = FileSessionStore(home)
-    sessions = args.session or store.session_ids()
+    named: list[str] | None = args.session or None  # None: every session (a pass that can clear a failure)
+    sessions = named if named is not None else store.session_ids()
     console = Console(stderr=True)
     results: list[SessionResult] = []
     with Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress:
@@ -41,7 +42,7 @@ def write_command(args: argparse.Namespace) -> int:
 
         results = write_home(
             home,
-            sessions=sessions,
+            sessions=named,
             force=args.force,
             distiller=distiller,
             threshold=args.threshold,

@@ -9,14 +9,25 @@ may be archived twice, and every consumed record must be archived and (unless mi
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..memory.format import MARKER_KEY, TopicFormatError, anchor_of, parse_topic, scan_archive
+from ..memory.durable import read_regular
+from ..memory.errors import UnsafePath
+from ..memory.format import (
+    MARKER_KEY,
+    TopicFormatError,
+    anchor_of,
+    parse_topic,
+    restore_final_newline,
+    scan_archive,
+)
 from ..memory.store import SessionStore
 
 __all__ = ["OracleReport", "Violation", "check_home", "check_workspace"]
@@ -79,34 +90,85 @@ def _marked(node: Mapping[str, Any], workspace_id: str) -> bool:
     return value == workspace_id or (isinstance(value, list) and workspace_id in value)
 
 
+@dataclass(frozen=True)
+class _Archived:
+    """What a frame says of its node (the content as a digest: a whole home's text is not kept)."""
+
+    role: str
+    seq: int
+    created_at: float
+    content: str  # sha256 hex of the UTF-8 content
+
+    @staticmethod
+    def digest(content: str) -> str:
+        return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass
 class _Workspace:
     consumed: Counter[str]
     migrated: set[str]
     archived: dict[str, set[str]]  # session -> source ids archived (valid prefix)
     cited: set[tuple[str, str]]  # (session, anchor)
+    frames: dict[str, dict[str, _Archived]] = field(default_factory=dict)  # session -> node id -> frame
+
+
+def _read(path: Path, kind: str, report: OracleReport) -> bytes | None:
+    """The bytes of a workspace file, never through a symlink (the writer never follows one either);
+    anything unreadable is a violation naming the file, never an exception."""
+    try:
+        data = read_regular(path)
+    except UnsafePath as exc:
+        report.violations.append(Violation(kind, str(path), exc.reason))
+        return None
+    except OSError as exc:
+        report.violations.append(Violation(kind, str(path), exc.strerror or str(exc)))
+        return None
+    if data is None:
+        report.violations.append(Violation(kind, str(path), "vanished while it was read"))
+    return data
+
+
+def _real_dir(path: Path, report: OracleReport) -> bool:
+    """Whether `path` is a directory to read: a symlink in its place is reported, never followed."""
+    if path.is_symlink():
+        report.violations.append(
+            Violation("unsafe-path", str(path), "a symbolic link: dagmem never reads or writes through one")
+        )
+        return False
+    return path.is_dir()
 
 
 def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     """Read the txlog, archives and topics of a workspace, reporting what is wrong with them alone."""
+    if not _real_dir(memory, report):  # missing, or a symlink (reported): nothing of it is read
+        return _Workspace(Counter(), set(), {}, set())
     consumed, migrated = _read_txlog(memory / ".dagmem", report)
     for source_id, times in consumed.items():
         if times > 1:
             report.violations.append(Violation("consumed-twice", source_id, f"{times} txlog lines"))
     archived: dict[str, set[str]] = {}
+    frames: dict[str, dict[str, _Archived]] = {}
     sources = memory / "sources"
-    for path in sorted(sources.glob("*.md")) if sources.is_dir() else []:
+    for path in sorted(sources.glob("*.md")) if _real_dir(sources, report) else []:
         session = path.stem
-        data = path.read_bytes()
+        data = _read(path, "archive-unreadable", report)
+        if data is None:
+            archived[session] = set()
+            continue
         scan = scan_archive(data, session)
         if scan.status == "corrupt":
             report.violations.append(Violation("archive-corrupt", str(path), scan.reason or ""))
         archived[session] = {frame.source_id for frame in scan.frames}
+        frames[session] = {
+            f.node_id: _Archived(f.role, f.seq, f.created_at, _Archived.digest(f.content))
+            for f in scan.frames
+        }
         if scan.status == "torn" and any(
             s.partition("/")[0] == session and s not in archived[session] for s in consumed
         ):
             # A crash tears only frames nobody consumed yet; this damage came later and is no torn tail.
-            fixable = scan_archive(data + b"\n", session).status == "complete"
+            fixable = restore_final_newline(data, session) is not None
             report.violations.append(
                 Violation(
                     "archive-damaged",
@@ -133,10 +195,13 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     cited: set[tuple[str, str]] = set()
     claims: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}  # (claim, its sources) -> first block
     topics = memory / "topics"
-    for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
+    for path in sorted(topics.rglob("*.md")) if _real_dir(topics, report) else []:
         relpath = path.relative_to(memory).as_posix()
+        raw = _read(path, "topic-unreadable", report)
+        if raw is None:
+            continue
         try:
-            topic = parse_topic(path.read_text(encoding="utf-8"), relpath)
+            topic = parse_topic(raw.decode("utf-8"), relpath)
         except (TopicFormatError, UnicodeDecodeError) as exc:
             report.violations.append(Violation("topic-unreadable", relpath, str(exc)))
             continue
@@ -174,7 +239,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     report.consumed = len(consumed)
     report.archived = sum(len(v) for v in archived.values())
     report.cited = len(cited)
-    return _Workspace(consumed, migrated, archived, cited)
+    return _Workspace(consumed, migrated, archived, cited, frames)
 
 
 def _read_txlog(state: Path, report: OracleReport) -> tuple[Counter[str], set[str]]:
@@ -187,9 +252,12 @@ def _read_txlog(state: Path, report: OracleReport) -> tuple[Counter[str], set[st
     consumed: Counter[str] = Counter()
     migrated: set[str] = set()
     path = state / "txlog.jsonl"
-    data = path.read_bytes() if path.exists() else b""
+    data = b""
+    if _real_dir(state, report) and os.path.lexists(path):
+        data = _read(path, "txlog-unreadable", report) or b""
     body = data.rstrip(b"\n")
-    stages = {p.name for p in (state / "stage").iterdir()} if (state / "stage").is_dir() else set()
+    stage = state / "stage"
+    stages = {p.name for p in stage.iterdir()} if _real_dir(stage, report) else set()
     lines = body.split(b"\n") if body else []
     for number, line in enumerate(lines, 1):
         partial = number == len(lines) and len(body) == len(data)
@@ -237,6 +305,42 @@ def _branches(nodes: Mapping[str, Mapping[str, Any]]) -> Iterable[list[str]]:
         yield path[::-1]
 
 
+def _compare_frames(
+    session_id: str,
+    nodes: Mapping[str, Mapping[str, Any]],
+    frames: Mapping[str, _Archived],
+    migrated: set[str],
+    report: OracleReport,
+) -> None:
+    """Each archived frame must say what its node says: a frame edited by hand (and still well formed)
+    is evidence that no longer matches the conversation. A migrated record's frame was written by the
+    system it came from, which migration trusts for its role and content only."""
+    for node_id, frame in frames.items():
+        node = nodes.get(node_id)
+        if node is None:
+            continue  # a node file removed or unreadable: the session's own problems say so
+        content = node.get("content")
+        checks = [
+            ("role", frame.role == node.get("role")),
+            ("content", isinstance(content, str) and frame.content == _Archived.digest(content)),
+        ]
+        if f"{session_id}/{node_id}" not in migrated:
+            checks += [
+                ("seq", frame.seq == node.get("seq")),
+                ("created_at", frame.created_at == node.get("created_at")),
+            ]
+        differ = [what for what, same in checks if not same]
+        if differ:
+            report.violations.append(
+                Violation(
+                    "archive-mismatch",
+                    f"{session_id}/{node_id}",
+                    f"the archived frame's {', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} "
+                    "from its node's",
+                )
+            )
+
+
 def check_home(
     store: SessionStore,
     memory: Path,
@@ -250,13 +354,20 @@ def check_home(
     report = OracleReport()
     ws = check_workspace(memory, report)
     wsid = workspace_id or ""
-    for session_id in sessions if sessions is not None else store.session_ids():
+    if sessions is None:
+        try:
+            sessions = store.session_ids()
+        except UnsafePath as exc:  # a symlinked sessions/: reported, never followed
+            report.violations.append(Violation("unsafe-path", str(exc.path), exc.reason))
+            sessions = []
+    for session_id in sessions:
         snapshot = store.load(session_id)
         nodes = {nid: node.model_dump(mode="json") for nid, node in snapshot.nodes.items()}
         for problem in snapshot.problems:
             report.violations.append(Violation("session-invalid", session_id, str(problem)))
         records = {nid for nid, node in nodes.items() if _is_record(node)}
         report.records += len(records)
+        _compare_frames(session_id, nodes, ws.frames.get(session_id, {}), ws.migrated, report)
         # A rewind after the write leaves the record consumed but no longer a record: this is why
         # `consumed` may exceed `records` after a clean drain.
         report.consumed_rewound += sum(

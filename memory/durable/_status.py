@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import UnsafePath
+from ..format import EpochSeconds, validation_problem
 from ..outcomes import ReasonCode
 from ._atomic import atomic_write
 from ._safe import read_regular
@@ -21,7 +22,7 @@ log = logging.getLogger("dagmem.status")
 
 class LastFailure(BaseModel):
     model_config = ConfigDict(frozen=True)
-    at: float
+    at: EpochSeconds
     reason_code: ReasonCode
     retryable: bool
 
@@ -30,7 +31,7 @@ class WriterStatus(BaseModel):
     model_config = ConfigDict(frozen=True)
     version: Literal[1] = 1
     last_outcome: Literal["success", "failure"] | None = None
-    last_success_at: float | None = None
+    last_success_at: EpochSeconds | None = None
     last_failure: LastFailure | None = None
 
     def succeeded(self, at: float) -> WriterStatus:
@@ -40,13 +41,21 @@ class WriterStatus(BaseModel):
         failure = LastFailure(at=at, reason_code=code, retryable=retryable)
         return self.model_copy(update={"last_outcome": "failure", "last_failure": failure})
 
+    def cleared(self) -> WriterStatus:
+        """No failure outstanding (a clean pass over every session): the last outcome is the last success."""
+        outcome = None if self.last_success_at is None else "success"
+        return self.model_copy(update={"last_outcome": outcome, "last_failure": None})
+
 
 def load_status(path: Path) -> WriterStatus:
     """The status on disk; a missing or unreadable file reads as 'nothing recorded yet'."""
     try:
         data = read_regular(path)  # never opens a FIFO or follows a symlink
         return WriterStatus() if data is None else WriterStatus.model_validate_json(data)
-    except (OSError, ValidationError, UnsafePath) as exc:
+    except ValidationError as exc:
+        log.warning("ignoring unreadable %s: %s", path, validation_problem(exc))
+        return WriterStatus()
+    except (OSError, UnsafePath) as exc:
         log.warning("ignoring unreadable %s: %s", path, exc)
         return WriterStatus()
 

@@ -76,7 +76,7 @@ class TxLog:
                 return self._truncate(start + begin)
             raise TxlogCorrupt(
                 f"the last line is incomplete ({exc.reason}) and no stage of its transaction exists, so it "
-                "is not a torn append but a damaged committed line; restore it from a copy",
+                "is not a torn append but a damaged committed line",
                 path=self.path,
                 line=self._line_number(start + begin),
             ) from None

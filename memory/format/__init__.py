@@ -10,6 +10,7 @@ from ._archive_codec import anchor_of as anchor_of
 from ._archive_codec import render_frame as render_frame
 from ._archive_scan import Frame as Frame
 from ._archive_scan import ScanResult as ScanResult
+from ._archive_scan import restore_final_newline as restore_final_newline
 from ._archive_scan import scan_archive as scan_archive
 from ._caches import clear_caches as clear_caches
 from ._core import plan_core as plan_core
@@ -32,6 +33,8 @@ from ._node import node_filename as node_filename
 from ._node import node_relpath as node_relpath
 from ._node import parse_node_filename as parse_node_filename
 from ._node import shard_of as shard_of
+from ._problems import EpochSeconds as EpochSeconds
+from ._problems import validation_problem as validation_problem
 from ._session import BranchInfo as BranchInfo
 from ._session import Problem as Problem
 from ._session import SessionMeta as SessionMeta
@@ -70,6 +73,7 @@ __all__ = [
     "Block",
     "BranchInfo",
     "Citation",
+    "EpochSeconds",
     "Frame",
     "HeadType",
     "Node",
@@ -108,8 +112,10 @@ __all__ = [
     "render_core",
     "render_frame",
     "render_topic",
+    "restore_final_newline",
     "scan_archive",
     "shard_of",
     "validate_topic",
+    "validation_problem",
     "walk_branch",
 ]

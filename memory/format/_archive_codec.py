@@ -26,14 +26,11 @@ from typing import Final
 
 from ..errors import InvalidInput
 from ._ids import check_id
-from ._limits import MAX_RECORD_LINES, check_content
+from ._limits import MAX_RECORD_LINES, MAX_SEQ, check_content, time_problem
 
-__all__ = ["HEADER", "MAX_RECORD_LINES", "ROLES", "ArchiveRecord", "anchor_of", "render_frame"]
+__all__ = ["HEADER", "MAX_RECORD_LINES", "MAX_SEQ", "ROLES", "ArchiveRecord", "anchor_of", "render_frame"]
 
 HEADER: Final = b"<!-- dagmem-archive:v1 -->\n\n"
-
-
-MAX_SEQ: Final = 2**63 - 1
 
 
 ROLES: Final = frozenset({"user", "assistant", "tool", "system"})
@@ -89,8 +86,9 @@ def render_frame(record: ArchiveRecord) -> bytes:
     if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= MAX_SEQ:
         raise InvalidInput(f"{record.source_id}: seq must be an int in [0, 2**63), not {seq!r}")
     created_at = record.created_at
-    if isinstance(created_at, bool) or not isinstance(created_at, int | float):
-        raise InvalidInput(f"{record.source_id}: created_at must be a number, not {created_at!r}")
+    problem = time_problem(created_at)
+    if problem is not None:
+        raise InvalidInput(f"{record.source_id}: created_at {problem}")
     created_at = float(created_at)
     try:
         prefix = _first_line_prefix(created_at, role)

@@ -15,15 +15,15 @@ from typing import Final, Literal
 from ._archive_codec import (
     HEADER,
     MAX_RECORD_LINES,
-    MAX_SEQ,
     ROLES,
     _first_line_prefix,
     _meta_json,
     anchor_of,
 )
 from ._ids import is_valid_id
+from ._limits import MAX_SEQ
 
-__all__ = ["Frame", "ScanResult", "scan_archive"]
+__all__ = ["Frame", "ScanResult", "restore_final_newline", "scan_archive"]
 
 # Header lines are short (the longest, source-id, is at most 150 bytes); a longer one is damage, and the cap
 # keeps a candidate check O(1) however long the line is.
@@ -49,6 +49,9 @@ _CANDIDATE: Final = b'\n<a id="src-'
 
 
 _META_KEYS: Final = frozenset({"created_at", "role", "seq"})
+
+
+_NO_TERMINATOR: Final = "truncated frame: missing empty terminator"
 
 
 @dataclass(frozen=True)
@@ -242,3 +245,22 @@ def scan_archive(
         seen.add(parsed.source_id)
         pos = parsed.end - base
     return ScanResult(frames, base + pos, "complete", None, None)
+
+
+def restore_final_newline(
+    data: bytes, session_id: str, *, known_ids: Container[str] = (), base: int = 0
+) -> ScanResult | None:
+    """The complete scan of `data + b"\\n"` if the only damage of `data` is provably a lost final newline
+    (an editor's end-of-file fixer), else None.
+
+    Every frame ends in `\\n\\n`; a fixer leaves the file ending in exactly one newline after a non-empty
+    line. So the damage must be the last frame's missing terminator, found exactly at the end, and `data`
+    must end in one newline after another byte: a file that still ends in an empty line lost no newline
+    (a `record-lines` raised by one reads that line as content, and adding a byte would "complete" it)."""
+    if not data.endswith(b"\n") or data.endswith(b"\n\n"):
+        return None
+    scan = scan_archive(data, session_id, known_ids=known_ids, base=base)
+    if scan.status != "torn" or scan.reason != _NO_TERMINATOR or scan.damage_offset != base + len(data):
+        return None
+    restored = scan_archive(data + b"\n", session_id, known_ids=known_ids, base=base)
+    return restored if restored.status == "complete" else None

@@ -21,14 +21,20 @@ __all__ = [
     "MAX_CONTENT_BYTES",
     "MAX_METADATA_DEPTH",
     "MAX_RECORD_LINES",
+    "MAX_SEQ",
     "check_content",
     "check_metadata",
     "content_problem",
+    "time_problem",
 ]
 
 MAX_RECORD_LINES: Final = 1_000_000
 MAX_CONTENT_BYTES: Final = 8 * 1024 * 1024
 MAX_METADATA_DEPTH: Final = 64
+MAX_SEQ: Final = 2**63 - 1  # a node's position, as the archive's frame holds it
+# Epoch seconds a time can be (UTC years 1 to 9999, what `datetime` and ISO-8601 dates can show).
+MIN_TIME: Final = -62_135_596_800.0
+MAX_TIME: Final = 253_402_300_799.0
 
 
 def content_problem(content: object) -> str | None:
@@ -46,6 +52,15 @@ def content_problem(content: object) -> str | None:
     lines = content.count("\n") + 1
     if lines > MAX_RECORD_LINES:
         return f"content has {lines:,} lines (at most {MAX_RECORD_LINES:,})"
+    return None
+
+
+def time_problem(value: object) -> str | None:
+    """Why `value` cannot be a time in epoch seconds (a node's `created_at`, a session's times), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{value!r} is not a number of epoch seconds"
+    if not math.isfinite(value) or not MIN_TIME <= value <= MAX_TIME:
+        return f"{value!r} is not a time (epoch seconds of a year from 1 to 9999)"
     return None
 
 

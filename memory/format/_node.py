@@ -13,6 +13,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._ids import ID_PATTERN
+from ._limits import MAX_SEQ
+from ._problems import EpochSeconds
 
 __all__ = [
     "HEAD",
@@ -60,11 +62,11 @@ class Node(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
 
     id: str
-    seq: int = Field(ge=0)
+    seq: int = Field(ge=0, le=MAX_SEQ, strict=True)  # strict: `true` or "3" is no position
     role: Role
     content: str
     predecessor: str | None = None
-    created_at: float
+    created_at: EpochSeconds
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("id", "predecessor")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BrokenChain, SessionInvalid, UnknownNode
 from ._node import Node
+from ._problems import EpochSeconds, validation_problem
 
 __all__ = [
     "BranchInfo",
@@ -40,8 +41,8 @@ class SessionMeta(BaseModel):
 
     id: str
     head: str | None = None
-    created_at: float
-    updated_at: float
+    created_at: EpochSeconds
+    updated_at: EpochSeconds
     branches: dict[str, BranchInfo] = Field(default_factory=dict)
     merged: list[str] = Field(default_factory=list)
 
@@ -52,7 +53,11 @@ class SessionMeta(BaseModel):
 
     @classmethod
     def from_json(cls, data: bytes) -> SessionMeta:
-        return cls.model_validate_json(data)
+        """The meta in `data`; `ValueError` saying in one line what is wrong (the caller names the file)."""
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            raise ValueError(validation_problem(exc)) from None
 
 
 class Tip(BaseModel):
@@ -175,6 +180,4 @@ def parse_node(data: bytes) -> tuple[Node | None, str | None]:
     try:
         return Node.model_validate(raw), None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "node"
-        return None, f"malformed node: {where}: {first['msg']}"
+        return None, f"malformed node: {validation_problem(exc)}"

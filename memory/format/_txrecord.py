@@ -9,8 +9,19 @@ from typing import ClassVar
 
 from ..errors import DagmemError
 from ..outcomes import ReasonCode
+from ._limits import time_problem
 
 __all__ = ["TxRecord", "TxlogCorrupt"]
+
+
+# What a person can do, true to what the reader accepts: any line that parses as a transaction again (the
+# one it was, from a copy; or mended by hand), and nothing at all in place of a blank line. Deleting a line
+# that was a transaction would make its records owed again, so that is not offered.
+_HOW_TO_REPAIR = (
+    "nothing is written until every line is a transaction again: restore txlog.jsonl from a copy (a backup "
+    "or git) or mend that line by hand (a blank line can simply be deleted); `dagmem verify` lists every "
+    "damaged line"
+)
 
 
 class TxlogCorrupt(DagmemError):
@@ -25,7 +36,7 @@ class TxlogCorrupt(DagmemError):
         where = "txlog" if path is None else f"txlog {path}"
         if line is not None:
             where += f" is damaged at line {line}"
-        super().__init__(f"{where}: {reason}; nothing is written until it is repaired")
+        super().__init__(f"{where}: {reason}; {_HOW_TO_REPAIR}")
         self.reason = reason
         self.path = path
         self.line = line
@@ -80,6 +91,10 @@ class TxRecord:
             raise TxlogCorrupt(f"no {exc} field") from None
         except (ValueError, TypeError, AttributeError) as exc:
             raise TxlogCorrupt(f"a field has the wrong type ({exc})") from None
+        if type(raw["seq"]) is not int or record.seq < 1:
+            raise TxlogCorrupt(f"seq {raw['seq']!r} is not a line number (an int from 1)")
+        if time_problem(raw["at"]) is not None:
+            raise TxlogCorrupt(f"at {raw['at']!r} is not a time in epoch seconds")
         if not record.tx.startswith(f"{record.seq:08d}-"):
             raise TxlogCorrupt(f"tx id {record.tx!r} does not carry its seq {record.seq}")
         return record

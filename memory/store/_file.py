@@ -65,7 +65,7 @@ class _FileBackend:
         return base / relpath if relpath else base
 
     def sessions(self) -> list[str]:
-        if not self.root.is_dir():
+        if not check_dir(self.root):  # a symlinked sessions/ is refused (`UnsafePath`), never listed
             return []
         # A symlink is listed too (without following it), so that `load` reports it.
         return [
@@ -82,6 +82,7 @@ class _FileBackend:
         """The first directory of the session that is a symlink (or not a directory), with why."""
         base = self.root / sid
         try:
+            check_dir(self.root)  # nothing of the home's tree is read through a symlink, sessions/ included
             if check_dir(base) and check_dir(base / "history"):
                 with os.scandir(base / "history") as shards:
                     for shard in shards:
@@ -116,7 +117,7 @@ class _FileBackend:
         """Create the missing ones of these nested directories (outermost first), refusing a symlink;
         returns those this call created."""
         created: list[Path] = []
-        if not self.root.is_dir():
+        if not check_dir(self.root):
             for missing in reversed([self.root, *self.root.parents]):
                 if not missing.exists():
                     try:
@@ -204,5 +205,8 @@ class FileSessionStore(SessionStore):
     ) -> None:
         """`read_only` (for `status` and `verify`): never sweep dead writers' temp files on first use."""
         self.home = Path(home)
+        if not read_only:  # a writer refuses a symlinked sessions/ before anything (readers report it)
+            with contextlib.suppress(NotADirectoryError):  # a home below a file: its first use says so
+                check_dir(self.home / "sessions")
         super().__init__(_FileBackend(self.home, git=git, fsync=fsync), clock=clock)
         self._read_only = read_only

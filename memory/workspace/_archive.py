@@ -21,7 +21,15 @@ from typing import cast
 from .. import faults
 from ..durable import append_bytes, fsync_dir, open_regular, read_regular
 from ..errors import ArchiveCorrupt, InvalidInput
-from ..format import HEADER, ArchiveRecord, ScanResult, check_id, render_frame, scan_archive
+from ..format import (
+    HEADER,
+    ArchiveRecord,
+    ScanResult,
+    check_id,
+    render_frame,
+    restore_final_newline,
+    scan_archive,
+)
 
 __all__ = ["SessionArchive"]
 
@@ -149,11 +157,11 @@ class SessionArchive:
         return size
 
     def _restore_newline(self, fd: int, size: int) -> int:
-        """If the damaged end is whole frames but for the final newline, put it back (exactly the bytes the
-        writer wrote: a frame's line count leaves no other way to complete it with one newline)."""
+        """If the damaged end is provably whole frames but for a lost final newline, put it back (exactly the
+        bytes the writer wrote); any other damage is left to `_check_torn`."""
         tail = _read(fd, self._valid_end, size)
-        result = scan_archive(tail + b"\n", self.session_id, known_ids=self._loaded(), base=self._valid_end)
-        if result.status != "complete":
+        result = restore_final_newline(tail, self.session_id, known_ids=self._loaded(), base=self._valid_end)
+        if result is None:
             return size
         append_bytes(self.path, b"\n", fsync=self._fsync, site="archive")
         self._adopt(result, replace=False)

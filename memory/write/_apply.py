@@ -153,12 +153,22 @@ class BatchWriter:
         """A session refused as invalid input counts as a permanent failure of the writer."""
         self._record(WriteFailure(ReasonCode.INVALID_INPUT, retryable=False))
 
+    def record_clean_pass(self) -> None:
+        """A pass over every session found nothing failing: a failure recorded earlier is stale."""
+        if self.status.last_failure is None and self.status.last_outcome != "failure":
+            return
+        self.status = self.status.cleared()
+        self._save()
+
     def _record(self, failure: WriteFailure | None) -> None:
         at = self.workspace.clock()
         if failure is None:
             self.status = self.status.succeeded(at)
         else:
             self.status = self.status.failed(at, failure.code, failure.retryable)
+        self._save()
+
+    def _save(self) -> None:
         try:
             save_status(self.workspace.status_path, self.status, fsync=self.workspace.fsync)
         except Exception as exc:  # never stops the writer: the outcome is in memory and in the result

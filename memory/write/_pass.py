@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import InvalidInput, SessionInvalid, UnknownSession
-from ..format import count_tokens
+from ..format import check_id, count_tokens
 from ..outcomes import ReasonCode, WriteFailure
 from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
 from ..store import FileSessionStore, SessionStore
@@ -87,7 +87,11 @@ def write_session(
     try:
         snapshot = store.load(session_id)
         snapshot.require_valid()
-    except (SessionInvalid, UnknownSession) as exc:
+    except UnknownSession as exc:  # removed since it was listed: nothing of it to write, no failure
+        return SessionResult(
+            session_id, "invalid", reason_code=ReasonCode.INVALID_INPUT, retryable=False, detail=str(exc)
+        )
+    except SessionInvalid as exc:
         writer.record_invalid()
         return SessionResult(
             session_id, "invalid", reason_code=ReasonCode.INVALID_INPUT, retryable=False, detail=str(exc)
@@ -165,12 +169,20 @@ def write_home(
     ):
         raise InvalidInput(f"idle_after must be a finite number of seconds, at least 0, not {idle_after!r}")
     store = FileSessionStore(home)
+    if sessions is not None:
+        # A session the caller named that is not there is the caller's mistake, not the writer's: refused
+        # before anything is opened, and never recorded as a failure in status.json.
+        sessions = sorted(set(sessions))
+        for session_id in sessions:
+            check_id(session_id, "session id")
+            if not store.has_session(session_id):
+                raise UnknownSession(session_id)
     distiller = distiller or ExtractiveDistiller()
     now = time.time() if now is None else now
     results: list[SessionResult] = []
     with Workspace(home / "memory") as workspace:
         writer = BatchWriter(workspace, store, distiller)
-        for session_id in sorted(sessions) if sessions is not None else store.session_ids():
+        for session_id in sessions if sessions is not None else store.session_ids():
             boundary = force
             if not boundary and store.has_session(session_id):
                 try:
@@ -190,6 +202,8 @@ def write_home(
             results.append(result)
             if on_session is not None:
                 on_session(result)
+        if sessions is None and all(r.outcome in ("written", "nothing-due") for r in results):
+            writer.record_clean_pass()  # every session is fine now: an old failure is stale
     return results
 
 
