@@ -36,10 +36,10 @@ from ..format import TopicFormatError, TxRecord
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
-from ._snapshot import Snapshot, list_snapshots
+from ._snapshot import Damaged, Snapshot, list_snapshots
 from ._text import analyse
 
-__all__ = ["RecallIndex", "make_record", "recall_root"]
+__all__ = ["RecallIndex", "make_record", "parse_record", "recall_root"]
 
 log = logging.getLogger("dagmem.recall")
 
@@ -113,6 +113,7 @@ class RecallIndex:
         self.txlog_sha = str(snapshot.meta["txlog_sha"])
         self.tx: str | None = snapshot.meta.get("tx")
         self.delta_offset = 0
+        self.delta_broken = False  # a damaged delta line was met: the files are read instead of the log
         self.replayed: dict[str, tuple[list[Key], list[Entry]] | None] = {}  # what a replay indexed
         self.replayed_to: TxRecord | None = None
         self._stuck: set[str] = set()  # committed transactions whose writer died before installing them
@@ -133,7 +134,7 @@ class RecallIndex:
                 index._read_delta()
                 index._replay()
                 return index
-            except (OSError, ValueError, KeyError, _Stale) as exc:
+            except (OSError, Damaged, _Stale) as exc:  # a cache: the next one, or the files themselves
                 log.info("recall snapshot %s not used: %s", path, exc)
         index = cls(memory, Snapshot.empty())
         index._replay(full=True)
@@ -162,29 +163,29 @@ class RecallIndex:
         self.lock = lock
 
     def _read_delta(self) -> None:
-        if self.snapshot.path is None:
+        """Apply the delta lines written since the last call. A damaged line ends the log for this index:
+        what it and the lines after it held is replayed from the files instead (the next writer heals)."""
+        if self.snapshot.path is None or self.delta_broken:
             return
-        for end, record in read_records(self.snapshot.path / "delta.jsonl", self.delta_offset):
-            self.delta_offset = end
-            if int(record["seq"]) <= self.seq:
-                continue  # replayed from the files before its delta line was appended
-            files = {
-                path: None
-                if change is None
-                else (
-                    [(str(b), str(h)) for b, h in change["keys"]],
-                    [Entry.from_json(r) for r in change["new"]],
+        try:
+            for end, raw in read_records(self.snapshot.path / "delta.jsonl", self.delta_offset):
+                record = parse_record(raw)
+                self.delta_offset = end
+                if record.seq <= self.seq:
+                    continue  # replayed from the files before its delta line was appended
+                self.apply(
+                    record.files,
+                    seq=record.seq,
+                    start=record.start,
+                    end=record.end,
+                    sha=record.sha,
+                    tx=record.tx,
                 )
-                for path, change in record["files"].items()
-            }
-            self.apply(
-                files,
-                seq=int(record["seq"]),
-                start=int(record["start"]),
-                end=int(record["end"]),
-                sha=str(record["sha"]),
-                tx=str(record["tx"]),
+        except (OSError, Damaged) as exc:
+            log.warning(
+                "recall: %s/delta.jsonl is damaged, read from the files instead: %s", self.snapshot.path, exc
             )
+            self.delta_broken = True
 
     def apply(
         self,
@@ -506,6 +507,80 @@ class RecallIndex:
         if self.replayed_to is None:
             return None
         return make_record(self.replayed_to, self.txlog_start, self.txlog_end, self.replayed, self.txlog)
+
+
+@dataclass(frozen=True)
+class _Record:
+    """A delta line, checked: what `apply` takes."""
+
+    seq: int
+    start: int
+    end: int
+    sha: str
+    tx: str
+    files: dict[str, tuple[list[Key], list[Entry]] | None]
+
+
+def _count(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise Damaged(f"a recall delta line holds {value!r} where a count belongs")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise Damaged(f"a recall delta line holds {value!r} where a text belongs")
+    return value
+
+
+def _entry(raw: object) -> Entry:
+    """An entry of a delta line, every field of the type the index relies on."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("e"), list) or "v" not in raw:
+        raise Damaged("a recall delta line holds an entry without its vector or sources")
+    for source in raw["e"]:
+        if not isinstance(source, list) or len(source) != 7:
+            raise Damaged("a recall delta line holds a source that is not one")
+        _session, _anchor, node, role, created_at, seq, _excerpt = source
+        if seq is not None:
+            _count(seq)
+        if not all(isinstance(v, str | None) for v in (node, role)) or not (
+            created_at is None or (isinstance(created_at, int | float) and not isinstance(created_at, bool))
+        ):
+            raise Damaged("a recall delta line holds a source that is not one")
+    words = raw.get("w")
+    if words is not None and not (isinstance(words, dict) and all(_count(v) >= 0 for v in words.values())):
+        raise Damaged("a recall delta line holds term counts that are not counts")
+    entry = Entry.from_json(raw)
+    if entry.vector is None or not np.isfinite(entry.vector).all():
+        raise Damaged("a recall delta line holds a vector that is not a number")
+    return entry
+
+
+def parse_record(raw: Mapping[str, Any]) -> _Record:
+    """The checked form of a delta record (`Damaged` for anything a writer would not have written)."""
+    try:
+        files: dict[str, tuple[list[Key], list[Entry]] | None] = {}
+        found = raw["files"]
+        if not isinstance(found, dict):
+            raise Damaged("a recall delta line without its files")
+        for path, change in found.items():
+            if change is None:
+                files[path] = None
+                continue
+            keys = [(_text(b), _text(h)) for b, h in change["keys"]]
+            files[path] = (keys, [_entry(r) for r in change["new"]])
+        return _Record(
+            _count(raw["seq"]),
+            _count(raw["start"]),
+            _count(raw["end"]),
+            _text(raw["sha"]),
+            _text(raw["tx"]),
+            files,
+        )
+    except Damaged:
+        raise
+    except Exception as exc:  # KeyError, TypeError, ValueError of a damaged line
+        raise Damaged(f"a recall delta line is damaged: {type(exc).__name__}: {exc}") from exc
 
 
 def make_record(
