@@ -9,9 +9,10 @@ takes the workspace lock. It sees only installed transactions, each whole: a tra
 being moved into place is waited for (milliseconds); one whose writer died after its commit point is read
 from its stage (committed bytes, checked by their sha256, which the next writer's open installs).
 
-BM25 is scored at query time from postings (so adding documents needs no global rebuild, and idf and the
-average length are those of the whole live index): documents whose topic was rewritten are masked out;
-their postings stay counted in document frequencies until the next snapshot drops them.
+BM25 is scored at query time from postings (so adding documents needs no global rebuild): idf, document
+frequencies and the average length are those of the live documents only, and each posting's weight is
+computed from its term frequency and its document's length then, the same arithmetic for a snapshot's rows
+and a delta's, so a block's score does not depend on when the index was last compacted.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class _Delta:
     dl: list[float] = field(default_factory=list)
     postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     vectors: list[npt.NDArray[np.float16]] = field(default_factory=list)
-    neighbours: dict[int, int] = field(default_factory=dict)  # session index << 32 | seq -> row
+    neighbours: dict[int, list[int]] = field(default_factory=dict)  # session index << 32 | seq -> rows
     _stacked: tuple[npt.NDArray[np.float16], npt.NDArray[np.float32]] | None = None
     _pairs: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
@@ -357,7 +358,8 @@ class RecallIndex:
         self._span[row] = self._span_of(entry)
         for source in entry.sources:
             if source.seq is not None:
-                self.delta.neighbours[(self._session_index(source.session) << 32) | source.seq] = row
+                key = (self._session_index(source.session) << 32) | source.seq
+                self.delta.neighbours.setdefault(key, []).append(row)
         self.live += 1
         self.sum_dl += length
         return row
@@ -409,50 +411,58 @@ class RecallIndex:
         for row in np.flatnonzero(self.alive):
             yield int(row), self.entry(int(row))
 
-    def df(self, word: str) -> int:
-        """Rows holding `word` (dead ones included until the next snapshot)."""
+    def _postings(self, word: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The live rows holding `word` and its term frequency in each (the snapshot's, then the delta's)."""
         arrays = self.snapshot.arrays
         tid = self.term_ids.get(word)
-        base = 0 if tid is None else int(arrays.post_off[tid + 1] - arrays.post_off[tid])
-        return base + len(self.delta.postings.get(word, ()))
+        rows: list[npt.NDArray[Any]] = []
+        tfs: list[npt.NDArray[Any]] = []
+        if tid is not None:
+            lo, hi = int(arrays.post_off[tid]), int(arrays.post_off[tid + 1])
+            if hi > lo:
+                rows.append(np.asarray(arrays.post_doc[lo:hi], dtype=np.int64))
+                tfs.append(np.asarray(arrays.post_tf[lo:hi], dtype=np.float64))
+        if word in self.delta.postings:
+            pairs = self.delta.pairs(word)
+            rows.append(pairs[:, 0])
+            tfs.append(pairs[:, 1].astype(np.float64))
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        row, tf = (rows[0], tfs[0]) if len(rows) == 1 else (np.concatenate(rows), np.concatenate(tfs))
+        if self.live < self.size:  # dead rows (a rewritten topic's old blocks) are not counted
+            keep = self.alive[row]
+            row, tf = row[keep], tf[keep]
+        return row, tf
+
+    def df(self, word: str) -> int:
+        """Live rows holding `word`."""
+        return len(self._postings(word)[0])
 
     def bm25(self, words: list[str]) -> npt.NDArray[np.float32]:
         """BM25 (k1 1.2, b 0.75, Lucene's idf) of every row for the query terms; 0 for dead rows.
 
-        idf comes from the live document count and each term's document frequency now; a snapshot row's
-        term-frequency part was computed with the average length at its snapshot (it drifts by at most
-        the 1/16 a delta may grow before a compaction), which saves a gather per posting at query time."""
+        Over the live documents only (see the module's doc): a row's score is a function of the live
+        set, whichever rows of the snapshot or the delta hold them."""
         if not self.live:
             return np.zeros(self.size, np.float32)
-        arrays = self.snapshot.arrays
         avgdl = max(self.sum_dl / self.live, 1e-9)
-        rows: list[npt.NDArray[Any]] = []
+        dl = self.dl_all
+        all_rows: list[npt.NDArray[Any]] = []
         weights: list[npt.NDArray[Any]] = []
         for word in dict.fromkeys(words):
-            tid = self.term_ids.get(word)
-            lo = hi = 0
-            if tid is not None:
-                lo, hi = int(arrays.post_off[tid]), int(arrays.post_off[tid + 1])
-            extra = self.delta.postings.get(word)
-            df = hi - lo + (len(extra) if extra else 0)
+            row, tf = self._postings(word)
+            df = len(row)
             if not df:
                 continue
             idf = math.log(1.0 + (self.live - df + 0.5) / (df + 0.5)) if df < self.live else 0.01
-            if hi > lo:
-                rows.append(arrays.post_doc[lo:hi])
-                weights.append(arrays.post_w[lo:hi] * np.float32(idf))
-            if extra:
-                pairs = self.delta.pairs(word)
-                tf = pairs[:, 1].astype(np.float32)
-                norm = K1 * (1.0 - B + B * self.dl_all[pairs[:, 0]] / avgdl)
-                rows.append(pairs[:, 0])
-                weights.append(idf * tf * (K1 + 1.0) / (tf + norm))
-        if not rows:
+            norm = K1 * (1.0 - B + B * dl[row].astype(np.float64) / avgdl)
+            all_rows.append(row)
+            weights.append(idf * tf * (K1 + 1.0) / (tf + norm))
+        if not all_rows:
             return np.zeros(self.size, np.float32)
-        all_rows = np.concatenate(rows).astype(np.intp, copy=False)
-        counts = np.bincount(all_rows, weights=np.concatenate(weights), minlength=self.size)
+        rows = np.concatenate(all_rows).astype(np.intp, copy=False)
+        counts = np.bincount(rows, weights=np.concatenate(weights), minlength=self.size)
         scores: npt.NDArray[np.float32] = counts.astype(np.float32)
-        scores[~self.alive] = 0.0
         return scores
 
     def coarse(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -481,26 +491,43 @@ class RecallIndex:
         """Each row's (session index, lowest seq, highest seq) cited; -1 when it cites none."""
         return self._span[: self.size]
 
-    def neighbours(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """For each row, the live rows citing the record just before and just after its own (-1: none)."""
+    def neighbours(self, rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The live rows citing the record just before or just after each of `rows`' own, as pairs
+        (`2 * i + side`, row): `i` indexes `rows`, side 0 is before, 1 after. Every such row, whichever
+        rows hold them (several blocks may cite one record), so the result depends on no row numbering."""
         span = self._span[rows]
         keys = np.stack(
             [(span[:, 0] << 32) | (span[:, 1] - 1), (span[:, 0] << 32) | (span[:, 2] + 1)], axis=1
-        )
-        out = np.full(keys.shape, -1, dtype=np.int64)
+        ).reshape(-1)
+        has = np.repeat(span[:, 0] >= 0, 2)
+        slots: list[npt.NDArray[np.int64]] = []
+        found: list[npt.NDArray[np.int64]] = []
         nb_key = self.snapshot.arrays.nb_key
         if len(nb_key):
-            at = np.minimum(np.searchsorted(nb_key, keys), len(nb_key) - 1)
-            found = np.asarray(nb_key)[at] == keys
-            out[found] = np.asarray(self.snapshot.arrays.nb_row, dtype=np.int64)[at[found]]
+            lo = np.searchsorted(nb_key, keys, side="left")
+            hi = np.searchsorted(nb_key, keys, side="right")
+            count = np.where(has, hi - lo, 0)
+            if count.any():
+                slot = np.repeat(np.arange(len(keys), dtype=np.int64), count)
+                starts = np.repeat(lo - (np.cumsum(count) - count), count)
+                at = starts + np.arange(len(slot))
+                slots.append(slot)
+                found.append(np.asarray(self.snapshot.arrays.nb_row, dtype=np.int64)[at])
         if self.delta.neighbours:
-            for i, j in np.ndindex(keys.shape):
-                row = self.delta.neighbours.get(int(keys[i, j]))
-                if row is not None:
-                    out[i, j] = row
-        out[span[:, 0] < 0] = -1
-        out[(out >= 0) & ~self.alive[np.maximum(out, 0)]] = -1
-        return out
+            extra = [
+                (i, row)
+                for i in np.flatnonzero(has).tolist()
+                for row in self.delta.neighbours.get(int(keys[i]), ())
+            ]
+            if extra:
+                pairs = np.array(extra, dtype=np.int64)
+                slots.append(pairs[:, 0])
+                found.append(pairs[:, 1])
+        if not slots:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        slot, row = np.concatenate(slots), np.concatenate(found)
+        keep = self.alive[row]
+        return slot[keep], row[keep]
 
     def replay_record(self) -> dict[str, Any] | None:
         """A delta record of what `open` replayed from the files (for a writer repairing the log)."""
