@@ -575,7 +575,10 @@ def _entry(raw: object) -> Entry:
         ):
             raise Damaged("a recall delta line holds a source that is not one")
     words = raw.get("w")
-    if words is not None and not (isinstance(words, dict) and all(_count(v) >= 0 for v in words.values())):
+    counts = words.values() if isinstance(words, dict) else ()
+    if words is not None and not (
+        isinstance(words, dict) and all(type(v) is int for v in counts) and min(counts, default=0) >= 0
+    ):
         raise Damaged("a recall delta line holds term counts that are not counts")
     entry = Entry.from_json(raw)
     if entry.vector is None or not np.isfinite(entry.vector).all():

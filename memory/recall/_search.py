@@ -113,11 +113,14 @@ def _order_key(entry: Entry) -> tuple[str, str]:
 def _ranked(
     index: RecallIndex, rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], need: int
 ) -> list[int]:
-    """`rows` best first; equal scores by (topic, block id), which no row numbering changes. Only the
-    ties that reach into the first `need` are looked up."""
+    """The first `need` of `rows` best first (and any rows tied with the last); equal scores by (topic,
+    block id), which no row numbering changes."""
     order = np.lexsort((rows, -scores))
-    ranked = [int(rows[i]) for i in order]
     values = scores[order]
+    end = min(need, len(order))
+    while end < len(order) and values[end] == values[end - 1]:
+        end += 1  # the whole of a tie at the last place
+    ranked: list[int] = rows[order[:end]].tolist()
     i = 0
     while i < min(need, len(ranked)):
         j = i + 1
@@ -213,7 +216,8 @@ def _search(
     final_rows = fused[np.searchsorted(scored, rows)] + _NEIGHBOUR * around.reshape(-1, 2).sum(axis=1)
     need = k if session_id is None else max(CLASSED, 4 * k)
     ranked = _ranked(index, rows, final_rows, need)
-    final = {int(rows[i]): float(final_rows[i]) for i in range(len(rows))}
+    at = np.searchsorted(rows, ranked)
+    final = dict(zip(ranked, final_rows[at].tolist(), strict=True))
     n_live = max(index.live, 1)
     weights = {}
     for word in set(words):

@@ -8,7 +8,8 @@
         dl.npy           document lengths in terms (float32)
         terms.txt        the vocabulary, one term a line; post_off.npy (terms + 1), post_doc.npy, post_tf.npy,
                          post_w.npy: the postings (CSR by term: rows int32, term frequencies float32, and
-                         BM25's term-frequency part with this snapshot's average length, float32)
+                         BM25's term-frequency part with this snapshot's average length, float32: no
+                         longer read, as search weighs each posting with the live average length)
         topic.npy        each row's topic (index into topics.txt)
         nb_key.npy       sorted (session index << 32 | seq) of every cited record; nb_row.npy its row;
                          sessions.txt the session ids (neighbours in a conversation, for the window score)
