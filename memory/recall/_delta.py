@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,8 +105,11 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 def append_line(path: Path, line: bytes, complete: int) -> int:
     """Write `line` at `complete` (the size of the file's complete lines, which the caller knows: from
     `last_record`, or because it wrote them), cutting off anything after it. Returns the new size."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    # Never through a symlink, never blocking on a FIFO: damage is refused, and the writer rebuilds.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Damaged(f"{path.name} is not a regular file")
         if os.fstat(fd).st_size != complete:
             os.ftruncate(fd, complete)
         os.lseek(fd, complete, os.SEEK_SET)
