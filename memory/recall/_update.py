@@ -33,7 +33,7 @@ from .. import faults
 from ..durable import TxLog
 from ..format import ArchiveRecord, TopicFormatError, TxRecord
 from ._arrays import index_arrays, write_index
-from ._delta import append_line, append_record, encode, last_record, read_records
+from ._delta import append_line, append_record, check_lines, encode, last_record
 from ._embed import MODEL
 from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
 from ._index import Key, RecallIndex, make_record, parse_record, recall_root
@@ -206,12 +206,17 @@ def _after_install(
         snapshots = list_snapshots(root)
     path = snapshots[0][1]
     delta = path / "delta.jsonl"
-    # Checked once per process (O(snapshot) bytes): a damaged cache is rebuilt whole, so the next
-    # install after any damage heals it (readers, which never write, read the files meanwhile).
+    # Checked once per process (the snapshot's bytes at CRC speed, the delta's lines' checksums): a
+    # damaged cache is rebuilt whole, so the next install after any damage heals it (readers, which
+    # never write, read the files meanwhile). Only the last delta line is parsed: an earlier one that
+    # matches its checksum yet is no record (edited by hand, checksum and all) waits for the next
+    # compaction, readers reading the files from it on.
     try:
         snapshot: Snapshot | None = Snapshot.load(path)
-        _check_delta(delta)
+        check_lines(delta)  # every line's checksum; the last one, which this install follows, parsed too
         last, _size = last_record(delta)
+        if last is not None:
+            parse_record(last)
     except (OSError, Damaged) as exc:
         log.warning("recall index %s is damaged, rebuilt from the files: %s", path, exc)
         snapshot = None
@@ -242,12 +247,6 @@ def _after_install(
             held.apply(files, seq=record.seq, start=start, end=end, sha=str(body["sha"]), tx=record.tx)
     stamp = _stamp(path)
     return None if stamp is None else _Writer(path, record.seq, stamp, delta_limit(path), held)
-
-
-def _check_delta(delta: Path) -> None:
-    """`Damaged` unless every complete line of the delta log at `delta` is a record a writer wrote."""
-    for _end, record in read_records(delta):
-        parse_record(record)
 
 
 def _keys(path: str, data: bytes | None) -> set[Key]:
