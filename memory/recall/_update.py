@@ -219,7 +219,6 @@ def _after_install(
             parse_record(last)
     except (OSError, Damaged) as exc:
         log.warning("recall index %s is damaged, rebuilt from the files: %s", path, exc)
-        snapshot = None
         return _compact(memory, None, fsync=fsync, damaged=path)
     held: RecallIndex | None = None
     if last is None:  # a delta with nothing to apply yet: the writer holds the index from here on
