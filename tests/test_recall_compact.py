@@ -29,7 +29,7 @@ from dagmem.memory.recall._arrays import write_index
 from dagmem.memory.recall._embed import DIM, MODEL
 from dagmem.memory.recall._entries import Entry, Source
 from dagmem.memory.recall._index import K1, B
-from dagmem.memory.recall._snapshot import VERSION, Arrays, Snapshot
+from dagmem.memory.recall._snapshot import VERSION, Arrays, Snapshot, write_meta
 from dagmem.memory.write import write_home
 
 # -- main's compaction, kept to compare with ------------------------------------------------------------
@@ -163,7 +163,8 @@ def _old_dumps(body: object) -> bytes:
 
 
 def old_write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays) -> Path:
-    """main's (cb70b7b) `_snapshot.write_snapshot` without fsync, verbatim otherwise."""
+    """main's (cb70b7b) `_snapshot.write_snapshot` without fsync, verbatim otherwise but for meta.json,
+    which now holds each file's checksum (`write_meta`)."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"snap-{int(meta['seq']):08d}"
     temp = root / f".{final.name}.{os.getpid()}.tmp"
@@ -189,7 +190,7 @@ def old_write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays) -> Path
         (temp / name).write_text("".join(f"{item}\n" for item in items), encoding="utf-8")
     (temp / "sessions.txt").write_text("".join(f"{s}\n" for s in arrays.sessions), encoding="utf-8")
     (temp / "delta.jsonl").write_bytes(b"")
-    (temp / "meta.json").write_text(json.dumps(meta | {"docs": arrays.n}), encoding="utf-8")
+    write_meta(temp, meta, arrays.n)
     os.replace(temp, final)
     return final
 
@@ -368,9 +369,9 @@ def test_a_writer_drops_its_old_index_before_it_loads_the_compacted_one(
 
     class Spy(Snapshot):
         @classmethod
-        def load(cls, path: Path) -> Snapshot:
+        def load(cls, path: Path, *, verify: bool = True) -> Snapshot:
             loads.append((path, before() is None))
-            return Snapshot.load(path)
+            return Snapshot.load(path, verify=verify)
 
     monkeypatch.setattr(update, "Snapshot", Spy)
     for i in range(1, 12):

@@ -31,6 +31,7 @@ from ._snapshot import (
     begin_snapshot,
     finish_snapshot,
     npy_layout,
+    open_regular,
     write_lines,
 )
 
@@ -120,7 +121,7 @@ class _Base:
         return self.fd_of(self.path / name)
 
     def fd_of(self, path: Path) -> int:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)
         self.files.callback(os.close, fd)
         return fd
 

@@ -9,9 +9,10 @@ takes the workspace lock. It sees only installed transactions, each whole: a tra
 being moved into place is waited for (milliseconds); one whose writer died after its commit point is read
 from its stage (committed bytes, checked by their sha256, which the next writer's open installs).
 
-BM25 is scored at query time from postings (so adding documents needs no global rebuild, and idf and the
-average length are those of the whole live index): documents whose topic was rewritten are masked out;
-their postings stay counted in document frequencies until the next snapshot drops them.
+BM25 is scored at query time from postings (so adding documents needs no global rebuild): idf, document
+frequencies and the average length are those of the live documents only, and each posting's weight is
+computed from its term frequency and its document's length then, the same arithmetic for a snapshot's rows
+and a delta's, so a block's score does not depend on when the index was last compacted.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ from ..format import TopicFormatError, TxRecord
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
-from ._snapshot import Snapshot, list_snapshots
+from ._snapshot import Damaged, Snapshot, list_snapshots
 from ._text import analyse
 
-__all__ = ["RecallIndex", "make_record", "recall_root"]
+__all__ = ["RecallIndex", "make_record", "parse_record", "recall_root"]
 
 log = logging.getLogger("dagmem.recall")
 
@@ -64,7 +65,7 @@ class _Delta:
     dl: list[float] = field(default_factory=list)
     postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     vectors: list[npt.NDArray[np.float16]] = field(default_factory=list)
-    neighbours: dict[int, int] = field(default_factory=dict)  # session index << 32 | seq -> row
+    neighbours: dict[int, list[int]] = field(default_factory=dict)  # session index << 32 | seq -> rows
     _stacked: tuple[npt.NDArray[np.float16], npt.NDArray[np.float32]] | None = None
     _pairs: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
@@ -113,6 +114,7 @@ class RecallIndex:
         self.txlog_sha = str(snapshot.meta["txlog_sha"])
         self.tx: str | None = snapshot.meta.get("tx")
         self.delta_offset = 0
+        self.delta_broken = False  # a damaged delta line was met: the files are read instead of the log
         self.replayed: dict[str, tuple[list[Key], list[Entry]] | None] = {}  # what a replay indexed
         self.replayed_to: TxRecord | None = None
         self._stuck: set[str] = set()  # committed transactions whose writer died before installing them
@@ -133,7 +135,7 @@ class RecallIndex:
                 index._read_delta()
                 index._replay()
                 return index
-            except (OSError, ValueError, KeyError, _Stale) as exc:
+            except (OSError, Damaged, _Stale) as exc:  # a cache: the next one, or the files themselves
                 log.info("recall snapshot %s not used: %s", path, exc)
         index = cls(memory, Snapshot.empty())
         index._replay(full=True)
@@ -162,29 +164,29 @@ class RecallIndex:
         self.lock = lock
 
     def _read_delta(self) -> None:
-        if self.snapshot.path is None:
+        """Apply the delta lines written since the last call. A damaged line ends the log for this index:
+        what it and the lines after it held is replayed from the files instead (the next writer heals)."""
+        if self.snapshot.path is None or self.delta_broken:
             return
-        for end, record in read_records(self.snapshot.path / "delta.jsonl", self.delta_offset):
-            self.delta_offset = end
-            if int(record["seq"]) <= self.seq:
-                continue  # replayed from the files before its delta line was appended
-            files = {
-                path: None
-                if change is None
-                else (
-                    [(str(b), str(h)) for b, h in change["keys"]],
-                    [Entry.from_json(r) for r in change["new"]],
+        try:
+            for end, raw in read_records(self.snapshot.path / "delta.jsonl", self.delta_offset):
+                record = parse_record(raw)
+                self.delta_offset = end
+                if record.seq <= self.seq:
+                    continue  # replayed from the files before its delta line was appended
+                self.apply(
+                    record.files,
+                    seq=record.seq,
+                    start=record.start,
+                    end=record.end,
+                    sha=record.sha,
+                    tx=record.tx,
                 )
-                for path, change in record["files"].items()
-            }
-            self.apply(
-                files,
-                seq=int(record["seq"]),
-                start=int(record["start"]),
-                end=int(record["end"]),
-                sha=str(record["sha"]),
-                tx=str(record["tx"]),
+        except (OSError, Damaged) as exc:
+            log.warning(
+                "recall: %s/delta.jsonl is damaged, read from the files instead: %s", self.snapshot.path, exc
             )
+            self.delta_broken = True
 
     def apply(
         self,
@@ -356,7 +358,8 @@ class RecallIndex:
         self._span[row] = self._span_of(entry)
         for source in entry.sources:
             if source.seq is not None:
-                self.delta.neighbours[(self._session_index(source.session) << 32) | source.seq] = row
+                key = (self._session_index(source.session) << 32) | source.seq
+                self.delta.neighbours.setdefault(key, []).append(row)
         self.live += 1
         self.sum_dl += length
         return row
@@ -408,50 +411,58 @@ class RecallIndex:
         for row in np.flatnonzero(self.alive):
             yield int(row), self.entry(int(row))
 
-    def df(self, word: str) -> int:
-        """Rows holding `word` (dead ones included until the next snapshot)."""
+    def _postings(self, word: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The live rows holding `word` and its term frequency in each (the snapshot's, then the delta's)."""
         arrays = self.snapshot.arrays
         tid = self.term_ids.get(word)
-        base = 0 if tid is None else int(arrays.post_off[tid + 1] - arrays.post_off[tid])
-        return base + len(self.delta.postings.get(word, ()))
+        rows: list[npt.NDArray[Any]] = []
+        tfs: list[npt.NDArray[Any]] = []
+        if tid is not None:
+            lo, hi = int(arrays.post_off[tid]), int(arrays.post_off[tid + 1])
+            if hi > lo:
+                rows.append(np.asarray(arrays.post_doc[lo:hi], dtype=np.int64))
+                tfs.append(np.asarray(arrays.post_tf[lo:hi], dtype=np.float64))
+        if word in self.delta.postings:
+            pairs = self.delta.pairs(word)
+            rows.append(pairs[:, 0])
+            tfs.append(pairs[:, 1].astype(np.float64))
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        row, tf = (rows[0], tfs[0]) if len(rows) == 1 else (np.concatenate(rows), np.concatenate(tfs))
+        if self.live < self.size:  # dead rows (a rewritten topic's old blocks) are not counted
+            keep = self.alive[row]
+            row, tf = row[keep], tf[keep]
+        return row, tf
+
+    def df(self, word: str) -> int:
+        """Live rows holding `word`."""
+        return len(self._postings(word)[0])
 
     def bm25(self, words: list[str]) -> npt.NDArray[np.float32]:
         """BM25 (k1 1.2, b 0.75, Lucene's idf) of every row for the query terms; 0 for dead rows.
 
-        idf comes from the live document count and each term's document frequency now; a snapshot row's
-        term-frequency part was computed with the average length at its snapshot (it drifts by at most
-        the 1/16 a delta may grow before a compaction), which saves a gather per posting at query time."""
+        Over the live documents only (see the module's doc): a row's score is a function of the live
+        set, whichever rows of the snapshot or the delta hold them."""
         if not self.live:
             return np.zeros(self.size, np.float32)
-        arrays = self.snapshot.arrays
         avgdl = max(self.sum_dl / self.live, 1e-9)
-        rows: list[npt.NDArray[Any]] = []
+        dl = self.dl_all
+        all_rows: list[npt.NDArray[Any]] = []
         weights: list[npt.NDArray[Any]] = []
         for word in dict.fromkeys(words):
-            tid = self.term_ids.get(word)
-            lo = hi = 0
-            if tid is not None:
-                lo, hi = int(arrays.post_off[tid]), int(arrays.post_off[tid + 1])
-            extra = self.delta.postings.get(word)
-            df = hi - lo + (len(extra) if extra else 0)
+            row, tf = self._postings(word)
+            df = len(row)
             if not df:
                 continue
             idf = math.log(1.0 + (self.live - df + 0.5) / (df + 0.5)) if df < self.live else 0.01
-            if hi > lo:
-                rows.append(arrays.post_doc[lo:hi])
-                weights.append(arrays.post_w[lo:hi] * np.float32(idf))
-            if extra:
-                pairs = self.delta.pairs(word)
-                tf = pairs[:, 1].astype(np.float32)
-                norm = K1 * (1.0 - B + B * self.dl_all[pairs[:, 0]] / avgdl)
-                rows.append(pairs[:, 0])
-                weights.append(idf * tf * (K1 + 1.0) / (tf + norm))
-        if not rows:
+            norm = K1 * (1.0 - B + B * dl[row].astype(np.float64) / avgdl)
+            all_rows.append(row)
+            weights.append(idf * tf * (K1 + 1.0) / (tf + norm))
+        if not all_rows:
             return np.zeros(self.size, np.float32)
-        all_rows = np.concatenate(rows).astype(np.intp, copy=False)
-        counts = np.bincount(all_rows, weights=np.concatenate(weights), minlength=self.size)
+        rows = np.concatenate(all_rows).astype(np.intp, copy=False)
+        counts = np.bincount(rows, weights=np.concatenate(weights), minlength=self.size)
         scores: npt.NDArray[np.float32] = counts.astype(np.float32)
-        scores[~self.alive] = 0.0
         return scores
 
     def coarse(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -480,32 +491,126 @@ class RecallIndex:
         """Each row's (session index, lowest seq, highest seq) cited; -1 when it cites none."""
         return self._span[: self.size]
 
-    def neighbours(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """For each row, the live rows citing the record just before and just after its own (-1: none)."""
+    def neighbours(self, rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The live rows citing the record just before or just after each of `rows`' own, as pairs
+        (`2 * i + side`, row): `i` indexes `rows`, side 0 is before, 1 after. Every such row, whichever
+        rows hold them (several blocks may cite one record), so the result depends on no row numbering."""
         span = self._span[rows]
         keys = np.stack(
             [(span[:, 0] << 32) | (span[:, 1] - 1), (span[:, 0] << 32) | (span[:, 2] + 1)], axis=1
-        )
-        out = np.full(keys.shape, -1, dtype=np.int64)
+        ).reshape(-1)
+        has = np.repeat(span[:, 0] >= 0, 2)
+        slots: list[npt.NDArray[np.int64]] = []
+        found: list[npt.NDArray[np.int64]] = []
         nb_key = self.snapshot.arrays.nb_key
         if len(nb_key):
-            at = np.minimum(np.searchsorted(nb_key, keys), len(nb_key) - 1)
-            found = np.asarray(nb_key)[at] == keys
-            out[found] = np.asarray(self.snapshot.arrays.nb_row, dtype=np.int64)[at[found]]
+            lo = np.searchsorted(nb_key, keys, side="left")
+            hi = np.searchsorted(nb_key, keys, side="right")
+            count = np.where(has, hi - lo, 0)
+            if count.any():
+                slot = np.repeat(np.arange(len(keys), dtype=np.int64), count)
+                starts = np.repeat(lo - (np.cumsum(count) - count), count)
+                at = starts + np.arange(len(slot))
+                slots.append(slot)
+                found.append(np.asarray(self.snapshot.arrays.nb_row, dtype=np.int64)[at])
         if self.delta.neighbours:
-            for i, j in np.ndindex(keys.shape):
-                row = self.delta.neighbours.get(int(keys[i, j]))
-                if row is not None:
-                    out[i, j] = row
-        out[span[:, 0] < 0] = -1
-        out[(out >= 0) & ~self.alive[np.maximum(out, 0)]] = -1
-        return out
+            extra = [
+                (i, row)
+                for i in np.flatnonzero(has).tolist()
+                for row in self.delta.neighbours.get(int(keys[i]), ())
+            ]
+            if extra:
+                pairs = np.array(extra, dtype=np.int64)
+                slots.append(pairs[:, 0])
+                found.append(pairs[:, 1])
+        if not slots:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        slot, row = np.concatenate(slots), np.concatenate(found)
+        keep = self.alive[row]
+        return slot[keep], row[keep]
 
     def replay_record(self) -> dict[str, Any] | None:
         """A delta record of what `open` replayed from the files (for a writer repairing the log)."""
         if self.replayed_to is None:
             return None
         return make_record(self.replayed_to, self.txlog_start, self.txlog_end, self.replayed, self.txlog)
+
+
+@dataclass(frozen=True)
+class _Record:
+    """A delta line, checked: what `apply` takes."""
+
+    seq: int
+    start: int
+    end: int
+    sha: str
+    tx: str
+    files: dict[str, tuple[list[Key], list[Entry]] | None]
+
+
+def _count(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise Damaged(f"a recall delta line holds {value!r} where a count belongs")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise Damaged(f"a recall delta line holds {value!r} where a text belongs")
+    return value
+
+
+def _entry(raw: object) -> Entry:
+    """An entry of a delta line, every field of the type the index relies on."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("e"), list) or "v" not in raw:
+        raise Damaged("a recall delta line holds an entry without its vector or sources")
+    for source in raw["e"]:
+        if not isinstance(source, list) or len(source) != 7:
+            raise Damaged("a recall delta line holds a source that is not one")
+        _session, _anchor, node, role, created_at, seq, _excerpt = source
+        if seq is not None:
+            _count(seq)
+        if not all(isinstance(v, str | None) for v in (node, role)) or not (
+            created_at is None or (isinstance(created_at, int | float) and not isinstance(created_at, bool))
+        ):
+            raise Damaged("a recall delta line holds a source that is not one")
+    words = raw.get("w")
+    counts = words.values() if isinstance(words, dict) else ()
+    if words is not None and not (
+        isinstance(words, dict) and all(type(v) is int for v in counts) and min(counts, default=0) >= 0
+    ):
+        raise Damaged("a recall delta line holds term counts that are not counts")
+    entry = Entry.from_json(raw)
+    if entry.vector is None or not np.isfinite(entry.vector).all():
+        raise Damaged("a recall delta line holds a vector that is not a number")
+    return entry
+
+
+def parse_record(raw: Mapping[str, Any]) -> _Record:
+    """The checked form of a delta record (`Damaged` for anything a writer would not have written)."""
+    try:
+        files: dict[str, tuple[list[Key], list[Entry]] | None] = {}
+        found = raw["files"]
+        if not isinstance(found, dict):
+            raise Damaged("a recall delta line without its files")
+        for path, change in found.items():
+            if change is None:
+                files[path] = None
+                continue
+            keys = [(_text(b), _text(h)) for b, h in change["keys"]]
+            files[path] = (keys, [_entry(r) for r in change["new"]])
+        return _Record(
+            _count(raw["seq"]),
+            _count(raw["start"]),
+            _count(raw["end"]),
+            _text(raw["sha"]),
+            _text(raw["tx"]),
+            files,
+        )
+    except Damaged:
+        raise
+    except Exception as exc:  # KeyError, TypeError, ValueError of a damaged line
+        raise Damaged(f"a recall delta line is damaged: {type(exc).__name__}: {exc}") from exc
 
 
 def make_record(

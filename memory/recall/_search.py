@@ -1,17 +1,27 @@
 """Hybrid, branch-aware search over a `RecallIndex` (DESIGN §8).
 
-1. Candidates: the best BM25 rows and the best rows by the coarse (64-d) vectors, a few dozen each.
+1. Candidates: the WIDTH best BM25 rows and the WIDTH best rows by the coarse (64-d) vectors (every row
+   tied with the last one too), chosen without regard to k.
 2. Each candidate gets 0.5 × BM25 + 0.5 × cosine of its full vector, each min-max normalised over the
    candidates (measured on LoCoMo: the weighted fusion beat either alone and reciprocal rank fusion).
 3. A block said right before or after a good block shares its context (a question's evidence often spans
    neighbouring turns): a sixth of each conversational neighbour's fused score is added (measured: +3
-   points of all@10). Neighbours are the blocks citing the records just before and after this block's.
-4. Branch classes, when a session is given, for the best max(4k, 20) candidates; with
+   points of all@10). Neighbours are the blocks citing the records just before and after this block's
+   (the best of them on each side, when several blocks cite one record).
+4. Branch classes, when a session is given, for the best max(CLASSED, 4k) candidates; with
    `siblings="demote"` no sibling hit among them is ranked above an on-branch one, `"exclude"` drops
    siblings, `"include"` leaves the order alone.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
    once (`_pick`).
 6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms).
+
+A block's score is a function of the query and the live blocks alone: not of k, nor of the index's
+history (a snapshot's rows or a delta's), and equal scores are ordered by topic and block id, not by row.
+So for k ≤ WIDTH / 8 the k best are the first k of any larger such k, with the same scores (with a
+session too: the branch classes are those of the first CLASSED candidates for each such k). What is
+approximate: a block in neither candidate list is never a hit, and for a k above WIDTH / 8 the lists
+widen to 8k (so that k hits can be found), scored with the normalisation of the first WIDTH (scores stay
+the same; a block the wider lists add may rank above one of a smaller k's hits).
 """
 
 from __future__ import annotations
@@ -37,32 +47,93 @@ __all__ = ["SIBLINGS", "search"]
 
 SIBLINGS: tuple[Siblings, ...] = ("demote", "exclude", "include")
 _NEIGHBOUR = 1.0 / 6.0
+WIDTH = 200  # candidates of each kind (measured on LoCoMo at k = 25, where it was 8k)
+CLASSED = 100  # candidates given a branch class when a session is given (4k for a larger k)
+_TIES = 4  # rows tied at a list's last place taken, up to this many times its width
 
 
 def _top(scores: npt.NDArray[np.float32], count: int, floor: float) -> npt.NDArray[np.int64]:
-    """Rows of the `count` best scores above `floor` (unordered). A threshold from every 16th score
-    first (expecting twice `count` above it), so the partition runs on a few hundred rows, not all:
-    0.06 ms against 0.64 ms at 100,000 (measured); when too few pass, the whole array is partitioned."""
+    """Rows of the `count` best scores above `floor` (unordered), and every row tied with the last of
+    them (up to `_TIES * count` in all), so the set does not depend on how rows are numbered. A
+    threshold from every 16th score first (expecting twice `count` above it), so the partition runs on
+    a few hundred rows, not all: 0.06 ms against 0.64 ms at 100,000 (measured); when too few pass, the
+    whole array is partitioned."""
     n = len(scores)
+    rows: npt.NDArray[np.intp] | None = None
     if n > 64 * count:
         sample = scores[::16]
         m = max(1, 2 * count * len(sample) // n)
         threshold = np.partition(sample, len(sample) - m)[len(sample) - m]
-        rows = np.flatnonzero(scores >= max(threshold, np.float32(floor)))
-        if len(rows) >= count:
-            best = rows[np.argpartition(scores[rows], len(rows) - count)[len(rows) - count :]]
-            return best[scores[best] > floor].astype(np.int64)
-    best = np.argpartition(scores, n - count)[n - count :] if n > count else np.arange(n)
-    return best[scores[best] > floor].astype(np.int64)
+        passed = np.flatnonzero(scores >= max(threshold, np.float32(floor)))
+        if len(passed) >= count:  # the count-th best is at least the threshold: all of them passed
+            rows = passed
+    if rows is None:
+        rows = np.arange(n)
+    rows = rows[scores[rows] > floor]
+    if len(rows) > count:
+        values = scores[rows]
+        last = np.partition(values, len(rows) - count)[len(rows) - count]
+        best = rows[values >= last]
+        if len(best) > _TIES * count:  # a tie-heavy list: the first rows of the tie (documented)
+            best = np.concatenate([rows[values > last], rows[values == last]])[: _TIES * count]
+        rows = best
+    return rows.astype(np.int64)
 
 
-def _minmax(values: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    if not len(values):
-        return values
-    lo, hi = float(values.min()), float(values.max())
+def _candidates(
+    index: RecallIndex,
+    qvec: npt.NDArray[np.float32],
+    lexical: npt.NDArray[np.float32],
+    coarse: npt.NDArray[np.float32],
+    width: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """(candidate rows, those and their neighbours: the rows scored, each scored row's full cosine)."""
+    rows = np.union1d(_top(lexical, width, 0.0), _top(coarse, width, -1.5))
+    if not len(rows):
+        return rows, rows, np.zeros(0, np.float32)
+    # Neighbours in the conversation are scored like candidates (they need not be candidates).
+    _slot, links = index.neighbours(rows)
+    scored = np.union1d(rows, links)
+    dense = np.einsum("ij,j->i", index.vectors(scored), qvec).astype(np.float32)
+    return rows, scored, dense
+
+
+def _range(values: npt.NDArray[np.float32]) -> tuple[float, float]:
+    return (float(values.min()), float(values.max())) if len(values) else (0.0, 0.0)
+
+
+def _scale(values: npt.NDArray[np.float32], bounds: tuple[float, float]) -> npt.NDArray[np.float64]:
+    """Min-max normalisation with the bounds of the first WIDTH candidates (so not of k)."""
+    lo, hi = bounds
     if hi <= lo:
-        return np.zeros_like(values) if hi <= 0 else np.ones_like(values)
-    return ((values - lo) / (hi - lo)).astype(np.float32)
+        return np.zeros(len(values)) if hi <= 0 else np.ones(len(values))
+    return (values.astype(np.float64) - lo) / (hi - lo)
+
+
+def _order_key(entry: Entry) -> tuple[str, str]:
+    return (entry.topic, entry.block_id)
+
+
+def _ranked(
+    index: RecallIndex, rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], need: int
+) -> list[int]:
+    """The first `need` of `rows` best first (and any rows tied with the last); equal scores by (topic,
+    block id), which no row numbering changes."""
+    order = np.lexsort((rows, -scores))
+    values = scores[order]
+    end = min(need, len(order))
+    while end < len(order) and values[end] == values[end - 1]:
+        end += 1  # the whole of a tie at the last place
+    ranked: list[int] = rows[order[:end]].tolist()
+    i = 0
+    while i < min(need, len(ranked)):
+        j = i + 1
+        while j < len(ranked) and values[j] == values[i]:
+            j += 1
+        if j - i > 1:
+            ranked[i:j] = sorted(ranked[i:j], key=lambda row: _order_key(index.entry(row)))
+        i = j
+    return ranked
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -138,21 +209,23 @@ def _search(
     words = analyse(query)
     qvec = embed([query])[0]
     lexical = index.bm25(words)
-    width = max(64, 8 * k)
-    rows = np.union1d(_top(lexical, width, 0.0), _top(index.coarse(qvec), width, -1.5))
-    if not len(rows):
+    coarse = index.coarse(qvec)
+    # The normalisation is over the first WIDTH of each list whatever k is; a larger k widens the lists.
+    base = _candidates(index, qvec, lexical, coarse, WIDTH)
+    if not len(base[0]):
         return []
-    # Neighbours in the conversation are scored like candidates (they need not be candidates).
-    links = index.neighbours(rows)
-    scored = np.union1d(rows, links[links >= 0])
-    dense = np.einsum("ij,j->i", index.vectors(scored), qvec).astype(np.float32)
-    fused = 0.5 * _minmax(lexical[scored]) + 0.5 * _minmax(dense)
-    position = np.searchsorted(scored, np.maximum(links, 0))
-    around = np.where(links >= 0, fused[position], 0.0).sum(axis=1)
-    final_rows = fused[np.searchsorted(scored, rows)] + _NEIGHBOUR * around
-    order = np.lexsort((rows, -final_rows))
-    ranked = [int(rows[i]) for i in order]
-    final = {int(rows[i]): float(final_rows[i]) for i in order}
+    lex_range, dense_range = _range(lexical[base[1]]), _range(base[2])
+    rows, scored, dense = base if 8 * k <= WIDTH else _candidates(index, qvec, lexical, coarse, 8 * k)
+    slot, links = index.neighbours(rows)
+    fused = 0.5 * _scale(lexical[scored], lex_range) + 0.5 * _scale(dense, dense_range)
+    # The best neighbour on each side of each candidate (several blocks may cite one record).
+    around = np.zeros(2 * len(rows), np.float64)
+    np.maximum.at(around, slot, fused[np.searchsorted(scored, links)])
+    final_rows = fused[np.searchsorted(scored, rows)] + _NEIGHBOUR * around.reshape(-1, 2).sum(axis=1)
+    need = k if session_id is None else max(CLASSED, 4 * k)
+    ranked = _ranked(index, rows, final_rows, need)
+    at = np.searchsorted(rows, ranked)
+    final = dict(zip(ranked, final_rows[at].tolist(), strict=True))
     n_live = max(index.live, 1)
     weights = {}
     for word in set(words):
@@ -163,8 +236,9 @@ def _search(
     if session_id is None:
         chosen = pick(ranked, final, index.entry, k=k, floor=floor)
         return [_hit(entry, final[row], None, weights) for row, entry in chosen]
-    # Classes for the best candidates only (each costs an entry read): enough to fill k after demotion.
-    ranked = ranked[: max(4 * k, 20)]
+    # Classes for the best candidates only (each costs an entry read): enough to fill k after demotion,
+    # and as many for every k up to CLASSED / 4, so a smaller k's hits are the first of a larger k's.
+    ranked = ranked[:need]
     entries = {row: index.entry(row) for row in ranked}
     classes = {
         row: branch_class(((s.session, s.node) for s in entries[row].sources), session_id, path)

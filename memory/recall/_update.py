@@ -33,11 +33,19 @@ from .. import faults
 from ..durable import TxLog
 from ..format import ArchiveRecord, TopicFormatError, TxRecord
 from ._arrays import index_arrays, write_index
-from ._delta import append_line, append_record, encode, last_record
+from ._delta import append_line, append_record, check_lines, encode, last_record
 from ._embed import MODEL
 from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
-from ._index import Key, RecallIndex, make_record, recall_root
-from ._snapshot import VERSION, Snapshot, list_snapshots, remove_old_snapshots, write_snapshot
+from ._index import Key, RecallIndex, make_record, parse_record, recall_root
+from ._snapshot import (
+    VERSION,
+    Damaged,
+    Snapshot,
+    list_snapshots,
+    remove_old_snapshots,
+    remove_path,
+    write_snapshot,
+)
 
 __all__ = ["after_install", "compact", "delta_limit", "forget", "index_arrays", "write_index"]
 
@@ -198,10 +206,25 @@ def _after_install(
         snapshots = list_snapshots(root)
     path = snapshots[0][1]
     delta = path / "delta.jsonl"
-    last, _size = last_record(delta)
+    # Checked once per process (the snapshot's bytes at CRC speed, the delta's lines' checksums): a
+    # damaged cache is rebuilt whole, so the next install after any damage heals it (readers, which
+    # never write, read the files meanwhile). Only the last delta line is parsed: an earlier one that
+    # matches its checksum yet is no record (edited by hand, checksum and all) waits for the next
+    # compaction, readers reading the files from it on.
+    try:
+        snapshot: Snapshot | None = Snapshot.load(path)
+        check_lines(delta)  # every line's checksum; the last one, which this install follows, parsed too
+        last, _size = last_record(delta)
+        if last is not None:
+            parse_record(last)
+    except (OSError, Damaged) as exc:
+        log.warning("recall index %s is damaged, rebuilt from the files: %s", path, exc)
+        return _compact(memory, None, fsync=fsync, damaged=path)
     held: RecallIndex | None = None
     if last is None:  # a delta with nothing to apply yet: the writer holds the index from here on
-        held = RecallIndex(memory, Snapshot.load(path))
+        assert snapshot is not None
+        held = RecallIndex(memory, snapshot)
+    snapshot = None  # never two whole indexes alive at once
     indexed = int(last["seq"]) if last is not None else held.seq if held is not None else 0
     if indexed != record.seq - 1:
         # A crash between an install and its index line: index from the files what the log lacks
@@ -242,7 +265,7 @@ def compact(memory: Path, *, fsync: bool) -> Path:
     return writer.snapshot
 
 
-def _compact(memory: Path, held: _Writer | None, *, fsync: bool) -> _Writer:
+def _compact(memory: Path, held: _Writer | None, *, fsync: bool, damaged: Path | None = None) -> _Writer:
     """Write the index `held` holds (the writer's own, taken from it), or else the index opened now, as
     a snapshot; the writer then holds the snapshot's index, with an empty delta, as its own. The old
     index is dropped before the new snapshot is loaded: two whole indexes are never alive at once."""
@@ -264,9 +287,11 @@ def _compact(memory: Path, held: _Writer | None, *, fsync: bool) -> _Writer:
     path = write_index(root, meta, index, fsync=fsync)
     live = index.live
     del index
+    if damaged is not None and damaged != path:
+        remove_path(damaged)  # not left for a later reader or writer to try
     remove_old_snapshots(root)
     log.info("recall index compacted: %d blocks at txlog seq %d", live, meta["seq"])
-    fresh = RecallIndex(memory, Snapshot.load(path))
+    fresh = RecallIndex(memory, Snapshot.load(path, verify=False))  # just written, and checksummed
     stamp = _stamp(path)
     assert stamp is not None  # just written, under the lock
     return _Writer(path, fresh.seq, stamp, delta_limit(path), fresh)
