@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..memory.listing import resolve_stored
 from ..memory.recall import RecallIndex, render_context, search, session_path
 from ..memory.store import FileSessionStore
 from ._main import CommandError
@@ -31,7 +32,9 @@ def recall_command(args: argparse.Namespace) -> int:
         raise CommandError("--tip needs --session")
     path: frozenset[str] = frozenset()
     if args.session is not None:
-        path = session_path(FileSessionStore(home, read_only=True), args.session, args.tip)
+        store = FileSessionStore(home, read_only=True)
+        tip = None if args.tip is None else resolve_stored(store, args.session, args.tip)
+        path = session_path(store, args.session, tip)
     index = RecallIndex.open(memory)
     hits = search(index, args.query, k=args.k, session_id=args.session, path=path, siblings=args.siblings)
     if args.json:

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel
 
 from ..actors import Runtime
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession
 from ..memory.format import HEAD, content_problem, is_valid_id
+from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
+from ..memory.store import FileSessionStore
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
 
@@ -70,6 +74,14 @@ class MemoryTools:
             raise ArgumentError(argument, f"no session {value!r}")
         return value
 
+    def _resolve(self, argument: str, session_id: str, given: str) -> str:
+        """The node a prefix names, asked only after the runtime knew no node of that whole id: a whole id
+        costs nothing more. Acknowledged turns are on disk, so the files hold every node."""
+        try:
+            return resolve_stored(FileSessionStore(self.home, read_only=True), session_id, given)
+        except (UnknownNode, UnknownSession, AmbiguousNode) as exc:
+            raise ArgumentError(argument, str(exc)) from None
+
     # -- the tools -------------------------------------------------------------------------------------
 
     async def recall(
@@ -87,11 +99,20 @@ class MemoryTools:
             self._id("tip", tip)
         try:
             hits: Sequence[object] = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
-        except UnknownNode as exc:
-            raise ArgumentError("tip", str(exc)) from None
+        except UnknownNode:
+            assert session_id is not None and tip is not None
+            tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
+            try:
+                hits = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+            except UnknownNode as exc:
+                raise ArgumentError("tip", str(exc)) from None
         except UnknownSession as exc:
             raise ArgumentError("session_id", str(exc)) from None
         return [_jsonable(hit) for hit in hits]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Each session of the home: nodes, head, tips (with their last turn's first words), records owed."""
+        return [summary.as_json() for summary in list_sessions(self.home)]
 
     def core(self) -> str:
         try:
@@ -123,7 +144,16 @@ class MemoryTools:
             return await self.runtime.append(
                 session_id, role, content, predecessor=HEAD if predecessor is None else predecessor
             )
-        except (UnknownNode, UnknownSession) as exc:
+        except UnknownNode:
+            if predecessor is None:
+                raise
+            # Nothing was written: look the predecessor up as a prefix and append once more.
+            predecessor = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
+            try:
+                return await self.runtime.append(session_id, role, content, predecessor=predecessor)
+            except (UnknownNode, UnknownSession) as exc:
+                raise ArgumentError("predecessor", str(exc)) from None
+        except UnknownSession as exc:
             raise ArgumentError("predecessor", str(exc)) from None
         except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
             raise ArgumentError("arguments", str(exc)) from None
@@ -133,8 +163,12 @@ class MemoryTools:
         self._id("node_id", node_id)
         try:
             await self.runtime.set_head(session_id, node_id)
-        except UnknownNode as exc:
-            raise ArgumentError("node_id", str(exc)) from None
+        except UnknownNode:
+            node_id = await anyio.to_thread.run_sync(self._resolve, "node_id", session_id, node_id)
+            try:
+                await self.runtime.set_head(session_id, node_id)
+            except UnknownNode as exc:
+                raise ArgumentError("node_id", str(exc)) from None
         return {"session_id": session_id, "head": node_id}
 
     def topic(self, slug: str) -> str | None:
