@@ -239,7 +239,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--faults",
-        type=float,
+        type=_rate,
         nargs="?",
         const=0.02,
         default=0.0,
@@ -264,7 +264,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--fsync", action="store_true", help="with --real-fs: fsync every durable write")
     sim.add_argument(
         "--git-sample",
-        type=int,
+        type=_count,
         default=2,
         metavar="K",
         help="replay the K longest sessions into real git to measure its growth (default 2; 0: none)",
@@ -287,6 +287,26 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"a probability from 0 to 1, not {text}")
     return value
 
 

@@ -100,7 +100,8 @@ class MemoryTools:
         try:
             hits: Sequence[object] = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
         except UnknownNode:
-            assert session_id is not None and tip is not None
+            if session_id is None or tip is None:  # only a named tip can be unknown
+                raise
             tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
                 hits = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
@@ -148,7 +149,9 @@ class MemoryTools:
             if predecessor is None:
                 raise
             # Nothing was written: look the predecessor up as a prefix and append once more.
-            predecessor = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
+            predecessor = await anyio.to_thread.run_sync(
+                self._resolve, "predecessor", session_id, predecessor
+            )
             try:
                 return await self.runtime.append(session_id, role, content, predecessor=predecessor)
             except (UnknownNode, UnknownSession) as exc:

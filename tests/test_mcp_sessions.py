@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is the `mcp` extra")
 
-from dagmem import FileSessionStore, Runtime  # noqa: E402
-from dagmem.serve._server import build_server  # noqa: E402
-from dagmem.serve._tools import ArgumentError, MemoryTools  # noqa: E402
+from dagmem import FileSessionStore, Runtime
+from dagmem.serve._server import build_server
+from dagmem.serve._tools import ArgumentError, MemoryTools
 
 pytestmark = pytest.mark.anyio
 
