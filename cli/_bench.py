@@ -30,8 +30,9 @@ def command(args: argparse.Namespace) -> int:
         from ..bench import _locomo
 
         return _locomo.main(args)
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ._console import console as human_console
 
     names: list[str] = list(args.names) or list(report.BENCHMARKS)
     unknown = [name for name in names if name not in report.BENCHMARKS]
@@ -48,7 +49,7 @@ def command(args: argparse.Namespace) -> int:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[note]}"),
-        console=Console(stderr=True),
+        console=human_console(stderr=True),
         disable=args.json or not sys.stderr.isatty(),
         transient=False,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..memory.listing import resolve_stored
@@ -65,6 +66,8 @@ def core_command(args: argparse.Namespace) -> int:
     core = _core(_memory(args.home))
     if args.json:
         print(json.dumps({"core": core}))
-    elif core:
+    elif core.strip():
         print(core, end="" if core.endswith("\n") else "\n")
+    else:  # stdout stays empty (nothing to inject); a person is told why
+        print(f"no core block yet ({args.home / 'memory' / 'core.md'} is empty or missing)", file=sys.stderr)
     return 0

@@ -16,6 +16,7 @@ from ..memory.durable import read_workspace_id
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..sim import OracleReport, check_home
+from ._words import plural
 
 __all__ = ["command", "repair_markers", "unstrand"]
 
@@ -92,7 +93,7 @@ def command(args: argparse.Namespace) -> int:
         )
         return 0 if report.ok else 1
     print(
-        f"{report.records} records, {report.consumed} consumed, {report.archived} archived, "
+        f"{plural(report.records, 'record')}, {report.consumed} consumed, {report.archived} archived, "
         f"{report.cited} cited, {report.marked} marked"
     )
     for source_id in repaired:
@@ -105,8 +106,10 @@ def command(args: argparse.Namespace) -> int:
     if args.repair and txlog_unreadable:
         print("not repairing markers: a txlog line is unreadable, and it may hold their consumption")
     if report.owed and not args.strict:
-        print(f"{len(report.owed)} records owed but not yet due (not violations; --strict makes them so)")
+        print(
+            f"{plural(len(report.owed), 'record')} owed but not yet due (not violations; --strict makes them so)"
+        )
     for violation in report.violations:
         print(f"VIOLATION {violation}")
-    print("ok" if report.ok else f"{len(report.violations)} violations")
+    print("ok" if report.ok else plural(len(report.violations), "violation"))
     return 0 if report.ok else 1

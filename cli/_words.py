@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["plural"]
 
-_IRREGULAR = {"batch": "batches", "entry": "entries", "property": "properties"}
+_IRREGULAR = {"batch": "batches", "branch": "branches", "entry": "entries"}
 
 
 def plural(count: int, noun: str) -> str:

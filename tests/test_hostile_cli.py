@@ -151,3 +151,121 @@ def test_sessions_and_show_of_a_missing_home_create_nothing(
         assert status == 2
         assert "no such directory" in err
     assert not (tmp_path / "nowhere").exists()
+
+
+# -- class 4: what people read ------------------------------------------------------------------------
+
+
+def test_counts_of_one_are_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    FileSessionStore(home).append("only", "user", "a single turn about the trip to Lisbon")
+    status, out, err = run(capsys, "write", "--force", "--home", str(home))
+    assert status == 0, err
+    assert "1 session:" in out
+    assert "in 1 batch" in out
+    assert "1 record " in out
+    assert "1 sessions" not in out
+    assert "1 batches" not in out
+    assert "1 records" not in out
+
+
+def test_an_empty_core_says_so_on_stderr_and_prints_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    (home / "memory").mkdir(parents=True)
+    status, out, err = run(capsys, "core", "--home", str(home))
+    assert status == 0
+    assert out == ""
+    assert "no core block yet" in err
+    assert err.count("\n") == 1
+    status, out, _ = run(capsys, "core", "--home", str(home), "--json")
+    assert json.loads(out) == {"core": ""}
+
+
+def test_piped_output_is_not_wrapped_at_80_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failed session's line names a file: piped (capsys is no terminal), it stays one line, whole."""
+    home = tmp_path / ("a-directory-with-a-long-name-" * 3) / "home"
+    store = FileSessionStore(home)
+    for i in range(3):
+        store.append("broken", "user", f"turn {i}")
+    node_file = next((home / "sessions" / "broken" / "history").rglob("*.json"))
+    node_file.write_text("{ not json", encoding="utf-8")
+    status, _, err = run(capsys, "write", "--force", "--home", str(home))
+    assert status == 1
+    (line,) = [line for line in err.splitlines() if line.startswith("broken:")]
+    assert len(line) > 80
+    assert str(node_file) in line
+
+
+def test_open_without_a_browser_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "open", lambda url: False)  # what it answers with no display
+    home = tmp_path / "home"
+    FileSessionStore(home).append("s", "user", "hello")
+    out = tmp_path / "page.html"
+    status, _, err = run(capsys, "view", "--home", str(home), "--out", str(out), "--open")
+    assert status == 0
+    assert out.exists()
+    assert "could not open a web browser" in err
+    assert str(out) in err
+
+
+def test_verbose_is_for_dagmem_not_for_the_libraries_below_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    FileSessionStore(home).append("s", "user", "hello")
+    script = (
+        "import logging, sys\n"
+        "from dagmem.cli import main\n"
+        "status = main(['status', '-vv', '--home', sys.argv[1]])\n"
+        "for name in ('httpx', 'httpcore', 'mcp.server', 'ray', 'asyncio'):\n"
+        "    logging.getLogger(name).debug('third-party debug line')\n"
+        "    logging.getLogger(name).info('third-party info line')\n"
+        "logging.getLogger('dagmem.test').debug('our debug line')\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(home)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "our debug line" in done.stderr
+    assert "third-party" not in done.stderr
+
+
+def test_rays_sigterm_warning_is_not_shown(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("ray")
+    import logging
+
+    import dagmem.cluster
+
+    class FakeClient:
+        async def describe(self) -> list[dict[str, object]]:
+            return []
+
+        async def close(self) -> None:
+            pass
+
+    async def connect(*args: object, **kwargs: object) -> FakeClient:
+        # What ray.init logs when `connect` starts it off the main thread.
+        logging.getLogger("ray._private.worker").warning(
+            "SIGTERM handler is not set because current thread is not the main thread."
+        )
+        return FakeClient()
+
+    monkeypatch.setattr(dagmem.cluster, "connect", connect)
+    with caplog.at_level(logging.WARNING):
+        status, out, err = run(capsys, "cluster", "status")
+    assert status == 0, err
+    assert "no homes are served" in out
+    assert "SIGTERM" not in err
+    assert not [r for r in caplog.records if "SIGTERM" in r.getMessage()]
