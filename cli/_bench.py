@@ -41,8 +41,9 @@ def command(args: argparse.Namespace) -> int:
 
         raise CommandError(f"no benchmark {unknown[0]!r}: choose among {', '.join(report.BENCHMARKS)}")
     chosen = [name for name in report.BENCHMARKS if name in names]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    from ._paths import out_directory
+
+    out = out_directory(Path(args.out))
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -31,6 +31,7 @@ from ..sim import _gitgrowth as gitgrowth
 from ..sim import _report as report
 from ..sim._content import load_content
 from ._main import CommandError
+from ._paths import out_directory
 from ._words import plural
 
 if TYPE_CHECKING:
@@ -184,8 +185,7 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace, interrupt: _Interrupt) -> int:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_directory(Path(args.out))
     home = _prepare_home(out) if args.real_fs else None
     trace_path = out / "trace.jsonl" if args.trace else None
     config = SimConfig(

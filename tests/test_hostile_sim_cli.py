@@ -22,7 +22,14 @@ def bad_arguments(tmp_path: Path) -> list[list[str]]:
     text.write_text("hello, this is not JSON\n", encoding="utf-8")
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe\x00garbage")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory\n", encoding="utf-8")
+    foreign = tmp_path / "foreign"
+    (foreign / "home").mkdir(parents=True)  # a home dagmem sim did not make: never replaced
     return [
+        ["--out", str(a_file)],
+        ["--out", str(a_file / "below")],
+        ["--real-fs", "--out", str(foreign)],
         ["--faults", "2"],
         ["--faults", "-1"],
         ["--faults", "nan"],
@@ -45,7 +52,7 @@ def test_every_bad_argument_is_one_line_and_exit_2(
         assert status == 2, (argv, stderr)
         assert stderr.startswith("error: "), (argv, stderr)
         assert stderr.count("\n") == 1, (argv, stderr)
-        assert argv[0] in stderr, (argv, stderr)  # it names the argument
+        assert argv[-2] in stderr, (argv, stderr)  # it names the argument
         assert stdout == ""
         status = main(["sim", "--sessions", "3", "--out", str(out), "--json", *argv])
         stdout, _ = capsys.readouterr()
