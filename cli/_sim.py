@@ -72,13 +72,22 @@ class _Interrupt:
     def __init__(self) -> None:
         self.hit = False
         self._previous: Any = None
+        self._unraisable = sys.unraisablehook
 
     def __enter__(self) -> _Interrupt:
         self._previous = signal.signal(signal.SIGINT, self._handler)
+        self._unraisable = sys.unraisablehook
+        sys.unraisablehook = self._dropped
         return self
 
     def __exit__(self, *exc: object) -> None:
         signal.signal(signal.SIGINT, self._previous)
+        sys.unraisablehook = self._unraisable
+
+    def _dropped(self, unraisable: Any) -> None:
+        """A Ctrl-C a finaliser dropped is not news (it is remembered): no "Exception ignored" traceback."""
+        if not (self.hit and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            self._unraisable(unraisable)
 
     def _handler(self, signum: int, frame: object) -> None:
         self.hit = True
