@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..actors import Runtime
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession
-from ..memory.format import HEAD, content_problem, is_valid_id
+from ..memory.format import HEAD, HeadType, content_problem, is_valid_id
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
 from ..memory.store import FileSessionStore
 
@@ -142,20 +142,23 @@ class MemoryTools:
             if not (self.home / "sessions" / session_id).is_dir():
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
-            return await self.runtime.append(
-                session_id, role, content, predecessor=HEAD if predecessor is None else predecessor
-            )
+            return await self._append(session_id, role, content, HEAD if predecessor is None else predecessor)
         except UnknownNode:
             if predecessor is None:
-                raise
-            # Nothing was written: look the predecessor up as a prefix and append once more.
-            predecessor = await anyio.to_thread.run_sync(
-                self._resolve, "predecessor", session_id, predecessor
-            )
-            try:
-                return await self.runtime.append(session_id, role, content, predecessor=predecessor)
-            except (UnknownNode, UnknownSession) as exc:
-                raise ArgumentError("predecessor", str(exc)) from None
+                raise ArgumentError("predecessor", "the head is gone") from None
+        # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
+        whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
+        try:
+            return await self._append(session_id, role, content, whole)
+        except UnknownNode as exc:
+            raise ArgumentError("predecessor", str(exc)) from None
+
+    async def _append(self, session_id: str, role: str, content: str, predecessor: str | HeadType) -> str:
+        """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
+        try:
+            return await self.runtime.append(session_id, role, content, predecessor=predecessor)
+        except UnknownNode:
+            raise
         except UnknownSession as exc:
             raise ArgumentError("predecessor", str(exc)) from None
         except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
