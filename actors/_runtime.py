@@ -503,7 +503,7 @@ class Runtime:
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
         any other). Each claim comes once, and a hit scoring below `floor` times the best is left out (it only
-        pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction (DESIGN §8)."""
+        pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction."""
         check_query(query)
         if session_id is not None:
             check_id(session_id, "session id")
@@ -590,7 +590,7 @@ class Runtime:
     # -- the adapter protocol, for hosts that write their own session files ----------------------------
 
     async def notify_turn(self, session_id: str, node: Node) -> None:
-        """The host wrote `node`'s file itself (DESIGN §2 format): account for it like an append."""
+        """The host wrote `node`'s file itself (in dagmem's node file format): account for it like an append."""
         check_id(session_id, "session id")
         if not isinstance(node, Node):
             raise InvalidInput(f"node must be a dagmem.Node, not {type(node).__name__}")

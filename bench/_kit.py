@@ -12,7 +12,6 @@ import json
 import math
 import random
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,11 +39,11 @@ def cli(
     """The body of `dagmem bench NAME [--quick] [--json]`: `measure(quick, progress)` with progress lines on
     stderr (after the seconds since the start if `elapsed`), then the report, or with `--json` the result as
     one JSON object. Report only: the exit status is 0 whatever the figures."""
-    from rich.console import Console
+    from ..cli._console import console
 
     quick = bool(getattr(args, "quick", False))
     as_json = bool(getattr(args, "json", False))
-    err = Console(stderr=True, highlight=False)
+    err = console(stderr=True)
     started = time.perf_counter()
 
     def progress(message: str) -> None:
@@ -133,10 +132,11 @@ def growth(
 
 
 def report_console(width: int) -> Console:
-    """The console a report prints to: the terminal's width, or `width` columns when not a terminal."""
-    from rich.console import Console
+    """The console a report prints to: the terminal's width, or whole lines when not a terminal (`width`
+    is kept for the callers: rich wrapped piped output at it)."""
+    from ..cli._console import console
 
-    return Console(width=None if sys.stdout.isatty() else width, highlight=False)
+    return console()
 
 
 def table(title: str, *columns: str, left: int = 1) -> Table:

@@ -30,8 +30,9 @@ def command(args: argparse.Namespace) -> int:
         from ..bench import _locomo
 
         return _locomo.main(args)
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ._console import console as human_console
 
     names: list[str] = list(args.names) or list(report.BENCHMARKS)
     unknown = [name for name in names if name not in report.BENCHMARKS]
@@ -40,15 +41,16 @@ def command(args: argparse.Namespace) -> int:
 
         raise CommandError(f"no benchmark {unknown[0]!r}: choose among {', '.join(report.BENCHMARKS)}")
     chosen = [name for name in report.BENCHMARKS if name in names]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    from ._paths import out_directory
+
+    out = out_directory(Path(args.out))
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[note]}"),
-        console=Console(stderr=True),
+        console=human_console(stderr=True),
         disable=args.json or not sys.stderr.isatty(),
         transient=False,
     )

@@ -9,22 +9,32 @@ import argparse
 import contextlib
 import datetime as dt
 import json
+import logging
 import sys
 from typing import Any
 
 import anyio
 
 from ._main import CommandError
+from ._words import plural
+
+
+def _not_sigterm(record: logging.LogRecord) -> bool:
+    """Ray warns that it set no SIGTERM handler when it is started off the main thread, as `connect` starts
+    it: this command's SIGTERM is Python's own (exit), so the warning says nothing a user can act on."""
+    return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def command(args: argparse.Namespace) -> int:
     from ..cluster import ClusterError, connect, require_ray
 
     ray = require_ray()  # RayMissing (exit 2) names the pip command
+    logging.getLogger("ray._private.worker").addFilter(_not_sigterm)
 
     async def describe() -> list[dict[str, Any]]:
         # The root is not used: status only asks the actors that exist, each of which knows its path.
-        client = await connect(".", address=args.address, ray_options={"log_to_driver": False})
+        quiet = {} if args.verbose else {"logging_level": logging.WARNING}  # Ray's INFO: "Connecting to..."
+        client = await connect(".", address=args.address, ray_options={"log_to_driver": False, **quiet})
         try:
             return await client.describe()
         finally:
@@ -58,5 +68,6 @@ def command(args: argparse.Namespace) -> int:
         if failure:
             at = dt.datetime.fromtimestamp(failure["at"], dt.UTC).isoformat(timespec="seconds")
             print(f"{'':<24} last failure {failure['reason_code']} at {at}")
-    print(f"{len(homes)} homes, {sum(h.get('pending_turns', 0) for h in homes)} turns owed")
+    owed = sum(h.get("pending_turns", 0) for h in homes)
+    print(f"{plural(len(homes), 'home')}, {plural(owed, 'turn')} owed")
     return 0

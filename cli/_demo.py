@@ -9,6 +9,7 @@ from pathlib import Path
 from ..memory.format import Role
 from ..memory.store import FileSessionStore
 from ..memory.write import write_home
+from ._words import plural
 
 __all__ = ["command", "run_demo"]
 
@@ -57,13 +58,19 @@ def run_demo(home: Path, session_id: str, *, as_json: bool = False) -> int:
             )
         )
         return 0
-    print(f"home {home}, session {session_id!r}: {len(snapshot.nodes)} turns on {len(tips)} branches")
+    print(
+        f"home {home}, session {session_id!r}: {plural(len(snapshot.nodes), 'turn')} on "
+        f"{plural(len(tips), 'branch')}"
+    )
     for tip in tips:
         marker = " (head)" if tip.id == snapshot.meta.head else ""
         print(f"\nbranch ending at {tip.id}{marker}:")
         for node in snapshot.branch(tip.id):
             print(f"  {node.id:>4} {node.role:<9} {node.content[:72]}")
-    print(f"\nwritten now: {result.records} records in {result.batches} batches; owed: {result.pending}")
+    print(
+        f"\nwritten now: {plural(result.records, 'record')} in {plural(result.batches, 'batch')}; "
+        f"owed: {result.pending}"
+    )
     print(f"evidence: {memory / 'sources' / (session_id + '.md')}")
     for relpath in topics:
         print(f"\n--- {relpath}")

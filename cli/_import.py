@@ -26,6 +26,7 @@ from ..memory.adopt import Follower, Importer, ImportReport, SourceClock, import
 from ..memory.store import FileSessionStore
 from ..memory.workspace import HomeBusy, ServingLock
 from ._main import EXIT_FAILED, CommandError
+from ._words import plural
 
 __all__ = ["command"]
 
@@ -85,10 +86,11 @@ def _serving_lock(home: Path) -> ServingLock | None:
 def _import(
     args: argparse.Namespace, importer: Importer, store: FileSessionStore, clock: SourceClock
 ) -> ImportReport:
-    from rich.console import Console
     from rich.progress import Progress
 
-    console = Console(stderr=True)
+    from ._console import console as human_console
+
+    console = human_console(stderr=True)
     with Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress:
         task = progress.add_task("importing", total=None)
         return import_into_store(
@@ -121,7 +123,7 @@ async def _follow(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_stop_on_signal, scope)
                 if not args.json:
-                    print(f"following {len(importer.sources)} files; Ctrl-C stops", file=sys.stderr)
+                    print(f"following {plural(len(importer.sources), 'file')}; Ctrl-C stops", file=sys.stderr)
                 await follower.run(interval=args.interval, on_poll=on_poll)
         await follower.finish()  # the boundary write, before the runtime stops
         return follower.report, shown
@@ -142,6 +144,9 @@ def _print(args: argparse.Namespace, report: ImportReport, shown: int) -> None:
         print(f"warning: {problem}", file=sys.stderr)
     for sid, count in sorted(report.sessions.items()):
         extra = f", {count.failed} refused" if count.failed else ""
-        print(f"{sid}: {count.added} turns added, {count.present} already there{extra}")
+        print(f"{sid}: {plural(count.added, 'turn')} added, {count.present} already there{extra}")
     skipped = sum(1 for problem in report.problems if problem.line)  # line 0: a file-wide remark
-    print(f"{report.added} turns added from {report.files} files ({skipped} lines skipped)")
+    print(
+        f"{plural(report.added, 'turn')} added from {plural(report.files, 'file')} "
+        f"({plural(skipped, 'line')} skipped)"
+    )

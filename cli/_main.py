@@ -92,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     recall = sub.add_parser("recall", parents=[common], help="search memory (branch-aware with --session)")
     recall.add_argument("query", help="what to look for")
     recall.add_argument("--session", help="rank relative to this session's branch (its head by default)")
-    recall.add_argument("--tip", help="with --session: the branch tip the reader is on")
+    recall.add_argument(
+        "--tip", help="with --session: the branch tip the reader is on (an id or a unique prefix of one)"
+    )
     recall.add_argument("-k", type=_positive_int, default=5, help="how many hits (default 5)")
     recall.add_argument(
         "--siblings",
@@ -106,6 +108,17 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser("core", parents=[common], help="print the core facts as plain claims with their dates")
+
+    sub.add_parser(
+        "sessions",
+        parents=[common],
+        help="each session: its nodes, head, tips (with their last turn) and debt",
+    )
+    show = sub.add_parser("show", parents=[common], help="print one branch of a session as text, root first")
+    show.add_argument("session", help="the session id")
+    show.add_argument(
+        "--tip", help="the branch's last node: an id or any unique prefix of one (default: head)"
+    )
 
     verify = sub.add_parser("verify", parents=[common], help="check a home with the independent oracle")
     verify.add_argument(
@@ -177,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser(
         "mcp",
         parents=[common],
-        help="serve memory to an agent over MCP (stdio): recall, core, status, append_turn, set_head",
+        help="serve memory to an agent over MCP (stdio): recall, core, status, sessions, append_turn, set_head",
     )
     mcp.add_argument(
         "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
@@ -226,7 +239,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--faults",
-        type=float,
+        type=_rate,
         nargs="?",
         const=0.02,
         default=0.0,
@@ -251,7 +264,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--fsync", action="store_true", help="with --real-fs: fsync every durable write")
     sim.add_argument(
         "--git-sample",
-        type=int,
+        type=_count,
         default=2,
         metavar="K",
         help="replay the K longest sessions into real git to measure its growth (default 2; 0: none)",
@@ -277,6 +290,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"a probability from 0 to 1, not {text}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -299,7 +332,7 @@ class CommandError(DagmemError):
 _DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
 
 # Commands that read a home and must never create one; `write` needs its sessions/ too.
-_READS_HOME = {"status", "verify", "view", "write", "reorganise", "recall", "core"}
+_READS_HOME = {"status", "verify", "view", "write", "reorganise", "recall", "core", "sessions", "show"}
 
 
 def _check_home(command: str, home: Path) -> None:
@@ -313,7 +346,9 @@ def _check_home(command: str, home: Path) -> None:
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )
-    if command in ("status", "verify", "view", "reorganise", "recall", "core") and not home.is_dir():
+    if command in ("status", "verify", "view", "reorganise", "recall", "core", "sessions", "show") and (
+        not home.is_dir()
+    ):
         raise CommandError(f"--home {home}: no such directory")
 
 
@@ -372,6 +407,14 @@ def _run(args: argparse.Namespace) -> int:
         from ._recall import core_command
 
         return core_command(args)
+    if command == "sessions":
+        from ._sessions import sessions_command
+
+        return sessions_command(args)
+    if command == "show":
+        from ._sessions import show_command
+
+        return show_command(args)
     from ._bench import command as bench_command
 
     return bench_command(args)
@@ -392,10 +435,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line
         return _error(argparse.Namespace(json="--json" in argv), str(exc), exc.code)
-    logging.basicConfig(
-        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    # -v and -vv are for dagmem's own loggers: the libraries below it (httpx, mcp, ray, asyncio) stay at
+    # WARNING, or their DEBUG lines would drown ours on stderr.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("dagmem").setLevel([logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
     try:
         _check_home(args.command, args.home)
         return _run(args)

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..memory.adopt import RUNTIME_FILE, migrate_home, read_cursors
 from ..memory.store import FileSessionStore
 from ._main import CommandError
+from ._words import plural
 
 __all__ = ["command"]
 
@@ -34,7 +35,7 @@ def command(args: argparse.Namespace) -> int:
             continue
         note = f" ({s.detail})" if s.detail else ""
         print(
-            f"{s.session}: {s.kept} records verified in the archive ({s.archive}); "
+            f"{s.session}: {plural(s.kept, 'record')} verified in the archive ({s.archive}); "
             f"{s.consumed} consumed now, {s.marked} marked now{note}"
         )
     if report.ok:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
+from ..memory.listing import resolve_stored
 from ..memory.recall import (
     RecallIndex,
     core_facts,
@@ -39,7 +41,9 @@ def recall_command(args: argparse.Namespace) -> int:
         raise CommandError("--tip needs --session")
     path: frozenset[str] = frozenset()
     if args.session is not None:
-        path = session_path(FileSessionStore(home, read_only=True), args.session, args.tip)
+        store = FileSessionStore(home, read_only=True)
+        tip = None if args.tip is None else resolve_stored(store, args.session, args.tip)
+        path = session_path(store, args.session, tip)
     index = RecallIndex.open(memory)
     hits = search(index, args.query, k=args.k, session_id=args.session, path=path, siblings=args.siblings)
     if args.json:
@@ -76,6 +80,9 @@ def core_command(args: argparse.Namespace) -> int:
         ]
         print(json.dumps({"core": core, "facts": facts}))
         return 0
-    for line in core_lines(core):
+    lines = core_lines(core)
+    if not lines:  # stdout stays empty (nothing to inject); a person is told why
+        print(f"no core block yet ({args.home / 'memory' / 'core.md'} is empty or missing)", file=sys.stderr)
+    for line in lines:
         print(line)
     return 0

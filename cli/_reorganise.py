@@ -14,6 +14,7 @@ from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import distiller_named, one_path_in, reorganise
 from ._main import CommandError
+from ._words import plural
 
 __all__ = ["command"]
 
@@ -37,7 +38,7 @@ def command(args: argparse.Namespace) -> int:
     if result.tx is None:
         print("nothing to reorganise: no duplicate blocks, no file changed")
         return 0
-    print(f"merged {result.merged} duplicate blocks in one transaction ({result.tx}); changed:")
+    print(f"merged {plural(result.merged, 'duplicate block')} in one transaction ({result.tx}); changed:")
     for path in result.changed:
         print(f"  {path}")
     return 0

@@ -19,7 +19,9 @@ import json
 import logging
 import shlex
 import shutil
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,11 +29,17 @@ from typing import TYPE_CHECKING, Any
 from ..sim import SimConfig, SimResult, run
 from ..sim import _gitgrowth as gitgrowth
 from ..sim import _report as report
+from ..sim._content import load_content
+from ._main import CommandError
+from ._paths import out_directory
+from ._words import plural
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
 __all__ = ["command", "replay_command"]
+
+log = logging.getLogger("dagmem.sim")
 
 _HOME_MARK = ".dagmem-sim-home"  # marks a home this command made, so a rerun may replace it
 
@@ -55,10 +63,48 @@ def replay_command(config: SimConfig, out: Path) -> str:
     return shlex.join(parts)
 
 
+class _Interrupt:
+    """Ctrl-C for the whole command, remembered. Python raises `KeyboardInterrupt` wherever the main thread
+    is, and one raised inside a finaliser (`__del__`, run by the garbage collector at any allocation) is
+    printed and dropped: the run went on to its end. So the signal is remembered too, and `check` raises it
+    again at the next progress report, so that one Ctrl-C always stops the run."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self._previous: Any = None
+        self._unraisable = sys.unraisablehook
+
+    def __enter__(self) -> _Interrupt:
+        self._previous = signal.signal(signal.SIGINT, self._handler)
+        self._unraisable = sys.unraisablehook
+        sys.unraisablehook = self._dropped
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+        sys.unraisablehook = self._unraisable
+
+    def _dropped(self, unraisable: Any) -> None:
+        """A Ctrl-C a finaliser dropped is not news (it is remembered): no "Exception ignored" traceback."""
+        if not (self.hit and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            self._unraisable(unraisable)
+
+    def _handler(self, signum: int, frame: object) -> None:
+        self.hit = True
+        raise KeyboardInterrupt
+
+    def check(self, *, any_thread: bool = False) -> None:
+        """Raise the remembered Ctrl-C: in the main thread, or in this one (a git replay's worker, which
+        then stops at its next commit) with `any_thread`."""
+        if self.hit and (any_thread or threading.current_thread() is threading.main_thread()):
+            raise KeyboardInterrupt
+
+
 class _Progress:
     """The rich progress bar on stderr (or nothing, when stderr is not a terminal and --json is on)."""
 
-    def __init__(self, sessions: int, enabled: bool) -> None:
+    def __init__(self, sessions: int, enabled: bool, interrupt: _Interrupt | None = None) -> None:
+        self.interrupt = interrupt or _Interrupt()
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -83,9 +129,12 @@ class _Progress:
         self.progress.stop()
 
     def session_done(self, done: int, sessions: int, virtual_s: float) -> None:
+        self.interrupt.check()
         self.progress.update(self.task, completed=done, virtual=f"virtual {virtual_s / 3600:,.1f} h")
 
     def phase(self, name: str) -> None:
+        self.interrupt.check()
+        log.info("phase: %s", name)
         self.progress.update(self.task, description=name)
 
     def git_replay(self, sessions: int, commits: int) -> None:
@@ -97,6 +146,7 @@ class _Progress:
 
     def git_commits(self, count: int) -> None:
         """Called from the replay's worker threads (rich's updates take a lock)."""
+        self.interrupt.check(any_thread=True)
         if self.git_task is not None:
             self.progress.advance(self.git_task, count)
 
@@ -105,13 +155,24 @@ def _prepare_home(out: Path) -> Path:
     home = out / "home"
     if home.exists():
         if not (home / _HOME_MARK).exists():
-            raise SystemExit(
-                f"dagmem sim: {home} exists and was not made by dagmem sim; choose another --out"
-            )
+            raise CommandError(f"--out {out}: {home} exists and was not made by dagmem sim; choose another")
         shutil.rmtree(home)
     home.mkdir(parents=True)
     (home / _HOME_MARK).write_text("made by dagmem sim; replaced by the next run with the same --out\n")
     return home
+
+
+def _check_content(path: Path | None) -> None:
+    """A `--content` file that cannot be used is the user's mistake, found before the run starts."""
+    if path is None:
+        return
+    if not path.is_file():
+        raise CommandError(f"--content {path}: {'a directory' if path.is_dir() else 'no such file'}")
+    try:
+        load_content(path)
+    except (OSError, ValueError) as exc:  # JSON and UTF-8 errors are ValueErrors
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise CommandError(f"--content {path}: not a LoCoMo-format JSON file ({reason})") from None
 
 
 def command(args: argparse.Namespace) -> int:
@@ -119,11 +180,21 @@ def command(args: argparse.Namespace) -> int:
         # Injected failures are logged as warnings by the product; the report counts them instead.
         logging.getLogger("dagmem").setLevel(logging.ERROR)
     if args.homes > args.sessions:
-        from ._main import CommandError
-
         raise CommandError(f"--homes {args.homes}: more homes than --sessions ({args.sessions})")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    _check_content(args.content)
+    with _Interrupt() as interrupt:
+        try:
+            return _simulate(args, interrupt)
+        except BaseException:
+            if not interrupt.hit:
+                raise
+            # Whatever the Ctrl-C broke on its way out (a task group's error, a runtime stopped mid-way).
+            print("dagmem sim: interrupted", file=sys.stderr)
+            return 130
+
+
+def _simulate(args: argparse.Namespace, interrupt: _Interrupt) -> int:
+    out = out_directory(Path(args.out))
     home = _prepare_home(out) if args.real_fs else None
     trace_path = out / "trace.jsonl" if args.trace else None
     config = SimConfig(
@@ -140,12 +211,17 @@ def command(args: argparse.Namespace) -> int:
         trace_path=trace_path,
     )
     started = time.perf_counter()
-    with _Progress(config.sessions, enabled=sys.stderr.isatty()) as progress:
+    log.info("simulating %s in %s", plural(config.sessions, "session"), plural(config.homes, "home"))
+    with _Progress(config.sessions, enabled=sys.stderr.isatty(), interrupt=interrupt) as progress:
         result: SimResult = run(config, observer=progress, workers=args.workers)
         progress.git_replay(len(result.git_ops), gitgrowth.commits(result.git_ops))
+        log.info(
+            "git replay of %d sessions, %d commits", len(result.git_ops), gitgrowth.commits(result.git_ops)
+        )
         git_started = time.perf_counter()
         growth = gitgrowth.measure(result.git_ops, progress=progress.git_commits)
         git_s = time.perf_counter() - git_started
+    interrupt.check()
     report_path, plot_path = out / "report.json", out / "report.png"
     plotting = report.can_plot()
     if not plotting:

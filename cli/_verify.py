@@ -18,6 +18,7 @@ from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..memory.write._reorganise import identical_claims
 from ..sim import OracleReport, check_home
+from ._words import plural
 
 __all__ = ["command", "duplicate_claims", "repair_markers", "unstrand"]
 
@@ -111,7 +112,7 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps({**body, "warnings": warnings}))
         return 0 if report.ok else 1
     print(
-        f"{report.records} records, {report.consumed} consumed, {report.archived} archived, "
+        f"{plural(report.records, 'record')}, {report.consumed} consumed, {report.archived} archived, "
         f"{report.cited} cited, {report.marked} marked"
     )
     for source_id in repaired:
@@ -124,10 +125,12 @@ def command(args: argparse.Namespace) -> int:
     if args.repair and txlog_unreadable:
         print("not repairing markers: a txlog line is unreadable, and it may hold their consumption")
     if report.owed and not args.strict:
-        print(f"{len(report.owed)} records owed but not yet due (not violations; --strict makes them so)")
+        print(
+            f"{plural(len(report.owed), 'record')} owed but not yet due (not violations; --strict makes them so)"
+        )
     for warning in warnings:
         print(f"warning: {warning}")
     for violation in report.violations:
         print(f"VIOLATION {violation}")
-    print("ok" if report.ok else f"{len(report.violations)} violations")
+    print("ok" if report.ok else plural(len(report.violations), "violation"))
     return 0 if report.ok else 1

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..view import read_home, render_page
 from ._main import CommandError
+from ._words import plural
 
 __all__ = ["command"]
 
@@ -39,8 +40,9 @@ def command(args: argparse.Namespace) -> int:
         sys.stdout.write(page)
         return 0
     out.write_text(page, encoding="utf-8")
-    if args.open:
-        webbrowser.open(out.resolve().as_uri())
+    if args.open and not webbrowser.open(out.resolve().as_uri()):
+        # No browser could be started (no display, none installed): the page is there all the same.
+        print(f"dagmem view: could not open a web browser; open {out} in one", file=sys.stderr)
     if args.json:
         print(
             json.dumps(
@@ -56,7 +58,7 @@ def command(args: argparse.Namespace) -> int:
         )
     else:
         print(
-            f"wrote {out}: {stats.sessions} sessions, {stats.nodes} nodes in {stats.drawn} rows, "
-            f"{stats.tips} tips, {stats.bytes:,} bytes"
+            f"wrote {out}: {plural(stats.sessions, 'session')}, {plural(stats.nodes, 'node')} in "
+            f"{plural(stats.drawn, 'row')}, {plural(stats.tips, 'tip')}, {stats.bytes:,} bytes"
         )
     return 0

@@ -13,6 +13,7 @@ from ..memory.durable import load_status, read_workspace_id
 from ..memory.outcomes import RETRYABLE
 from ..memory.store import FileSessionStore
 from ..memory.write import SessionResult, distiller_named, exit_status, pending_by_session, write_home
+from ._words import plural
 
 __all__ = ["status_command", "write_command"]
 
@@ -22,15 +23,16 @@ def _iso(at: float | None) -> str | None:
 
 
 def write_command(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.progress import Progress
+
+    from ._console import console as human_console
 
     home: Path = args.home
     distiller = distiller_named(args.distiller, home)  # a missing model setting: one line, nothing written
     store = FileSessionStore(home)
     named: list[str] | None = args.session or None  # None: every session (a pass that can clear a failure)
     sessions = named if named is not None else store.session_ids()
-    console = Console(stderr=True)
+    console = human_console(stderr=True)
     results: list[SessionResult] = []
     with Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress:
         task = progress.add_task("writing", total=len(sessions))
@@ -56,11 +58,14 @@ def write_command(args: argparse.Namespace) -> int:
     written = [r for r in results if r.outcome == "written"]
     failed = [r for r in results if r.outcome in ("failed", "invalid")]
     for result in written:
-        print(f"{result.session}: wrote {result.records} records in {result.batches} batches")
+        print(
+            f"{result.session}: wrote {plural(result.records, 'record')} in {plural(result.batches, 'batch')}"
+        )
     pending = sum(r.pending for r in results)
     print(
-        f"{len(results)} sessions: {len(written)} written, {len(failed)} failed, "
-        f"{pending} records owed but not yet due" + (" (use --force to write them)" if pending else "")
+        f"{plural(len(results), 'session')}: {len(written)} written, {len(failed)} failed, "
+        f"{plural(pending, 'record')} owed but not yet due"
+        + (" (use --force to write them)" if pending else "")
     )
     return status
 

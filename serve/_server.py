@@ -65,6 +65,10 @@ class DagmemServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.tools = tools
+        # dagmem has no prompts, and the SDK advertises the capability whenever its handlers are
+        # registered: a client would list an empty set. Without the handlers, nothing is advertised.
+        for method in ("prompts/list", "prompts/get"):
+            self._lowlevel_server._request_handlers.pop(method, None)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -122,6 +126,12 @@ def build_server(tools: MemoryTools) -> DagmemServer:
     async def status() -> dict[str, Any]:
         """The writer's last outcome and failure, and the turns the live sessions still owe to memory."""
         return tools.status()
+
+    @server.tool()
+    async def sessions() -> list[dict[str, Any]]:
+        """Each session of the home: its node count, head, tips (each with its last turn's first words;
+        any unique prefix of an id is accepted wherever a node id is asked for) and records still owed."""
+        return await anyio.to_thread.run_sync(tools.sessions)
 
     @server.tool()
     async def flush() -> dict[str, Any]:

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel
 
 from ..actors import Runtime
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession
-from ..memory.format import HEAD, content_problem, is_valid_id
+from ..memory.format import HEAD, HeadType, content_problem, is_valid_id
+from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
+from ..memory.store import FileSessionStore
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
 
@@ -70,6 +74,14 @@ class MemoryTools:
             raise ArgumentError(argument, f"no session {value!r}")
         return value
 
+    def _resolve(self, argument: str, session_id: str, given: str) -> str:
+        """The node a prefix names, asked only after the runtime knew no node of that whole id: a whole id
+        costs nothing more. Acknowledged turns are on disk, so the files hold every node."""
+        try:
+            return resolve_stored(FileSessionStore(self.home, read_only=True), session_id, given)
+        except (UnknownNode, UnknownSession, AmbiguousNode) as exc:
+            raise ArgumentError(argument, str(exc)) from None
+
     # -- the tools -------------------------------------------------------------------------------------
 
     async def recall(
@@ -87,11 +99,21 @@ class MemoryTools:
             self._id("tip", tip)
         try:
             hits: Sequence[object] = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
-        except UnknownNode as exc:
-            raise ArgumentError("tip", str(exc)) from None
+        except UnknownNode:
+            if session_id is None or tip is None:  # only a named tip can be unknown
+                raise
+            tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
+            try:
+                hits = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+            except UnknownNode as exc:
+                raise ArgumentError("tip", str(exc)) from None
         except UnknownSession as exc:
             raise ArgumentError("session_id", str(exc)) from None
         return [_jsonable(hit) for hit in hits]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Each session of the home: nodes, head, tips (with their last turn's first words), records owed."""
+        return [summary.as_json() for summary in list_sessions(self.home)]
 
     def core(self) -> str:
         try:
@@ -120,10 +142,24 @@ class MemoryTools:
             if not (self.home / "sessions" / session_id).is_dir():
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
-            return await self.runtime.append(
-                session_id, role, content, predecessor=HEAD if predecessor is None else predecessor
-            )
-        except (UnknownNode, UnknownSession) as exc:
+            return await self._append(session_id, role, content, HEAD if predecessor is None else predecessor)
+        except UnknownNode:
+            if predecessor is None:
+                raise ArgumentError("predecessor", "the head is gone") from None
+        # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
+        whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
+        try:
+            return await self._append(session_id, role, content, whole)
+        except UnknownNode as exc:
+            raise ArgumentError("predecessor", str(exc)) from None
+
+    async def _append(self, session_id: str, role: str, content: str, predecessor: str | HeadType) -> str:
+        """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
+        try:
+            return await self.runtime.append(session_id, role, content, predecessor=predecessor)
+        except UnknownNode:
+            raise
+        except UnknownSession as exc:
             raise ArgumentError("predecessor", str(exc)) from None
         except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
             raise ArgumentError("arguments", str(exc)) from None
@@ -133,8 +169,12 @@ class MemoryTools:
         self._id("node_id", node_id)
         try:
             await self.runtime.set_head(session_id, node_id)
-        except UnknownNode as exc:
-            raise ArgumentError("node_id", str(exc)) from None
+        except UnknownNode:
+            node_id = await anyio.to_thread.run_sync(self._resolve, "node_id", session_id, node_id)
+            try:
+                await self.runtime.set_head(session_id, node_id)
+            except UnknownNode as exc:
+                raise ArgumentError("node_id", str(exc)) from None
         return {"session_id": session_id, "head": node_id}
 
     def topic(self, slug: str) -> str | None:

@@ -114,12 +114,11 @@ def _bytes(n: float) -> str:
 
 
 def print_summary(report: dict[str, Any]) -> None:
-    import sys
-
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    from ..cli._console import console as human_console
+
+    console = human_console()
     table = Table(title=f"dagmem sim — seed {report['seed']}", show_header=False)
     table.add_column("figure", no_wrap=True)
     table.add_column("value", overflow="fold")

@@ -76,6 +76,10 @@ def _run_parallel(
         except BaseException:
             for future in futures:
                 future.cancel()
+            # Leaving the pool waits for the homes being run: on Ctrl-C (which a worker started in
+            # another process group never sees) that was the rest of the run. Stop the workers now.
+            for process in list(pool._processes.values()):
+                process.terminate()
             raise
 
 

@@ -169,7 +169,7 @@ def test_a_file_of_another_format_is_named_and_nothing_imported_is_not_a_success
     code, out, err = cli(capsys, "import", "claude-code", str(claude), str(rollout), "--home", str(home))
     assert code == 0, err
     assert f"warning: {rollout}: no line of it looked like the claude-code format" in err
-    assert "1 turns added" in out
+    assert "1 turn added" in out
     # A file of Claude Code's own that holds no turn (only summaries) is of the format: nothing to say.
     summaries = write_jsonl(
         tmp_path / "other.jsonl", [{"type": "summary", "summary": "Parsing", "leafUuid": uid(1)}]

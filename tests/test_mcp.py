@@ -154,7 +154,7 @@ async def test_tools_a_forked_conversation_recall_and_topics(tmp_path: Path) -> 
     home = tmp_path / "home"
     async with server(home, tmp_path) as (client, pidfile):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert sorted(tools) == ["append_turn", "core", "flush", "recall", "set_head", "status"]
+        assert sorted(tools) == ["append_turn", "core", "flush", "recall", "sessions", "set_head", "status"]
         assert tools["append_turn"].input_schema["required"] == ["session_id", "role", "content"]
         assert tools["recall"].input_schema["required"] == ["query"]
         templates = (await client.list_resource_templates()).resource_templates

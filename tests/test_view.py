@@ -218,7 +218,7 @@ def test_view_of_a_home_never_written_creates_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert tree_state(home) == before
     assert not (home / "memory").exists()
-    assert "1 sessions, 1 nodes" in result.stdout
+    assert "1 session, 1 node in 1 row, 1 tip" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,17 @@
 """Where each part of a session's DAG goes on the page: one row per drawn item, read top to bottom like
-`git log --graph`, with a lane per branch.
+`git log --graph --date-order`, with a lane per branch.
 
-What is always drawn on its own: roots, tips, forks and the head. Between them, a linear run of five or
-more nodes becomes one item (split where the records change state, so a run is all written or all owed),
-so a 5,000-turn session with 50 forks draws a few hundred rows. Items come in depth-first pre-order, a
-node's children oldest first except that the child on the head's path comes last: side branches then sit
-just below their fork, in short lanes that are free again soon, and the head's line runs down lane 0."""
+Rows are in time order (the order the turns were appended, `seq`), a node never above its predecessor.
+What is always drawn on its own: roots, tips, forks and the head. Between them, a run of five or more
+nodes, each the previous one's only child and next in time, becomes one item (split where the records
+change state, so a run is all written or all owed): a run holds every turn of its seq range, and a
+5,000-turn session with 50 forks draws a few hundred rows. A node's lane is its predecessor's when it
+continues that line (the child on the head's path, else the latest child), so the head's line runs down
+lane 0; a branch or a separate root (a sub-agent's sidechain) takes a lane free for its whole span."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,13 +32,15 @@ class Item:
     run: bool
     row: int = 0
     lane: int = 0
+    on_head: bool = False  # its nodes are on the head's path
 
 
 @dataclass(frozen=True)
 class Layout:
     items: list[Item]
-    order: list[str]  # every node id in pre-order: an item's members are a slice of it
+    order: list[str]  # every node id in time order: an item's members are a slice of it
     lanes: int
+    roots: list[str]  # the roots, in time order
 
 
 def _head_path(nodes: Mapping[str, Node], head: str | None) -> set[str]:
@@ -47,19 +52,17 @@ def _head_path(nodes: Mapping[str, Node], head: str | None) -> set[str]:
     return path
 
 
-def _preorder(nodes: Mapping[str, Node], children: Mapping[str, list[str]], head: str | None) -> list[str]:
-    on_head = _head_path(nodes, head)
-
-    def key(node_id: str) -> tuple[bool, int, str]:
-        return (node_id in on_head, nodes[node_id].seq, node_id)
-
-    roots = sorted((n for n, node in nodes.items() if node.predecessor is None), key=key)
+def _time_order(nodes: Mapping[str, Node], children: Mapping[str, list[str]]) -> list[str]:
+    """Every node by (seq, id), except that a node never comes before its predecessor (an imported
+    session's seqs need not follow its edges): the earliest node whose predecessor is placed, each time."""
+    ready = [(node.seq, node_id) for node_id, node in nodes.items() if node.predecessor is None]
+    heapq.heapify(ready)
     order: list[str] = []
-    stack = list(reversed(roots))  # iterative: a 5,000-turn chain would overflow recursion
-    while stack:
-        node_id = stack.pop()
+    while ready:
+        _, node_id = heapq.heappop(ready)
         order.append(node_id)
-        stack.extend(sorted(children.get(node_id, ()), key=key, reverse=True))
+        for child in children.get(node_id, ()):
+            heapq.heappush(ready, (nodes[child].seq, child))
     return order
 
 
@@ -115,12 +118,16 @@ def _run_state(members: list[str], states: Mapping[str, str]) -> str:
 
 
 def _assign_lanes(items: list[Item]) -> int:
-    """Each chain (an item and its last children, down to a tip) keeps one lane from its parent's row to
-    its end; greedy by start row, which is optimal for intervals."""
+    """Each chain (an item and the children that continue it, down to a tip) keeps one lane from its
+    parent's row to its end; greedy by start row (the head's chain first), optimal for intervals."""
     last_child: dict[int, int] = {}
     for index, item in enumerate(items):
-        if item.parent is not None:
-            last_child[item.parent] = index  # pre-order: the last one seen is the last child
+        if item.parent is None:
+            continue
+        # The child on the head's path continues its parent's line; else the latest child does.
+        previous = last_child.get(item.parent)
+        if previous is None or item.on_head or not items[previous].on_head:
+            last_child[item.parent] = index
     chains: list[tuple[int, int, list[int]]] = []
     for index, item in enumerate(items):
         if item.parent is not None and last_child[item.parent] == index:
@@ -129,9 +136,9 @@ def _assign_lanes(items: list[Item]) -> int:
         while chain[-1] in last_child:
             chain.append(last_child[chain[-1]])
         start = items[item.parent].row if item.parent is not None else item.row
-        chains.append((start, item.row, chain))
+        chains.append((start, 0 if item.on_head else 1, chain))
     busy_until: list[int] = []
-    for start, _, chain in sorted(chains, key=lambda c: (c[0], c[1])):
+    for start, _, chain in sorted(chains, key=lambda c: (c[0], c[1], c[2][0])):
         end = items[chain[-1]].row
         lane = next((lane for lane, until in enumerate(busy_until) if until < start), len(busy_until))
         if lane == len(busy_until):
@@ -150,7 +157,8 @@ def layout(
     head: str | None,
 ) -> Layout:
     """The rows and lanes of a drawable session (predecessors exist, no cycles)."""
-    order = _preorder(nodes, children, head)
+    order = _time_order(nodes, children)
+    on_head = _head_path(nodes, head)
     item_of: dict[str, int] = {}
     items: list[Item] = []
     for segment in _segments(order, nodes, children, states, head):
@@ -158,7 +166,8 @@ def layout(
         parent = None if first is None else item_of[first]
         run = len(segment) > 1
         state = _run_state(segment, states) if run else states[segment[0]]
-        items.append(Item(segment, state, parent, run, row=len(items)))
+        items.append(Item(segment, state, parent, run, row=len(items), on_head=segment[0] in on_head))
         for member in segment:
             item_of[member] = len(items) - 1
-    return Layout(items, order, _assign_lanes(items))
+    roots = [node_id for node_id in order if nodes[node_id].predecessor is None]
+    return Layout(items, order, _assign_lanes(items), roots)

@@ -50,7 +50,10 @@ def _label(session: SessionView, members: list[str], run: bool) -> str:
     if run:
         first, last = session.nodes[members[0]], session.nodes[members[-1]]
         records = sum(1 for m in members if session.states[m] != "other")
-        return escape(f"⋯ {len(members)} turns, seq {first.seq}–{last.seq}, {records} records")
+        # A range is claimed only when the run holds every seq of it (a damaged file can leave a gap).
+        dense = last.seq - first.seq + 1 == len(members)
+        span = f"seq {first.seq}–{last.seq}" if dense else f"from seq {first.seq} to {last.seq}"
+        return escape(f"⋯ {len(members)} turns, {span}, {records} record{'' if records == 1 else 's'}")
     node = session.nodes[members[0]]
     return escape(f"{node.seq} {node.role}: {preview(node.content)}")
 
@@ -77,6 +80,10 @@ def session_svg(index: int, session: SessionView, view: Layout) -> str:
         if not session.children.get(node_id):
             classes.append("tip")
             badges.append("tip")
+        if len(view.roots) > 1 and item.members[0] in view.roots:
+            # A session with several roots (a sub-agent's sidechain beside the main line): each is named.
+            classes.append("root")
+            badges.append(f"root {view.roots.index(item.members[0]) + 1}/{len(view.roots)}")
         forks = len(session.children.get(node_id, ()))
         if forks > 1:
             classes.append("fork")

@@ -31,7 +31,7 @@ class BatchInput:
 
     `lineage`, when the writer knows the session, gives the archive anchors (`src-<hex>`) of the batch's
     path: its records and all their ancestors (computed on first call; O(depth)). A distiller that
-    rewrites a block asks it (DESIGN §9: only evidence on this path, or in other sessions)."""
+    rewrites a block asks it (only a block whose evidence is on this path, or in other sessions)."""
 
     session_id: str
     records: tuple[ArchiveRecord, ...]
