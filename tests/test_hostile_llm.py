@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore, ReasonCode
+from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import LLMDistiller, load_llm_settings, write_session
 from dagmem.memory.write._llm_config import LLMConfigError
 from dagmem.memory.write._llm_wire import InvalidAnswer, parse_answer, parse_groups
-from dagmem.memory.workspace import Workspace
 
 SECRET_KEY = "sk-hostile-ECHOED-9b2d71"
 
@@ -262,7 +262,8 @@ def test_settings_that_can_never_work_are_refused_when_loaded(values: dict[str, 
         load_llm_settings(None, **{**base, **values})
     message = str(caught.value)
     assert "\n" not in message
-    assert "ключ" not in message and "Injected" not in message  # never the key
+    assert "ключ" not in message  # never the key
+    assert "Injected" not in message
 
 
 @pytest.mark.parametrize(
@@ -282,8 +283,18 @@ def test_dagmem_write_refuses_such_settings_with_exit_2(env: dict[str, str], tmp
     base = {"DAGMEM_LLM_BASE_URL": "http://127.0.0.1:8080/v1", "DAGMEM_LLM_MODEL": "m"}
     for flags in ([], ["--json"]):
         run = subprocess.run(
-            [sys.executable, "-m", "dagmem", "write", "--force", "--distiller", "openai", *flags]
-            + ["--home", str(tmp_path)],
+            [
+                sys.executable,
+                "-m",
+                "dagmem",
+                "write",
+                "--force",
+                "--distiller",
+                "openai",
+                *flags,
+                "--home",
+                str(tmp_path),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
@@ -295,6 +306,7 @@ def test_dagmem_write_refuses_such_settings_with_exit_2(env: dict[str, str], tmp
             assert set(json.loads(run.stdout)) == {"error", "code"}
         else:
             lines = run.stderr.strip().splitlines()
-            assert len(lines) == 1 and "invalid LLM distiller setting" in lines[0], run.stderr
+            assert len(lines) == 1, run.stderr
+            assert "invalid LLM distiller setting" in lines[0]
         assert "ключ" not in run.stdout + run.stderr
     assert not (tmp_path / "memory" / "topics").exists()
