@@ -21,7 +21,7 @@ from dagmem import FileSessionStore, ReasonCode
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import LLMDistiller, load_llm_settings, write_session
 from dagmem.memory.write._llm_config import LLMConfigError
-from dagmem.memory.write._llm_wire import InvalidAnswer, parse_answer, parse_groups
+from dagmem.memory.write._llm_wire import parse_answer
 
 SECRET_KEY = "sk-hostile-ECHOED-9b2d71"
 
@@ -143,35 +143,41 @@ def finished(call: Callable[[], Any], seconds: float = 60.0) -> Any:
 
 # -- 1. parsing the answer is linear --------------------------------------------------------------------
 
-# At 200,000 newlines a cubic parse is weeks of CPU; a linear one is milliseconds.
+# At 200,000 newlines a cubic parse is weeks of CPU (and holds the GIL throughout); a linear one is
+# milliseconds. So the shapes are parsed in a child process that a generous timeout can kill.
 N = 200_000
 PATHOLOGICAL = {
-    "open fence, then newlines": "```json" + "\n" * N,
-    "open fence, newlines, close": "```json" + "\n" * N + "```",
-    "fence, spaced newlines": "```\n" + " \n" * N + "```",
-    "fences only": "```" * N,
-    "newlines only": "\n" * N + "x",
-    "deep nesting": "[" * N,
-    "fenced deep nesting": "```json\n" + "[" * N + "\n```",
+    "open fence, then newlines": f"'```json' + '\\n' * {N}",
+    "open fence, newlines, close": f"'```json' + '\\n' * {N} + '```'",
+    "fence, spaced newlines": f"'```\\n' + ' \\n' * {N} + '```'",
+    "fences only": f"'```' * {N}",
+    "newlines only": f"'\\n' * {N} + 'x'",
+    "deep nesting": f"'[' * {N}",
+    "fenced deep nesting": f"'```json\\n' + '[' * {N} + '\\n```'",
 }
-
-
-def _raises_in_thread(parse: Callable[[str], Any], content: str) -> Exception:
-    def run() -> Exception:
+_PARSE_ALL = """
+import sys
+from dagmem.memory.write._llm_wire import InvalidAnswer, parse_answer, parse_groups
+for content in map(eval, sys.argv[1:]):
+    for parse in (parse_answer, lambda c: parse_groups(c, ["b-00000000"])):
         try:
             parse(content)
-        except Exception as exc:
-            return exc
-        return AssertionError("accepted")
+        except InvalidAnswer:
+            continue
+        sys.exit("accepted")
+print("all refused")
+"""
 
-    result: Exception = finished(run)
-    return result
 
-
-@pytest.mark.parametrize("content", list(PATHOLOGICAL.values()), ids=list(PATHOLOGICAL))
-def test_pathological_answers_are_invalid_answers(content: str) -> None:
-    for parse in (parse_answer, lambda c: parse_groups(c, ["b-00000000"])):
-        assert isinstance(_raises_in_thread(parse, content), InvalidAnswer)
+def test_pathological_answers_are_refused_in_linear_time() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", _PARSE_ALL, *PATHOLOGICAL.values()],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a linear parse of all of them takes well under a second
+        check=False,
+    )
+    assert (run.returncode, run.stdout.strip()) == (0, "all refused"), run.stderr
 
 
 def test_a_fenced_answer_is_still_read() -> None:
@@ -181,11 +187,37 @@ def test_a_fenced_answer_is_still_read() -> None:
 
 
 def test_a_model_stuck_on_newlines_fails_the_write_as_a_bad_response(tmp_path: Path) -> None:
+    FileSessionStore(tmp_path).append("s", "user", "Plan a trip to Porto in May?", node_id="u1")
     with ModelServer(lambda request: "```json" + "\n" * N) as model:
-        settings = load_llm_settings(None, base_url=model.url, model="m", timeout=30)
-        result = finished(lambda: write_one(tmp_path, LLMDistiller(settings)))
-    assert (result.outcome, result.reason_code) == ("failed", ReasonCode.MODEL_BAD_RESPONSE)
+        run = dagmem_write(tmp_path, {"DAGMEM_LLM_BASE_URL": model.url, "DAGMEM_LLM_TIMEOUT": "30"})
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert json.loads(run.stdout)["sessions"][0]["reason_code"] == "MODEL_BAD_RESPONSE", run.stdout
     assert len(model.requests) == 2  # the answer and its repair round
+
+
+def dagmem_write(home: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DAGMEM_LLM_")}
+    base = {"DAGMEM_LLM_BASE_URL": "http://127.0.0.1:8080/v1", "DAGMEM_LLM_MODEL": "m"}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dagmem",
+            "write",
+            "--force",
+            "--distiller",
+            "openai",
+            "--json",
+            *flags,
+            "--home",
+            str(home),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**clean, **base, **env},
+    )
 
 
 # -- 2. one deadline over the whole request --------------------------------------------------------------
