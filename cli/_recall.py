@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..memory.durable import read_below
 from ..memory.recall import RecallIndex, render_context, search, session_path
 from ..memory.store import FileSessionStore
 from ._main import CommandError
@@ -52,10 +53,8 @@ def recall_command(args: argparse.Namespace) -> int:
 
 
 def _core(memory: Path) -> str:
-    try:
-        return (memory / "core.md").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
+    data = read_below(memory, "core.md")  # never through a symlink: UnsafePath (exit 2) instead
+    return "" if data is None else data.decode("utf-8", "replace")
 
 
 def core_command(args: argparse.Namespace) -> int:
