@@ -105,15 +105,19 @@ def test_dagmem_view_shows_no_symlinked_topic_or_core(home: Path) -> None:
 
 
 def test_dagmem_view_shows_nothing_of_a_symlinked_topics_directory(home: Path, tmp_path: Path) -> None:
+    # Someone else's notes in topic form: the page would show them, were the link followed.
+    topics = home / "memory" / "topics"
     elsewhere = tmp_path / "notes"
     elsewhere.mkdir()
-    (elsewhere / "private.md").write_text(f"# Private\n\n{SECRET}\n")
-    topics = home / "memory" / "topics"
+    for path in topics.glob("*.md"):
+        (elsewhere / path.name).write_text(path.read_text().replace("Porto", "Privatesecretword"))
+    shown = dagmem("view", "--out", "-", home=home)
     topics.rename(tmp_path / "real-topics")
     topics.symlink_to(elsewhere)
     run = dagmem("view", "--out", "-", home=home)
     assert run.returncode == 0, run.stderr
-    assert "TOP-SECRET" not in run.stdout
+    assert "Porto" in shown.stdout  # the topics are on the page when they are real files
+    assert "Privatesecretword" not in run.stdout
 
 
 # -- the same through the MCP server ---------------------------------------------------------------------
