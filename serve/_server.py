@@ -189,9 +189,9 @@ async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
                     stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write),
                     anyio.create_task_group() as answering,
                 ):
-                    answering.start_soon(lines.answer, write)  # the lines refused before the SDK saw them
+                    # The lines refused before the SDK saw them; it ends with stdin, as `run` does.
+                    answering.start_soon(lines.answer, write)
                     await lowlevel.run(read, write, lowlevel.create_initialization_options())
-                    answering.cancel_scope.cancel()
                 tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await runtime.flush(force=True)

@@ -5,7 +5,7 @@ drop unanswered refused here with an error the host can match to its request.
   chunk to the pending bytes and splitting them all again was quadratic: a 60 MB line took 77 s, and every
   other request waited behind it.)
 - A line over `MAX_LINE` bytes is not kept: the rest of it is skipped as it arrives, and the request is
-  answered `-32602` (invalid params). No valid request is that long: a turn's content is at most 8 MiB,
+  answered `-32602` (invalid params) at once if its id is among its first bytes, else when the line ends. No valid request is that long: a turn's content is at most 8 MiB,
   and even escaped character by character (`\\u0000`) it fits.
 - A line holding an escaped lone surrogate (`"\\ud800"`): the SDK's parser refuses it as invalid JSON and
   the request's id is lost, so the host would wait for ever. Here it is answered `-32602` with its id (or
@@ -53,11 +53,13 @@ _TAIL_ID: Final = re.compile(r'"id"\s*:\s*(-?[0-9]{1,20}|"(?:[^"\\]|\\.){0,256}"
 
 @dataclass(frozen=True)
 class Overlong:
-    """A line over the limit: its first and last bytes, and how long it was."""
+    """A line over the limit: its first and last bytes, and how long it was. Reported twice: when it
+    crosses the limit (`ended` False: its tail and size so far) and when it ends."""
 
     head: bytes
     tail: bytes
     size: int
+    ended: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,11 @@ class LineSplitter:
         out: list[bytes | Overlong] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
-            self._add(chunk[start:end])
+            self._add(chunk[start:end], out)
             out.append(self._finish())
             start = end + 1
         if start < len(chunk):
-            self._add(chunk[start:])
+            self._add(chunk[start:], out)
         return out
 
     def end(self) -> bytes | Overlong | None:
@@ -100,7 +102,7 @@ class LineSplitter:
             return None
         return self._finish()
 
-    def _add(self, piece: bytes) -> None:
+    def _add(self, piece: bytes, out: list[bytes | Overlong]) -> None:
         self._size += len(piece)
         if self._head is not None:
             self._tail = (self._tail + piece)[-_TAIL:]
@@ -109,6 +111,7 @@ class LineSplitter:
         if self._size > self.limit:
             line = b"".join(self._parts)
             self._head, self._tail, self._parts = line[:_HEAD], line[-_TAIL:], []
+            out.append(Overlong(self._head, self._tail, self._size, ended=False))
 
     def _finish(self) -> bytes | Overlong:
         item: bytes | Overlong
@@ -160,7 +163,7 @@ def refusal_of(line: bytes | Overlong, limit: int = MAX_LINE) -> Refusal | None:
     """The error a line is answered with here, or None: the SDK takes it."""
     if isinstance(line, Overlong):
         found = request_id(line.head.decode("utf-8", "replace"), line.tail.decode("utf-8", "replace"))
-        message = f"invalid params: the request is {line.size:,} bytes, over the limit of {limit:,} bytes"
+        message = f"invalid params: the request is over the limit of {limit:,} bytes"
         return Refusal(found, INVALID_PARAMS, message)
     text = line.decode("utf-8", "replace")
     if _SURROGATE_ESCAPE.search(text) is None:
@@ -205,8 +208,19 @@ class StdinLines:
         token = anyio.lowlevel.current_token()
         fd = os.dup(sys.stdin.fileno())
         splitter = LineSplitter(self.limit)
+        answered = False  # the over-long line being skipped was refused already
 
         def take(line: bytes | Overlong) -> None:
+            nonlocal answered
+            if isinstance(line, Overlong):
+                if answered:
+                    answered = not line.ended
+                    return
+                refusal = refusal_of(line, self.limit)
+                if refusal is not None and (line.ended or refusal.id is not None):
+                    anyio.from_thread.run(self._refused.send, refusal, token=token)
+                    answered = not line.ended
+                return
             refusal = refusal_of(line, self.limit)
             if refusal is None:
                 assert isinstance(line, bytes)
@@ -225,13 +239,15 @@ class StdinLines:
             except Exception:  # the loop is gone (we are exiting) or the pipe broke: stop reading
                 pass
             finally:
-                with contextlib.suppress(Exception):
-                    anyio.from_thread.run_sync(self._send.close, token=token)
+                for stream in (self._refused, self._send):  # `answer` drains the refusals, then ends
+                    with contextlib.suppress(Exception):
+                        anyio.from_thread.run_sync(stream.close, token=token)
 
         threading.Thread(target=pump, name="dagmem-mcp-stdin", daemon=True).start()
 
     async def answer(self, write: Any) -> None:
-        """Send each refusal's error through the SDK's own writer (one writer: lines never interleave)."""
+        """Send each refusal's error through the SDK's own writer (one writer: lines never interleave),
+        until stdin ends."""
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             async for refusal in self._refusals:
                 error = ErrorData(code=refusal.code, message=refusal.message)

@@ -105,7 +105,7 @@ def test_an_over_long_line_is_refused_and_the_next_request_is_answered(server: S
     body = b'"arguments": {"session_id": "s", "role": "user", "content": "' + b"x" * (160 << 20) + b'"}}}'
     writer = threading.Thread(target=server.send, args=(head + body,), daemon=True)
     writer.start()
-    refused = server.answer(7)
+    refused = server.answer(7)  # as soon as the limit is crossed: the id came first
     assert refused["error"]["code"] == INVALID_PARAMS
     assert f"{MAX_LINE:,}" in refused["error"]["message"]
     writer.join(WAIT)
@@ -174,9 +174,16 @@ def test_the_splitter_is_linear_and_keeps_nothing_of_an_over_long_line() -> None
     lines: list[bytes | Overlong] = []
     for _ in range(4096):  # 256 MiB in one line: quadratic re-splitting would take hours
         lines += splitter.feed(chunk)
+    crossed = lines.pop()  # reported once when it crosses the limit, without its id yet
     assert lines == []
+    assert isinstance(crossed, Overlong)
+    assert not crossed.ended
+    refusal = refusal_of(crossed, 1 << 20)
+    assert refusal is not None
+    assert refusal.id is None
     lines += splitter.feed(b'"id": 12}\n{"a": 1}\nrest')
     assert isinstance(lines[0], Overlong)
+    assert lines[0].ended
     assert lines[0].size == (256 << 20) + len(b'"id": 12}')
     assert len(lines[0].head) + len(lines[0].tail) < 1 << 20
     assert lines[1:] == [b'{"a": 1}']
