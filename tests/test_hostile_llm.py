@@ -235,6 +235,19 @@ def test_a_server_dribbling_headers_times_out_within_the_deadline(tmp_path: Path
     assert server.connections == 1  # no retry of its own inside the call
 
 
+def test_the_environments_proxy_is_still_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The deadline's transport is dagmem's own: it must route through HTTP(S)_PROXY as httpx's would.
+    for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with ModelServer(lambda request: json.dumps({"topics": [], "core": []})) as proxy:
+        monkeypatch.setenv("http_proxy", proxy.url.removesuffix("/v1"))
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1"))
+        settings = load_llm_settings(None, base_url="http://model.invalid:9/v1", model="m", timeout=30)
+        result = finished(lambda: write_one(tmp_path, LLMDistiller(settings)))
+    assert result.outcome == "written", result
+    assert len(proxy.requests) == 1
+
+
 # -- 7. an echoed key is never memory --------------------------------------------------------------------
 
 

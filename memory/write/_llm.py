@@ -40,7 +40,7 @@ from ._distill import (
     _slug,
 )
 from ._llm_config import LLMConfigError, LLMSettings
-from ._llm_http import DeadlineTransport
+from ._llm_http import DeadlineTransport, environment_proxy
 from ._llm_wire import (
     DEDUP_FORMAT,
     DEDUP_PROMPT,
@@ -305,7 +305,12 @@ class LLMDistiller:
 
     def _client(self) -> httpx.Client:
         settings = self.settings
-        self._timed = DeadlineTransport() if self.transport is None else None  # per call, as the client
+        # A transport per call, as the client; the environment's proxy, as httpx's own would.
+        self._timed = (
+            None
+            if self.transport is not None
+            else DeadlineTransport(environment_proxy(settings.base_url or ""))
+        )
         headers = {"Content-Type": "application/json"}
         if settings.api_key is not None and settings.api_key.get_secret_value():
             headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"

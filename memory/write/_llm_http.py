@@ -11,26 +11,54 @@ from __future__ import annotations
 import ssl
 import time
 import typing
+import urllib.request
 from typing import Any
 
 import httpcore
 import httpx
 
-__all__ = ["DeadlineTransport"]
+__all__ = ["DeadlineTransport", "environment_proxy"]
+
+
+def environment_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, minus
+    `NO_PROXY`), as httpx would use it had it built the transport itself."""
+    target = httpx.URL(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(target.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(target.host):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 class DeadlineTransport(httpx.HTTPTransport):
     """httpx's own transport, whose connections read and write within `deadline` (a `time.monotonic()`
     value; None: only httpx's per-operation timeouts)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, proxy: str | None = None) -> None:
+        super().__init__(proxy=proxy)
         self.deadline: float | None = None
-        # The same pool httpx builds, over a network backend that clamps each operation's timeout.
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
-            network_backend=_Backend(self),
-        )
+        # The same pool httpx builds, over a network backend that clamps each operation's timeout. (Behind
+        # a SOCKS proxy httpx's own pool stays: its timeouts are per operation there.)
+        ssl_context = httpx.create_ssl_context()
+        if proxy is None:
+            self._pool = httpcore.ConnectionPool(ssl_context=ssl_context, network_backend=_Backend(self))
+            return
+        via = httpx.Proxy(proxy)
+        if via.url.scheme in ("http", "https"):
+            self._pool = httpcore.HTTPProxy(
+                proxy_url=httpcore.URL(
+                    scheme=via.url.raw_scheme,
+                    host=via.url.raw_host,
+                    port=via.url.port,
+                    target=via.url.raw_path,
+                ),
+                proxy_auth=via.raw_auth,
+                proxy_headers=via.headers.raw,
+                ssl_context=ssl_context,
+                proxy_ssl_context=via.ssl_context,
+                network_backend=_Backend(self),
+            )
 
     def left(self, timeout: float | None, error: type[Exception]) -> float | None:
         """The timeout for one socket operation: at most what is left before the deadline."""
