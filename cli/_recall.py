@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..memory.durable import read_below
 from ..memory.listing import resolve_stored
 from ..memory.recall import (
     RecallIndex,
@@ -64,10 +65,8 @@ def recall_command(args: argparse.Namespace) -> int:
 
 
 def _core(memory: Path) -> str:
-    try:
-        return (memory / "core.md").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
+    data = read_below(memory, "core.md")  # never through a symlink: UnsafePath (exit 2) instead
+    return "" if data is None else data.decode("utf-8", "replace")
 
 
 def core_command(args: argparse.Namespace) -> int:

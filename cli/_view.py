@@ -1,7 +1,8 @@
 """`dagmem view [--session S] [--out FILE] [--open]`: the home drawn as one self-contained HTML file.
 
 Read-only: the page is written outside the home (a path inside it is refused), and nothing in the home is
-created or changed."""
+created or changed. The page goes to a new file beside `--out` that then replaces it: an existing `--out` is
+never opened for writing, so a hard link or symlink there (to the evidence archive, say) is left as it was."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from ..memory.durable import atomic_write_many
 from ..view import read_home, render_page
 from ._main import CommandError
 from ._words import plural
@@ -39,7 +41,7 @@ def command(args: argparse.Namespace) -> int:
     if to_stdout:
         sys.stdout.write(page)
         return 0
-    out.write_text(page, encoding="utf-8")
+    atomic_write_many([(out, page.encode("utf-8"))], site="view")
     if args.open and not webbrowser.open(out.resolve().as_uri()):
         # No browser could be started (no display, none installed): the page is there all the same.
         print(f"dagmem view: could not open a web browser; open {out} in one", file=sys.stderr)

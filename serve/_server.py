@@ -11,20 +11,14 @@ name the argument, whether the SDK's schema check or dagmem's own check found th
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import signal
-import sys
-import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -36,6 +30,7 @@ from pydantic import Field, ValidationError
 
 from .. import __version__
 from ..actors import Runtime, RuntimeConfig
+from ._stdin import StdinLines
 from ._tools import MAX_K, ArgumentError, MemoryTools, topic_slugs
 
 __all__ = ["DagmemServer", "build_server", "serve"]
@@ -177,43 +172,6 @@ def build_server(tools: MemoryTools) -> DagmemServer:
     return server
 
 
-class _StdinLines:
-    """Lines of stdin for the SDK's stdio transport, read by a daemon thread with `os.read` on a private
-    descriptor. The SDK's own reader blocks a worker thread that cancellation cannot free, so SIGTERM could
-    not stop a server whose host keeps stdin open; and a thread blocked inside `sys.stdin.buffer` holds its
-    lock, which aborts the interpreter at exit. A raw read holds nothing."""
-
-    def __init__(self) -> None:
-        self._send: MemoryObjectSendStream[str]
-        self._receive: MemoryObjectReceiveStream[str]
-        self._send, self._receive = anyio.create_memory_object_stream[str](0)
-
-    def start(self) -> None:
-        token = anyio.lowlevel.current_token()
-        fd = os.dup(sys.stdin.fileno())
-
-        def pump() -> None:
-            pending = b""
-            try:
-                while chunk := os.read(fd, 65536):
-                    pending += chunk
-                    *lines, pending = pending.split(b"\n")
-                    for line in lines:
-                        anyio.from_thread.run(self._send.send, line.decode("utf-8", "replace"), token=token)
-                if pending:
-                    anyio.from_thread.run(self._send.send, pending.decode("utf-8", "replace"), token=token)
-            except Exception:  # the loop is gone (we are exiting) or the pipe broke: stop reading
-                pass
-            finally:
-                with contextlib.suppress(Exception):
-                    anyio.from_thread.run_sync(self._send.close, token=token)
-
-        threading.Thread(target=pump, name="dagmem-mcp-stdin", daemon=True).start()
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._receive.__aiter__()
-
-
 async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
     """Serve MCP on stdin/stdout until stdin ends or a SIGTERM/SIGINT, then boundary-write everything.
 
@@ -222,7 +180,7 @@ async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with Runtime.open(home, config=config) as runtime:
             server = build_server(MemoryTools(runtime, home))
-            lines = _StdinLines()
+            lines = StdinLines()
             lines.start()
             async with anyio.create_task_group() as tg:
 
@@ -237,7 +195,12 @@ async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
                 # iterates over it, and MCPServer has no public handle on its low-level server (mcp is
                 # pinned to 2.x; tests/test_mcp.py fails loudly if this changes).
                 lowlevel = server._lowlevel_server
-                async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write):
+                async with (
+                    stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write),
+                    anyio.create_task_group() as answering,
+                ):
+                    # The lines refused before the SDK saw them; it ends with stdin, as `run` does.
+                    answering.start_soon(lines.answer, write)
                     await lowlevel.run(read, write, lowlevel.create_initialization_options())
                 tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):

@@ -16,7 +16,8 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from ..actors import Runtime
-from ..memory.errors import InvalidInput, UnknownNode, UnknownSession
+from ..memory.durable import check_dir, read_below
+from ..memory.errors import InvalidInput, UnknownNode, UnknownSession, UnsafePath
 from ..memory.format import HEAD, HeadType, content_problem, is_valid_id
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
 from ..memory.store import FileSessionStore
@@ -47,11 +48,18 @@ def _jsonable(value: object) -> Any:
 
 
 def topic_slugs(memory: Path) -> list[str]:
-    """The slugs of the topic files in `memory/topics/`, sorted."""
+    """The slugs of the topic files in `memory/topics/`, sorted: regular files only, never a symlink."""
     directory = memory / "topics"
-    if not directory.is_dir():
+    try:
+        if not check_dir(directory):
+            return []
+    except UnsafePath:
         return []
-    return sorted(p.stem for p in directory.glob("*.md") if SLUG.fullmatch(p.stem))
+    return sorted(
+        p.stem
+        for p in directory.glob("*.md")
+        if SLUG.fullmatch(p.stem) and p.is_file() and not p.is_symlink()
+    )
 
 
 class MemoryTools:
@@ -116,10 +124,9 @@ class MemoryTools:
         return [summary.as_json() for summary in list_sessions(self.home)]
 
     def core(self) -> str:
-        try:
-            return (self.memory / "core.md").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
+        """core.md's text ("" when none); never through a symlink (`UnsafePath`), like the archive."""
+        data = read_below(self.memory, "core.md")
+        return "" if data is None else data.decode("utf-8", "replace")
 
     def status(self) -> dict[str, Any]:
         return {
@@ -182,6 +189,7 @@ class MemoryTools:
         if SLUG.fullmatch(slug) is None:
             return None
         try:
-            return (self.memory / "topics" / f"{slug}.md").read_text(encoding="utf-8")
-        except FileNotFoundError:
+            data = read_below(self.memory, f"topics/{slug}.md")
+        except UnsafePath:  # a planted link: served as no topic at all, never the file it names
             return None
+        return None if data is None else data.decode("utf-8", "replace")

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..memory.durable import WriterStatus, load_status, read_workspace_id
-from ..memory.errors import UnknownSession
+from ..memory.durable import WriterStatus, check_dir, load_status, read_below, read_workspace_id
+from ..memory.errors import UnknownSession, UnsafePath
 from ..memory.format import (
     MARKER_KEY,
     Frame,
@@ -88,10 +88,15 @@ class HomeView:
     shown: set[str] = field(default_factory=set)  # the session ids drawn (topics are filtered by them)
 
 
-def _read(path: Path) -> bytes | None:
+def _read(memory: Path, relpath: str) -> bytes | None:
+    """A file of the workspace, never through a symlink nor from a FIFO (a planted link would put any file
+    of the machine on the page): such a file is logged and read as absent."""
     try:
-        return path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
+        return read_below(memory, relpath)
+    except NotADirectoryError:
+        return None
+    except UnsafePath as exc:
+        log.warning("not shown: %s", exc)
         return None
 
 
@@ -159,7 +164,7 @@ def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_i
         states, reasons = _states(nodes, children, workspace_id)
     else:
         states, reasons = {}, {}
-    archive = _read(memory / "sources" / f"{session_id}.md") or b""
+    archive = _read(memory, f"sources/{session_id}.md") or b""
     frames: dict[str, Frame] = {}
     archive_problem = None
     if archive:
@@ -186,15 +191,21 @@ def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_i
 
 def _topics(memory: Path) -> list[TopicView]:
     directory = memory / "topics"
-    if not directory.is_dir():
+    try:
+        if not check_dir(directory):
+            return []
+    except UnsafePath as exc:
+        log.warning("not shown: %s", exc)
         return []
     out: list[TopicView] = []
     for path in sorted(directory.glob("*.md")):
         relpath = f"topics/{path.name}"
         try:
-            text = path.read_text(encoding="utf-8")
-            out.append(TopicView(relpath, parse_topic(text, relpath), None))
-        except (TopicFormatError, UnicodeDecodeError, OSError) as exc:
+            data = read_below(memory, relpath)
+            if data is None:
+                continue
+            out.append(TopicView(relpath, parse_topic(data.decode("utf-8"), relpath), None))
+        except (TopicFormatError, UnicodeDecodeError, OSError, UnsafePath) as exc:
             out.append(TopicView(relpath, None, str(exc)))
     return out
 
@@ -212,7 +223,7 @@ def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
         if sessions and not store.has_session(session_id):
             raise UnknownSession(session_id)
         views.append(_session(store, memory, session_id, workspace_id))
-    core = _read(memory / "core.md")
+    core = _read(memory, "core.md")
     return HomeView(
         home=home,
         workspace_id=workspace_id,

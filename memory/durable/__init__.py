@@ -16,6 +16,7 @@ from ._safe import check_dir as check_dir
 from ._safe import check_file as check_file
 from ._safe import exclusive_lock as exclusive_lock
 from ._safe import open_regular as open_regular
+from ._safe import read_below as read_below
 from ._safe import read_regular as read_regular
 from ._status import LastFailure as LastFailure
 from ._status import WriterStatus as WriterStatus
@@ -47,6 +48,7 @@ __all__ = [
     "load_status",
     "open_regular",
     "pid_alive",
+    "read_below",
     "read_end",
     "read_regular",
     "read_workspace_id",

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from ..errors import UnsafePath
 
-__all__ = ["check_dir", "check_file", "exclusive_lock", "open_regular", "read_regular"]
+__all__ = ["check_dir", "check_file", "exclusive_lock", "open_regular", "read_below", "read_regular"]
 
-_SYMLINK = "is a symbolic link: dagmem never writes through one"
+_SYMLINK = "is a symbolic link: dagmem never follows one"
 
 
 def _kind(mode: int) -> str:
@@ -74,6 +74,18 @@ def read_regular(path: Path) -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_below(root: Path, relpath: str) -> bytes | None:
+    """`read_regular(root / relpath)` with every directory below `root` checked too: a planted
+    `topics -> /etc` is refused as a symlinked `topics/x.md` is. None if a part does not exist."""
+    *directories, name = relpath.split("/")
+    where = root
+    for part in directories:
+        where = where / part
+        if not check_dir(where):
+            return None
+    return read_regular(where / name)
 
 
 def check_dir(path: Path) -> bool:

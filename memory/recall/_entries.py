@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..durable import read_regular
+from ..errors import UnsafePath
 from ..format import ArchiveRecord, Block, Topic, anchor_of, parse_topic, render_block, scan_archive
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
@@ -177,8 +179,8 @@ class ArchiveSources:
         if found is None and session not in self._scanned:
             self._scanned.add(session)
             try:
-                data = (self.memory / "sources" / f"{session}.md").read_bytes()
-            except (FileNotFoundError, NotADirectoryError):
+                data = read_regular(self.memory / "sources" / f"{session}.md") or b""
+            except (NotADirectoryError, UnsafePath):
                 data = b""
             for frame in scan_archive(data, session).frames:
                 key = (session, anchor_of(frame.source_id))

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..durable import TxLog, sha256_hex
-from ..errors import DagmemError
+from ..durable import TxLog, read_regular, sha256_hex
+from ..errors import DagmemError, UnsafePath
 from ..format import TopicFormatError, TxRecord
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
@@ -640,8 +640,8 @@ def make_record(
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return read_regular(path)  # a symlinked topic file is indexed as absent, never what it names
+    except (NotADirectoryError, UnsafePath):
         return None
 
 

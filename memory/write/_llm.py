@@ -41,10 +41,12 @@ from ._distill import (
     _slug,
 )
 from ._llm_config import LLMConfigError, LLMSettings
+from ._llm_http import DeadlineTransport, environment_proxy
 from ._llm_wire import (
     DEDUP_FORMAT,
     DEDUP_PROMPT,
     RESPONSE_FORMAT,
+    SCRUBBED,
     SYSTEM_PROMPT,
     AnswerEdits,
     InvalidAnswer,
@@ -70,6 +72,8 @@ TOKENS_PER_CLAIM: Final = 32  # answer tokens to allow per record of a call (a c
 TOPIC_TOKENS: Final = 8_000  # at most this much of the prompt shows topics
 MAX_BODY: Final = 16 * 1024 * 1024
 MAX_RETRY_AFTER: Final = 3_600.0
+ANSWERS_PER_CALL: Final = 2  # a call's deadline: this many timeouts (an answer and its repair round)
+MIN_SCRUBBED_KEY: Final = 8  # a shorter key is a placeholder ("EMPTY"), and scrubbing it would garble claims
 _CONTEXT_PHRASES: Final = (
     "context length",
     "context_length",
@@ -129,6 +133,10 @@ class LLMDistiller:
             raise LLMConfigError("the openai distiller needs an http:// or https:// base URL and a model")
         self.settings = settings
         self.transport = transport
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        self._secrets = (key,) if len(key) >= MIN_SCRUBBED_KEY else ()
+        self._deadline = 0.0  # of the call in progress (time.monotonic())
+        self._timed: DeadlineTransport | None = None  # the call in progress's (unless `transport`)
         self.usage = Usage()
         self._response_format = True  # until the server refuses it (then retried once without)
 
@@ -202,7 +210,7 @@ class LLMDistiller:
             messages,
             RESPONSE_FORMAT,
             lambda content: apply_answer(
-                parse_answer(content),
+                parse_answer(content, secrets=self._secrets),
                 records,
                 topics,
                 session_id=session_id,
@@ -248,7 +256,9 @@ class LLMDistiller:
             return []
         messages = [{"role": "system", "content": DEDUP_PROMPT}, {"role": "user", "content": prompt}]
         return self._ask(
-            messages, DEDUP_FORMAT, lambda content: parse_groups(content, [b for b, _ in blocks])
+            messages,
+            DEDUP_FORMAT,
+            lambda content: parse_groups(content, [b for b, _ in blocks], secrets=self._secrets),
         )
 
     def _ask(
@@ -257,13 +267,19 @@ class LLMDistiller:
         response_format: dict[str, Any],
         accept: Callable[[str | None], T],
     ) -> T:
-        """One call, and one repair round when `accept` finds the answer invalid."""
+        """One call, and one repair round when `accept` finds the answer invalid, all within one deadline
+        (each request also within the timeout): no server, however it paces or shapes its answers, keeps a
+        write waiting longer."""
+        self._deadline = time.monotonic() + ANSWERS_PER_CALL * self.settings.timeout
         with self._client() as client:
             for attempt in (1, 2):
                 content = self._complete(client, messages, response_format)
                 try:
-                    return accept(content)
+                    accepted = accept(content)
+                    self._check_deadline()
+                    return accepted
                 except InvalidAnswer as error:
+                    self._check_deadline()
                     log.info("the model's answer was invalid (%s); attempt %d of 2", error.kind, attempt)
                     if attempt == 2:
                         raise WriteFailure(
@@ -279,8 +295,18 @@ class LLMDistiller:
 
     # -- HTTP ----------------------------------------------------------------------------------------------
 
+    def _check_deadline(self) -> None:
+        if time.monotonic() > self._deadline:
+            raise WriteFailure(ReasonCode.MODEL_TIMEOUT, "the model call took longer than its deadline")
+
     def _client(self) -> httpx.Client:
         settings = self.settings
+        # A transport per call, as the client; the environment's proxy, as httpx's own would.
+        self._timed = (
+            None
+            if self.transport is not None
+            else DeadlineTransport(environment_proxy(settings.base_url or ""))
+        )
         headers = {"Content-Type": "application/json"}
         if settings.api_key is not None and settings.api_key.get_secret_value():
             headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
@@ -288,7 +314,7 @@ class LLMDistiller:
             base_url=(settings.base_url or "").rstrip("/") + "/",
             headers=headers,
             timeout=httpx.Timeout(settings.timeout, connect=settings.connect_timeout),
-            transport=self.transport,
+            transport=self._timed or self.transport,
             follow_redirects=False,
         )
 
@@ -315,7 +341,10 @@ class LLMDistiller:
         return self._content(data)
 
     def _post(self, client: httpx.Client, body: dict[str, Any]) -> tuple[int, httpx.Headers, bytes]:
-        deadline = time.monotonic() + self.settings.timeout
+        self._check_deadline()
+        deadline = min(time.monotonic() + self.settings.timeout, self._deadline)
+        if self._timed is not None:
+            self._timed.deadline = deadline
         # `from None` everywhere: a chained httpx exception would carry the URL and the server's text.
         try:
             with client.stream("POST", "chat/completions", json=body) as response:
@@ -361,6 +390,8 @@ class LLMDistiller:
             raise WriteFailure(ReasonCode.MODEL_CONTENT_POLICY, "the model refused the batch")
         if content is not None and not isinstance(content, str):
             raise WriteFailure(ReasonCode.MODEL_BAD_RESPONSE, "the model's message content is not text")
+        for secret in self._secrets:  # echoed back: never memory, never in the repair round's prompt
+            content = None if content is None else content.replace(secret, SCRUBBED)
         return content
 
 

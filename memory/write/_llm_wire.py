@@ -39,13 +39,15 @@ __all__ = [
     "refs_of",
     "render_prompt",
     "repair_prompt",
+    "scrub",
 ]
 
 TOPIC_PATH: Final = re.compile(r"topics/[a-z0-9][a-z0-9-]{0,63}\.md")
 _BLOCK_ID: Final = re.compile(r"b-[0-9a-f]{8}")
 MAX_CLAIM: Final = 2_000  # characters
 _UNESCAPE: Final = re.compile(r"\\([!-/:-@\[-`{-~])")
-_FENCE: Final = re.compile(r"\A\s*```(?:json)?\s*\n(?P<body>.*)\n\s*```\s*\Z", re.S)
+_FENCE: Final = "```"
+SCRUBBED: Final = "[redacted]"  # what a secret the model echoed becomes (before the answer is validated)
 
 SYSTEM_PROMPT: Final = """\
 You maintain the long-term memory of an assistant's conversations. You get a BATCH of new conversation \
@@ -225,9 +227,10 @@ def repair_prompt(error: InvalidAnswer) -> str:
     )
 
 
-def parse_answer(content: str | None) -> Answer:
+def parse_answer(content: str | None, *, secrets: Sequence[str] = ()) -> Answer:
+    """The answer object; `secrets` (the configured key) are scrubbed from it before it is validated."""
     try:
-        return Answer.model_validate(_json(content))
+        return Answer.model_validate(_json(content, secrets))
     except ValidationError as exc:
         raise _schema_error(exc) from None
 
@@ -243,14 +246,44 @@ class _Groups(BaseModel):
     groups: list[_Group]
 
 
-def _json(content: str | None) -> Any:
+def _unfenced(content: str) -> str:
+    """The body of an answer wrapped in one markdown code fence (```json ... ```), else the answer. String
+    operations, not a regex: a model stuck emitting newlines inside a fence made the old pattern cubic."""
+    text = content.strip()
+    if not text.startswith(_FENCE) or not text.endswith(_FENCE):
+        return content
+    opening = text.find("\n")
+    if opening < 0 or text[len(_FENCE) : opening].strip() not in ("", "json"):
+        return content
+    body = text[opening + 1 : len(text) - len(_FENCE)]
+    return body if "\n" in body[len(body.rstrip()) :] else content  # the closing fence on its own line
+
+
+def scrub(value: Any, secrets: Sequence[str]) -> Any:
+    """`value` (parsed JSON) with every secret in its strings replaced: a key the server echoed back never
+    becomes memory, nor reaches a later model server in a prompt."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, SCRUBBED)
+        return value
+    if isinstance(value, list):
+        return [scrub(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+    return value
+
+
+def _json(content: str | None, secrets: Sequence[str] = ()) -> Any:
     if content is None or not content.strip():
         raise InvalidAnswer("empty answer", "the answer was empty; it must be one JSON object")
-    fenced = _FENCE.match(content)
     try:
-        return json.loads(fenced["body"] if fenced else content)
+        return scrub(json.loads(_unfenced(content)), secrets)
     except json.JSONDecodeError as exc:
         raise InvalidAnswer("not JSON", f"the answer is not valid JSON ({exc.msg} at {exc.pos})") from None
+    except RecursionError:  # "[[[[...": deeper than the parser (or the scrub) goes
+        raise InvalidAnswer("not JSON", "the answer nests too deeply to be the answer object") from None
 
 
 def _schema_error(exc: ValidationError) -> InvalidAnswer:
@@ -260,10 +293,12 @@ def _schema_error(exc: ValidationError) -> InvalidAnswer:
     return InvalidAnswer("not the answer schema", f"the JSON does not follow the schema: {problems}")
 
 
-def parse_groups(content: str | None, block_ids: Sequence[str]) -> list[tuple[list[str], str]]:
+def parse_groups(
+    content: str | None, block_ids: Sequence[str], *, secrets: Sequence[str] = ()
+) -> list[tuple[list[str], str]]:
     """The duplicate groups of a consolidation answer, each checked against the file's block ids."""
     try:
-        groups = _Groups.model_validate(_json(content)).groups
+        groups = _Groups.model_validate(_json(content, secrets)).groups
     except ValidationError as exc:
         raise _schema_error(exc) from None
     known = set(block_ids)
