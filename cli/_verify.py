@@ -1,6 +1,6 @@
 """`dagmem verify [--strict] [--repair]`: the oracle (DESIGN §6) on a real home.
 
-Read-only unless `--repair`, which fixes only what is safe: a marker whose record was never consumed is
+Read-only unless `--repair`, which fixes only what is safe: the index cache is rebuilt from the files; a marker whose record was never consumed is
 dropped, so the record is owed (and written) again; and a record stranded behind a marker (unmarked, older
 than a marked record of its branch: a forged marker did that) is made owed again by dropping this
 workspace's markers after it on that branch: their records are consumed, so the next write only marks them
@@ -15,9 +15,10 @@ from pathlib import Path
 from ..memory.durable import read_workspace_id
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
+from ..memory.workspace import Workspace
 from ..sim import OracleReport, check_home
 
-__all__ = ["command", "repair_markers", "unstrand"]
+__all__ = ["command", "rebuild_index", "repair_markers", "unstrand"]
 
 
 def repair_markers(store: FileSessionStore, report: OracleReport, workspace_id: str) -> list[str]:
@@ -60,6 +61,13 @@ def unstrand(store: FileSessionStore, session_ids: list[str], workspace_id: str)
     return unmarked
 
 
+def rebuild_index(memory: Path) -> bool:
+    """Rebuild the workspace's index cache from the files (a failed write can leave it claiming what
+    they do not say); returns whether it disagreed with them."""
+    with Workspace(memory) as workspace:
+        return workspace.rebuild_index()
+
+
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     memory = home / "memory"
@@ -71,7 +79,9 @@ def command(args: argparse.Namespace) -> int:
     # An unreadable txlog line may hold the consumption of marked records: writing them again would file
     # their memory twice, so no marker is touched until the txlog is repaired.
     txlog_unreadable = any(v.kind == "txlog-unreadable" for v in report.violations)
+    rebuilt = False
     if args.repair and workspace_id is not None and not txlog_unreadable:
+        rebuilt = rebuild_index(memory)
         repaired = repair_markers(store, report, workspace_id)
         touched = sorted(
             {
@@ -85,9 +95,16 @@ def command(args: argparse.Namespace) -> int:
         if repaired:
             report = check_home(FileSessionStore(home), memory, workspace_id, drained=args.strict)
     if args.json:
+        extra = {"index_rebuilt": rebuilt} if args.repair else {}
         print(
             json.dumps(
-                {"home": str(home), "workspace_id": workspace_id, **report.as_json(), "repaired": repaired}
+                {
+                    "home": str(home),
+                    "workspace_id": workspace_id,
+                    **report.as_json(),
+                    "repaired": repaired,
+                    **extra,
+                }
             )
         )
         return 0 if report.ok else 1
@@ -95,6 +112,8 @@ def command(args: argparse.Namespace) -> int:
         f"{report.records} records, {report.consumed} consumed, {report.archived} archived, "
         f"{report.cited} cited, {report.marked} marked"
     )
+    if rebuilt:
+        print("repaired: rebuilt the index cache from the files (it disagreed with them)")
     for source_id in repaired:
         if source_id in unhidden:
             print(

@@ -45,7 +45,7 @@ def test_an_append_whose_meta_write_fails_leaves_nothing(store: SessionStore, si
     store.append("s", "user", "one")
     store.append("s", "assistant", "two")
     before = store.load("s")
-    with failing(site, code), pytest.raises(OSError) as raised:
+    with failing(site, code), pytest.raises(OSError, match=os.strerror(code)) as raised:
         store.append("s", "user", "three")
     assert raised.value.errno == code
     after = store.load("s")
@@ -66,7 +66,7 @@ def test_an_append_whose_meta_write_fails_leaves_nothing(store: SessionStore, si
 @pytest.mark.parametrize("code", ERRORS, ids=["ENOSPC", "EACCES"])
 def test_a_first_append_whose_meta_write_fails_leaves_no_node(tmp_path: Path, code: int) -> None:
     store = FileSessionStore(tmp_path)
-    with failing("meta:rename", code), pytest.raises(OSError):
+    with failing("meta:rename", code), pytest.raises(OSError, match=os.strerror(code)):
         store.append("s", "user", "first")
     fresh = FileSessionStore(tmp_path)
     assert not fresh.has_session("s") or fresh.load("s").nodes == {}

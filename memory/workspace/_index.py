@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS archived (source_id TEXT PRIMARY KEY, session TEXT NO
     offset INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS archived_by_anchor ON archived (session, anchor);
 """
+_VERSION = 2  # 2: an archive's length is recorded only with the ids it covers
 
 
 class Index:
@@ -44,6 +45,13 @@ class Index:
                 db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # a cache: a lost update is caught up from the files
+                if int(db.execute("PRAGMA user_version").fetchone()[0]) < _VERSION:
+                    # An older cache's archive part may claim an archive's length without all of its
+                    # frames (a failed write lost them): it is rebuilt from the files, lazily.
+                    db.executescript(
+                        "DROP TABLE IF EXISTS archive_files; DROP TABLE IF EXISTS archived;"
+                        f"PRAGMA user_version = {_VERSION};"
+                    )
                 db.executescript(_SCHEMA)
                 return db
             except sqlite3.DatabaseError:
@@ -60,14 +68,36 @@ class Index:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing. A failed COMMIT (a full disk) can leave SQLite's transaction open: it is rolled
+        back too, or the next reads would see, and a later COMMIT keep, half of it."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+
+    def contents(self) -> tuple[list[tuple[object, ...]], ...]:
+        """Every row of the archive and consumed parts, in order (to tell whether a rebuild changed it)."""
+        with self._lock:
+            return tuple(
+                list(self._db.execute(sql))
+                for sql in (
+                    "SELECT session, valid_end FROM archive_files ORDER BY session",
+                    "SELECT source_id, session, offset FROM archived ORDER BY source_id",
+                    "SELECT source_id, tx FROM consumed ORDER BY source_id",
+                )
+            )
+
+    def clear(self) -> None:
+        """Forget everything (`verify --repair`): the next use rebuilds each part from the files."""
+        with self._transaction() as db:
+            for table in ("consumed", "txlog_state", "archive_files", "archived"):
+                db.execute(f"DELETE FROM {table}")
 
     # -- consumed (from the txlog) ---------------------------------------------------------------------
 
@@ -160,6 +190,15 @@ class Index:
             ).fetchone()
         return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
+    def last_archived(self, session: str) -> tuple[str, int] | None:
+        """(source id, offset) of the last frame indexed for a session archive, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT source_id, offset FROM archived WHERE session = ? ORDER BY offset DESC LIMIT 1",
+                (session,),
+            ).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
     def set_archive(
         self,
         session: str,
@@ -171,7 +210,8 @@ class Index:
         replace: bool = False,
     ) -> None:
         """Record an archive's state and the (source_id, anchor, offset) of frames added to it;
-        `replace` drops what was known of that session first (after a full rescan)."""
+        `replace` drops what was known of that session first (after a full rescan). One transaction: the
+        length is never recorded without the ids it covers."""
         with self._transaction() as db:
             if replace:
                 db.execute("DELETE FROM archived WHERE session = ?", (session,))
