@@ -1,7 +1,9 @@
 """`dagmem verify [--strict] [--repair]`: the oracle (DESIGN §6) on a real home.
 
-Read-only unless `--repair`, which fixes only what is safe: the index cache is rebuilt from the files; a marker whose record was never consumed is
-dropped, so the record is owed (and written) again; and a record stranded behind a marker (unmarked, older
+Read-only unless `--repair`, which fixes only what is safe: a frame appended twice byte for byte (a stale
+index cache let a write do it) loses its second copy, and the index cache is rebuilt from the files; a
+marker whose record was never consumed is dropped, so the record is owed (and written) again; and a
+record stranded behind a marker (unmarked, older
 than a marked record of its branch: a forged marker did that) is made owed again by dropping this
 workspace's markers after it on that branch: their records are consumed, so the next write only marks them
 again, and writes the stranded ones. It never deletes evidence."""
@@ -61,11 +63,12 @@ def unstrand(store: FileSessionStore, session_ids: list[str], workspace_id: str)
     return unmarked
 
 
-def rebuild_index(memory: Path) -> bool:
-    """Rebuild the workspace's index cache from the files (a failed write can leave it claiming what
-    they do not say); returns whether it disagreed with them."""
+def rebuild_index(memory: Path) -> tuple[bool, list[str]]:
+    """Drop the exact copies of frames a stale index let a write append again, and rebuild the index
+    cache from the files; returns (whether the index disagreed with them, the source ids of the copies)."""
     with Workspace(memory) as workspace:
-        return workspace.rebuild_index()
+        dropped = workspace.drop_duplicate_frames()
+        return workspace.rebuild_index(), dropped
 
 
 def command(args: argparse.Namespace) -> int:
@@ -79,9 +82,11 @@ def command(args: argparse.Namespace) -> int:
     # An unreadable txlog line may hold the consumption of marked records: writing them again would file
     # their memory twice, so no marker is touched until the txlog is repaired.
     txlog_unreadable = any(v.kind == "txlog-unreadable" for v in report.violations)
-    rebuilt = False
+    rebuilt, copies = False, list[str]()
     if args.repair and workspace_id is not None and not txlog_unreadable:
-        rebuilt = rebuild_index(memory)
+        rebuilt, copies = rebuild_index(memory)
+        if copies:
+            report = check_home(store, memory, workspace_id, drained=args.strict)
         repaired = repair_markers(store, report, workspace_id)
         touched = sorted(
             {
@@ -95,7 +100,7 @@ def command(args: argparse.Namespace) -> int:
         if repaired:
             report = check_home(FileSessionStore(home), memory, workspace_id, drained=args.strict)
     if args.json:
-        extra = {"index_rebuilt": rebuilt} if args.repair else {}
+        extra = {"index_rebuilt": rebuilt, "duplicates_dropped": copies} if args.repair else {}
         print(
             json.dumps(
                 {
@@ -112,6 +117,8 @@ def command(args: argparse.Namespace) -> int:
         f"{report.records} records, {report.consumed} consumed, {report.archived} archived, "
         f"{report.cited} cited, {report.marked} marked"
     )
+    for source_id in copies:
+        print(f"repaired: dropped a second copy of the frame of {source_id} from its archive (byte for byte)")
     if rebuilt:
         print("repaired: rebuilt the index cache from the files (it disagreed with them)")
     for source_id in repaired:

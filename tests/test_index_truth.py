@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dagmem.memory.format import ArchiveRecord, anchor_of, scan_archive
+from dagmem.memory.format import ArchiveRecord, anchor_of, render_frame, scan_archive
 from dagmem.memory.workspace import Workspace
 
 WSID = "w-" + "1" * 16
@@ -125,20 +125,58 @@ def test_verify_repair_rebuilds_an_index_that_disagrees_with_the_files(tmp_path:
         workspace.archive("s", [record("n1"), record("n2"), record("n3")])
     lose_ids(memory, "n2")
 
-    def verify(*flags: str) -> dict[str, Any]:
-        done = subprocess.run(
-            [sys.executable, "-m", "dagmem", "verify", "--home", str(home), "--json", *flags],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert done.stderr == ""
-        result: dict[str, Any] = json.loads(done.stdout)
-        return result
-
-    assert verify("--repair")["index_rebuilt"] is True
+    assert run_verify(home, "--repair")["index_rebuilt"] is True
     db = sqlite3.connect(memory / ".dagmem" / "index.sqlite3")
     ids = sorted(row[0] for row in db.execute("SELECT source_id FROM archived"))
     db.close()
     assert ids == ["s/n1", "s/n2", "s/n3"]
-    assert verify("--repair")["index_rebuilt"] is False
+    assert run_verify(home, "--repair")["index_rebuilt"] is False
+
+
+def run_verify(home: Path, *flags: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "dagmem", "verify", "--home", str(home), "--json", *flags],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stderr == ""
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_verify_repair_drops_frames_a_stale_index_appended_again(tmp_path: Path) -> None:
+    """What the old code's stale index left: frames appended a second time, byte for byte, after which
+    every append refuses the archive. `verify --repair` drops the copies (no evidence is lost); the
+    workspace appends again."""
+    memory = tmp_path / "memory"
+    with Workspace(memory, workspace_id=WSID) as workspace:
+        workspace.archive("s", [record("n1"), record("n2"), record("n3")])
+    path = memory / "sources" / "s.md"
+    data = path.read_bytes()
+    scan = scan_archive(data, "s")
+    copies = b"".join(data[f.offset : f.end] for f in scan.frames[1:])  # n2 and n3 again
+    path.write_bytes(data + copies)
+    assert scan_archive(path.read_bytes(), "s").reason == "duplicate source id"
+    assert any(v["kind"] == "archive-corrupt" for v in run_verify(tmp_path)["violations"])
+    result = run_verify(tmp_path, "--repair")
+    assert result["duplicates_dropped"] == ["s/n2", "s/n3"]
+    assert not any(v["kind"] == "archive-corrupt" for v in result["violations"])
+    assert path.read_bytes() == data
+    with Workspace(memory) as workspace:
+        assert workspace.archive("s", [record("n3"), record("n4")]) == ["s/n4"]
+    assert frames(memory) == ["n1", "n2", "n3", "n4"]
+
+
+def test_verify_repair_leaves_a_copy_that_differs(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with Workspace(memory, workspace_id=WSID) as workspace:
+        workspace.archive("s", [record("n1"), record("n2")])
+    path = memory / "sources" / "s.md"
+    other = ArchiveRecord("s", "n1", "user", 1, 1_750_000_000.0, "another text")
+    damaged = path.read_bytes() + render_frame(other) + render_frame(record("n3"))
+    path.write_bytes(damaged)
+    result = run_verify(tmp_path, "--repair")
+    assert result["duplicates_dropped"] == []
+    assert any(v["kind"] == "archive-corrupt" for v in result["violations"])
+    assert path.read_bytes() == damaged

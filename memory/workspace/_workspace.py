@@ -24,6 +24,7 @@ from ..durable import (
     Recovery,
     TxLog,
     WriterStatus,
+    atomic_write_many,
     check_dir,
     check_file,
     ensure_workspace_id,
@@ -36,6 +37,7 @@ from ..errors import UnsafePath
 from ..format import HEADER, ArchiveRecord, anchor_of, is_valid_id, scan_archive
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
+from ._dedupe import drop_exact_duplicates
 from ._index import Index
 
 __all__ = ["Workspace", "check_workspace_paths"]
@@ -242,6 +244,28 @@ class Workspace:
             added=[(source_id, anchor_of(source_id), ids[source_id]) for source_id in (*adopted, *new)],
             replace=rescanned,
         )
+
+    def drop_duplicate_frames(self) -> list[str]:
+        """`verify --repair`: rewrite each archive holding later exact copies of its frames (a stale index
+        made them) without them, under the lock and the archive's own; returns the source ids dropped."""
+        dropped: list[str] = []
+        with self.lock():
+            for path in sorted(self.sources.glob("*.md")):
+                if not is_valid_id(path.stem):
+                    continue
+                fd = open_regular(path, os.O_RDONLY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # no append meanwhile
+                    data = read_regular(path) or b""
+                    fixed = drop_exact_duplicates(data, path.stem)
+                    if fixed is None:
+                        continue
+                    atomic_write_many([(path, fixed[0])], fsync=self.fsync, site="repair")
+                    dropped.extend(fixed[1])
+                finally:
+                    os.close(fd)  # an appender waiting on the old file finds it unlinked and reopens
+                self._archives.pop(path.stem, None)
+        return dropped
 
     def rebuild_index(self) -> bool:
         """Forget the whole index and rebuild it from the files (`verify --repair`), under the lock;
