@@ -25,12 +25,12 @@ CREATE TABLE IF NOT EXISTS consumed (source_id TEXT PRIMARY KEY, tx TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS txlog_state (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL,
     last_start INTEGER NOT NULL, last_sha TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS archive_files (session TEXT PRIMARY KEY, valid_end INTEGER NOT NULL,
-    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, last_id TEXT, last_offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS archived (source_id TEXT PRIMARY KEY, session TEXT NOT NULL, anchor TEXT NOT NULL,
     offset INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS archived_by_anchor ON archived (session, anchor);
 """
-_VERSION = 2  # 2: an archive's length is recorded only with the ids it covers
+_VERSION = 2  # 2: an archive's length is recorded only with the ids it covers, and its last frame
 
 
 class Index:
@@ -194,10 +194,9 @@ class Index:
         """(source id, offset) of the last frame indexed for a session archive, or None."""
         with self._lock:
             row = self._db.execute(
-                "SELECT source_id, offset FROM archived WHERE session = ? ORDER BY offset DESC LIMIT 1",
-                (session,),
+                "SELECT last_id, last_offset FROM archive_files WHERE session = ?", (session,)
             ).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]))
+        return None if row is None or row[0] is None else (str(row[0]), int(row[1]))
 
     def set_archive(
         self,
@@ -213,15 +212,26 @@ class Index:
         `replace` drops what was known of that session first (after a full rescan). One transaction: the
         length is never recorded without the ids it covers."""
         with self._transaction() as db:
+            last: tuple[str | None, int] = (None, 0)
             if replace:
                 db.execute("DELETE FROM archived WHERE session = ?", (session,))
+            else:
+                row = db.execute(
+                    "SELECT last_id, last_offset FROM archive_files WHERE session = ?", (session,)
+                ).fetchone()
+                if row is not None and row[0] is not None:
+                    last = (str(row[0]), int(row[1]))
             db.executemany(
                 "INSERT OR REPLACE INTO archived (source_id, session, anchor, offset) VALUES (?, ?, ?, ?)",
                 [(source_id, session, anchor, offset) for source_id, anchor, offset in added],
             )
+            for source_id, _anchor, offset in added:
+                if last[0] is None or offset > last[1]:
+                    last = (source_id, offset)
             db.execute(
-                "INSERT OR REPLACE INTO archive_files (session, valid_end, size, mtime_ns) VALUES (?, ?, ?, ?)",
-                (session, valid_end, size, mtime_ns),
+                "INSERT OR REPLACE INTO archive_files (session, valid_end, size, mtime_ns, last_id, last_offset) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (session, valid_end, size, mtime_ns, *last),
             )
 
     def has_anchor(self, session: str, anchor: str) -> bool:

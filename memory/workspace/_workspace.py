@@ -187,7 +187,7 @@ class Workspace:
         files win: then the whole file is scanned)."""
         last = self.index.last_archived(session_id)
         start = len(HEADER) if last is None else last[1]
-        if valid_end < start:
+        if valid_end < start or (last is not None and last[0] not in self.index.archived_ids(session_id)):
             return False
         try:
             fd = open_regular(path, os.O_RDONLY)
