@@ -806,7 +806,8 @@ def test_io_error_at_every_fault_site_is_classified_and_leaves_the_workspace_as_
     is still owed: no txlog line, no marker. One exception, by design (DESIGN §4): once the archive step
     completed, its evidence stays (unreferenced, exactly the bytes a clean run appends; another writer may
     already cite it), so a failed archive append leaves the archive as it was, a later failure leaves it as
-    the clean run's. After the commit point, the transaction is committed and the next open finishes it.
+    the clean run's. After the commit point, the transaction is committed: a failed move into place is
+    rolled forward in the same call (the fault fires once), anything after it the next open finishes.
     Either way a later clean write ends as a clean run."""
     code, reason, retryable = error
     template = scratch / "template"
@@ -831,9 +832,11 @@ def test_io_error_at_every_fault_site_is_classified_and_leaves_the_workspace_as_
             assert [p for p in left if "/.dagmem/stage/" not in f"/{p}"] == []
             assert left == [] or n > commit_point
             # The batch was written; only its report (status) or the recall cache's update failed (readers
-            # replay what the cache lacks from the txlog: tests/test_recall.py).
-            if site.startswith(("status:", "recall:")):
+            # replay what the cache lacks from the txlog: tests/test_recall.py), or a move of its committed
+            # transaction, rolled forward in the same call.
+            if site.startswith(("status:", "recall:")) or (site.startswith("install:") and n > commit_point):
                 assert result.outcome == "written"
+                assert [p for p in leftovers(home) if "/.dagmem/stage/" in f"/{p}"] == []
             else:
                 assert (result.outcome, result.reason_code, result.retryable) == ("failed", reason, retryable)
                 status = load_status(home / "memory" / ".dagmem" / "status.json")
