@@ -181,4 +181,4 @@ SEED = int(os.environ.get("DAGMEM_DISK_SEED", "28"))
 async def test_a_full_disk_at_many_levels_leaves_a_whole_home(tmpfs: Path) -> None:
     rng = Random(SEED)
     for n in range(3):
-        await fill_cycles(tmpfs, f"home-{n}", rng, cycles=12)
+        await fill_cycles(tmpfs, f"home-{n}", rng, cycles=10)
