@@ -45,13 +45,8 @@ class Index:
                 db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # a cache: a lost update is caught up from the files
-                if int(db.execute("PRAGMA user_version").fetchone()[0]) < _VERSION:
-                    # An older cache's archive part may claim an archive's length without all of its
-                    # frames (a failed write lost them): it is rebuilt from the files, lazily.
-                    db.executescript(
-                        "DROP TABLE IF EXISTS archive_files; DROP TABLE IF EXISTS archived;"
-                        f"PRAGMA user_version = {_VERSION};"
-                    )
+                if self._version(db) < _VERSION:
+                    self._upgrade(db)
                 db.executescript(_SCHEMA)
                 return db
             except sqlite3.DatabaseError:
@@ -61,6 +56,28 @@ class Index:
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _version(db: sqlite3.Connection) -> int:
+        return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+    @staticmethod
+    def _upgrade(db: sqlite3.Connection) -> None:
+        """An older cache's archive part may claim an archive's length without all of its frames (a
+        failed write lost them): it is dropped, and rebuilt from the files as archives are used. In one
+        transaction, checked again inside, so two processes opening it at once upgrade it once."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if Index._version(db) < _VERSION:
+                db.execute("DROP TABLE IF EXISTS archive_files")
+                db.execute("DROP TABLE IF EXISTS archived")
+                db.execute(f"PRAGMA user_version = {_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         with self._lock:
