@@ -124,7 +124,11 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--strict", action="store_true", help="records owed but not yet due are violations too"
     )
-    verify.add_argument("--repair", action="store_true", help="drop markers whose record was never consumed")
+    verify.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild the index cache; drop markers whose record was never consumed",
+    )
 
     sub.add_parser(
         "migrate",

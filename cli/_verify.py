@@ -1,7 +1,9 @@
 """`dagmem verify [--strict] [--repair]`: the oracle (DESIGN §6) on a real home.
 
-Read-only unless `--repair`, which fixes only what is safe: a marker whose record was never consumed is
-dropped, so the record is owed (and written) again; and a record stranded behind a marker (unmarked, older
+Read-only unless `--repair`, which fixes only what is safe: a frame appended twice byte for byte (a stale
+index cache let a write do it) loses its second copy, and the index cache is rebuilt from the files; a
+marker whose record was never consumed is dropped, so the record is owed (and written) again; and a
+record stranded behind a marker (unmarked, older
 than a marked record of its branch: a forged marker did that) is made owed again by dropping this
 workspace's markers after it on that branch: their records are consumed, so the next write only marks them
 again, and writes the stranded ones. It never deletes evidence."""
@@ -12,15 +14,17 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory.durable import read_workspace_id
+from ..memory.durable import read_below, read_workspace_id
+from ..memory.errors import DagmemError
 from ..memory.format import Topic, TopicFormatError, parse_topic
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
+from ..memory.workspace import Workspace
 from ..memory.write._reorganise import identical_claims
 from ..sim import OracleReport, check_home
 from ._words import plural
 
-__all__ = ["command", "duplicate_claims", "repair_markers", "unstrand"]
+__all__ = ["command", "duplicate_claims", "rebuild_index", "repair_markers", "unstrand"]
 
 
 def repair_markers(store: FileSessionStore, report: OracleReport, workspace_id: str) -> list[str]:
@@ -70,9 +74,11 @@ def duplicate_claims(memory: Path) -> list[str]:
     topics: dict[str, Topic] = {}
     for found in sorted((memory / "topics").glob("*.md")):
         relpath = found.relative_to(memory).as_posix()
-        try:
-            topics[relpath] = parse_topic(found.read_text(encoding="utf-8"), relpath)
-        except (OSError, UnicodeDecodeError, TopicFormatError):
+        try:  # never through a link (the oracle reports one)
+            data = read_below(memory, relpath)
+            if data is not None:
+                topics[relpath] = parse_topic(data.decode("utf-8"), relpath)
+        except (OSError, UnicodeDecodeError, TopicFormatError, DagmemError):
             continue
     return [
         "duplicate-claim: "
@@ -80,6 +86,14 @@ def duplicate_claims(memory: Path) -> list[str]:
         + " hold the same claim (dagmem reorganise merges them)"
         for holders in identical_claims(topics)
     ]
+
+
+def rebuild_index(memory: Path) -> tuple[bool, list[str]]:
+    """Drop the exact copies of frames a stale index let a write append again, and rebuild the index
+    cache from the files; returns (whether the index disagreed with them, the source ids of the copies)."""
+    with Workspace(memory) as workspace:
+        dropped = workspace.drop_duplicate_frames()
+        return workspace.rebuild_index(), dropped
 
 
 def command(args: argparse.Namespace) -> int:
@@ -93,7 +107,11 @@ def command(args: argparse.Namespace) -> int:
     # An unreadable txlog line may hold the consumption of marked records: writing them again would file
     # their memory twice, so no marker is touched until the txlog is repaired.
     txlog_unreadable = any(v.kind == "txlog-unreadable" for v in report.violations)
+    rebuilt, copies = False, list[str]()
     if args.repair and workspace_id is not None and not txlog_unreadable:
+        rebuilt, copies = rebuild_index(memory)
+        if copies:
+            report = check_home(store, memory, workspace_id, drained=args.strict)
         repaired = repair_markers(store, report, workspace_id)
         touched = sorted(
             {
@@ -108,13 +126,28 @@ def command(args: argparse.Namespace) -> int:
             report = check_home(FileSessionStore(home), memory, workspace_id, drained=args.strict)
     warnings = duplicate_claims(memory)
     if args.json:
-        body = {"home": str(home), "workspace_id": workspace_id, **report.as_json(), "repaired": repaired}
-        print(json.dumps({**body, "warnings": warnings}))
+        extra = {"index_rebuilt": rebuilt, "duplicates_dropped": copies} if args.repair else {}
+        print(
+            json.dumps(
+                {
+                    "home": str(home),
+                    "workspace_id": workspace_id,
+                    **report.as_json(),
+                    "repaired": repaired,
+                    **extra,
+                    "warnings": warnings,
+                }
+            )
+        )
         return 0 if report.ok else 1
     print(
         f"{plural(report.records, 'record')}, {report.consumed} consumed, {report.archived} archived, "
         f"{report.cited} cited, {report.marked} marked"
     )
+    for source_id in copies:
+        print(f"repaired: dropped a second copy of the frame of {source_id} from its archive (byte for byte)")
+    if rebuilt:
+        print("repaired: rebuilt the index cache from the files (it disagreed with them)")
     for source_id in repaired:
         if source_id in unhidden:
             print(

@@ -66,6 +66,9 @@ class RecordingBackend:
     def sweep(self, sid: str) -> list[Path]:
         return self.inner.sweep(sid)
 
+    def remove(self, sid: str, relpath: str) -> None:
+        self.inner.remove(sid, relpath)
+
     def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
         self.inner.write(sid, items, site, exclusive=exclusive)
         counts = self.counts.get(sid)

@@ -105,7 +105,16 @@ class Installer:
             if self.txlog.size() <= size:
                 shutil.rmtree(stage, ignore_errors=True)
             raise
-        self.apply(record)
+        try:
+            self.apply(record)
+        except faults.InjectedCrash:
+            raise
+        except Exception as exc:
+            # Committed: only the moves are left, and they are safe to redo. Roll forward now, as recovery
+            # would, so a failure that passed (a permission restored, space freed) is no failure of this
+            # pass; one that persists propagates, and the next locked recovery finishes the stage.
+            log.warning("installing transaction %s failed (%s); rolling it forward", record.tx, exc)
+            self.apply(record)
         return record, end
 
     def _stage(self, stage: Path, files: Mapping[str, bytes | None]) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from .. import faults
 from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
     HEAD,
@@ -71,6 +72,7 @@ class _Backend(Protocol):
     def write(
         self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False
     ) -> None: ...
+    def remove(self, sid: str, relpath: str) -> None: ...
     def commit(self, sid: str, relpaths: list[str], message: str) -> None: ...
     def path(self, sid: str, relpath: str = "") -> Path: ...
     def sweep(self, sid: str) -> list[Path]: ...
@@ -372,7 +374,15 @@ class SessionStore:
             meta = live.meta.model_copy(
                 update={"head": node.id if moved else live.meta.head, "updated_at": now}
             )
-            self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            try:
+                self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            except faults.InjectedCrash:
+                raise  # a 'dead' process undoes nothing
+            except BaseException:
+                # An append that raises leaves nothing: its node file would be a turn the host was told
+                # failed (and retries), or a tip no one knows of, written later all the same.
+                self._backend.remove(session_id, relpath)
+                raise
             live.index[node.id] = relpath
             live.max_seq = node.seq
             live.meta = meta

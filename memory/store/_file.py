@@ -168,6 +168,14 @@ class _FileBackend:
             )
             self._fsync_parents(created, site)
 
+    def remove(self, sid: str, relpath: str) -> None:
+        """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""
+        path = self.root / sid / relpath
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+            if self.fsync:
+                fsync_dir(path.parent, site="remove")
+
     def commit(self, sid: str, relpaths: list[str], message: str) -> None:
         if self.git:
             repo = self._gits.get(sid)

@@ -117,6 +117,11 @@ class _MemoryBackend:
                 raise FileExistsError(f"{self.path(sid, relpath)} exists")
             session[relpath] = data
 
+    def remove(self, sid: str, relpath: str) -> None:
+        session = self._session(sid, keep=True)
+        if session is not None:
+            session.pop(relpath, None)
+
     def commit(self, sid: str, relpaths: list[str], message: str) -> None:
         return None
 

@@ -209,6 +209,19 @@ class SessionArchive:
                 raise
             os.close(fd)
 
+    def refresh(self) -> None:
+        """Catch up with the file (frames another process appended, or a cache lost), changing nothing
+        in it; `take_changes` then tells what was learnt. Raises `ArchiveCorrupt` for a corrupt archive."""
+        try:
+            fd = open_regular(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # not mid-append: an appender holds it exclusively
+            self._sync(fd)
+        finally:
+            os.close(fd)
+
     def append(self, records: Sequence[ArchiveRecord]) -> list[str]:
         """Archive the records not archived yet, in one fsynced append; returns their source ids in order.
 

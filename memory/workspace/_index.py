@@ -25,11 +25,12 @@ CREATE TABLE IF NOT EXISTS consumed (source_id TEXT PRIMARY KEY, tx TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS txlog_state (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL,
     last_start INTEGER NOT NULL, last_sha TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS archive_files (session TEXT PRIMARY KEY, valid_end INTEGER NOT NULL,
-    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, last_id TEXT, last_offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS archived (source_id TEXT PRIMARY KEY, session TEXT NOT NULL, anchor TEXT NOT NULL,
     offset INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS archived_by_anchor ON archived (session, anchor);
 """
+_VERSION = 2  # 2: an archive's length is recorded only with the ids it covers, and its last frame
 
 
 class Index:
@@ -44,6 +45,8 @@ class Index:
                 db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30.0)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # a cache: a lost update is caught up from the files
+                if self._version(db) < _VERSION:
+                    self._upgrade(db)
                 db.executescript(_SCHEMA)
                 return db
             except sqlite3.DatabaseError:
@@ -54,20 +57,64 @@ class Index:
                     Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         raise AssertionError("unreachable")
 
+    @staticmethod
+    def _version(db: sqlite3.Connection) -> int:
+        return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+    @staticmethod
+    def _upgrade(db: sqlite3.Connection) -> None:
+        """An older cache's archive part may claim an archive's length without all of its frames (a
+        failed write lost them): it is dropped, and rebuilt from the files as archives are used. In one
+        transaction, checked again inside, so two processes opening it at once upgrade it once."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if Index._version(db) < _VERSION:
+                db.execute("DROP TABLE IF EXISTS archive_files")
+                db.execute("DROP TABLE IF EXISTS archived")
+                db.execute(f"PRAGMA user_version = {_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """All or nothing. A failed COMMIT (a full disk) can leave SQLite's transaction open: it is rolled
+        back too, or the next reads would see, and a later COMMIT keep, half of it."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+
+    def contents(self) -> tuple[list[tuple[object, ...]], ...]:
+        """Every row of the archive and consumed parts, in order (to tell whether a rebuild changed it)."""
+        with self._lock:
+            return tuple(
+                list(self._db.execute(sql))
+                for sql in (
+                    "SELECT session, valid_end FROM archive_files ORDER BY session",
+                    "SELECT source_id, session, offset FROM archived ORDER BY source_id",
+                    "SELECT source_id, tx FROM consumed ORDER BY source_id",
+                )
+            )
+
+    def clear(self) -> None:
+        """Forget everything (`verify --repair`): the next use rebuilds each part from the files."""
+        with self._transaction() as db:
+            for table in ("consumed", "txlog_state", "archive_files", "archived"):
+                db.execute(f"DELETE FROM {table}")
 
     # -- consumed (from the txlog) ---------------------------------------------------------------------
 
@@ -160,6 +207,14 @@ class Index:
             ).fetchone()
         return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
+    def last_archived(self, session: str) -> tuple[str, int] | None:
+        """(source id, offset) of the last frame indexed for a session archive, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT last_id, last_offset FROM archive_files WHERE session = ?", (session,)
+            ).fetchone()
+        return None if row is None or row[0] is None else (str(row[0]), int(row[1]))
+
     def set_archive(
         self,
         session: str,
@@ -171,17 +226,29 @@ class Index:
         replace: bool = False,
     ) -> None:
         """Record an archive's state and the (source_id, anchor, offset) of frames added to it;
-        `replace` drops what was known of that session first (after a full rescan)."""
+        `replace` drops what was known of that session first (after a full rescan). One transaction: the
+        length is never recorded without the ids it covers."""
         with self._transaction() as db:
+            last: tuple[str | None, int] = (None, 0)
             if replace:
                 db.execute("DELETE FROM archived WHERE session = ?", (session,))
+            else:
+                row = db.execute(
+                    "SELECT last_id, last_offset FROM archive_files WHERE session = ?", (session,)
+                ).fetchone()
+                if row is not None and row[0] is not None:
+                    last = (str(row[0]), int(row[1]))
             db.executemany(
                 "INSERT OR REPLACE INTO archived (source_id, session, anchor, offset) VALUES (?, ?, ?, ?)",
                 [(source_id, session, anchor, offset) for source_id, anchor, offset in added],
             )
+            for source_id, _anchor, offset in added:
+                if last[0] is None or offset > last[1]:
+                    last = (source_id, offset)
             db.execute(
-                "INSERT OR REPLACE INTO archive_files (session, valid_end, size, mtime_ns) VALUES (?, ?, ?, ?)",
-                (session, valid_end, size, mtime_ns),
+                "INSERT OR REPLACE INTO archive_files (session, valid_end, size, mtime_ns, last_id, last_offset) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (session, valid_end, size, mtime_ns, *last),
             )
 
     def has_anchor(self, session: str, anchor: str) -> bool:

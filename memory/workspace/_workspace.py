@@ -24,6 +24,7 @@ from ..durable import (
     Recovery,
     TxLog,
     WriterStatus,
+    atomic_write_many,
     check_dir,
     check_file,
     ensure_workspace_id,
@@ -33,9 +34,10 @@ from ..durable import (
     save_status,
 )
 from ..errors import UnsafePath
-from ..format import ArchiveRecord, anchor_of, scan_archive
+from ..format import HEADER, ArchiveRecord, anchor_of, is_valid_id, scan_archive
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
+from ._dedupe import drop_exact_duplicates
 from ._index import Index
 
 __all__ = ["Workspace", "check_workspace_paths"]
@@ -159,9 +161,12 @@ class Workspace:
                 stat = path.stat()
             except FileNotFoundError:
                 stat = None
-            # Trust the index only if the file is as it left it, or longer (a crash after an append).
-            if stat is not None and (
-                stat.st_size > size or (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns)
+            # Trust the index only if the file is as it left it, or longer (a crash after an append), and
+            # its last indexed frame is in the file and ends where the index says the archive ends.
+            if (
+                stat is not None
+                and (stat.st_size > size or (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns))
+                and self._claim_holds(path, session_id, valid_end)
             ):
                 archive = SessionArchive.from_state(
                     path,
@@ -176,6 +181,34 @@ class Workspace:
             self._archives.popitem(last=False)
         return archive
 
+    def _claim_holds(self, path: Path, session_id: str, valid_end: int) -> bool:
+        """Whether the file bears out the index: the last frame it lists is there, whole, and ends at
+        the indexed length. Ids lost with a failed index write would leave the length past them (the
+        files win: then the whole file is scanned)."""
+        last = self.index.last_archived(session_id)
+        start = len(HEADER) if last is None else last[1]
+        if valid_end < start or (last is not None and last[0] not in self.index.archived_ids(session_id)):
+            return False
+        try:
+            fd = open_regular(path, os.O_RDONLY)
+        except (OSError, UnsafePath):
+            return False
+        try:
+            data = os.pread(fd, valid_end - start, start)
+            header = os.pread(fd, len(HEADER), 0)
+        finally:
+            os.close(fd)
+        if header != HEADER and valid_end > 0:
+            return False
+        if last is None:
+            return valid_end in (0, len(HEADER))
+        scan = scan_archive(data, session_id, base=start)
+        return (
+            scan.status == "complete"
+            and [frame.source_id for frame in scan.frames] == [last[0]]
+            and scan.valid_end == valid_end
+        )
+
     def _consumed_in(self, session_id: str) -> Callable[[], list[str]]:
         def consumed() -> list[str]:
             self.index.sync_txlog(self.txlog)
@@ -188,28 +221,85 @@ class Workspace:
         archive = self._archive(session_id)
         try:
             new = archive.append(records)
+            self._record(archive, new)
         except BaseException:
-            self._archives.pop(session_id, None)  # re-read its state from the file next time
+            # Re-read its state from the index and the file next time: an index write that failed after
+            # the append lost these ids from the cache, never from the file, whose tail tells them again.
+            self._archives.pop(session_id, None)
             raise
+        return new
+
+    def _record(self, archive: SessionArchive, new: Sequence[str]) -> None:
+        """Write to the index what `archive` appended (`new`) or learnt from its file since last time."""
         adopted, rescanned = archive.take_changes()
+        if not (adopted or new or rescanned):
+            return
         stat = archive.path.stat()
         ids = archive.ids()
         self.index.set_archive(
-            session_id,
+            archive.session_id,
             valid_end=archive.valid_end,
             size=stat.st_size,
             mtime_ns=stat.st_mtime_ns,
             added=[(source_id, anchor_of(source_id), ids[source_id]) for source_id in (*adopted, *new)],
             replace=rescanned,
         )
-        return new
+
+    def drop_duplicate_frames(self) -> list[str]:
+        """`verify --repair`: rewrite each archive holding later exact copies of its frames (a stale index
+        made them) without them, under the lock and the archive's own; returns the source ids dropped."""
+        dropped: list[str] = []
+        with self.lock():
+            for path in sorted(self.sources.glob("*.md")):
+                if not is_valid_id(path.stem):
+                    continue
+                fd = open_regular(path, os.O_RDONLY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # no append meanwhile
+                    data = read_regular(path) or b""
+                    fixed = drop_exact_duplicates(data, path.stem)
+                    if fixed is None:
+                        continue
+                    atomic_write_many([(path, fixed[0])], fsync=self.fsync, site="repair")
+                    dropped.extend(fixed[1])
+                finally:
+                    os.close(fd)  # an appender waiting on the old file finds it unlinked and reopens
+                self._archives.pop(path.stem, None)
+        return dropped
+
+    def rebuild_index(self) -> bool:
+        """Forget the whole index and rebuild it from the files (`verify --repair`), under the lock;
+        returns whether it said anything else than the files."""
+        with self.lock():
+            before = self.index.contents()
+            self.index.clear()
+            self._archives.clear()
+            self.index.sync_txlog(self.txlog)
+            for path in sorted(self.sources.glob("*.md")):
+                if is_valid_id(path.stem):
+                    self._index_archive(path.stem, "")
+            return self.index.contents() != before
 
     def is_archived(self, session_id: str, anchor: str) -> bool:
         if self.index.has_anchor(session_id, anchor):
             return True
-        # An archive the index has never seen (a lost or rebuilt cache, and no append to it since): scan
-        # it once, so a block that cites another session's evidence still validates.
-        return self.index.archive_state(session_id) is None and self._index_archive(session_id, anchor)
+        # Not in the index: the files win. An archive the index has never seen (a lost or rebuilt cache)
+        # is scanned once; one it has seen is checked against its file, whose tail may hold frames the
+        # index lost (a failed index write) or never saw (another process's append).
+        if self.index.archive_state(session_id) is None:
+            return self._index_archive(session_id, anchor)
+        path = self.sources / f"{session_id}.md"
+        if not path.is_file():
+            return False
+        self._archives.pop(session_id, None)  # an appender opened before now re-reads its state too
+        archive = self._archive(session_id)
+        try:
+            archive.refresh()
+            self._record(archive, ())
+        except BaseException:
+            self._archives.pop(session_id, None)
+            raise
+        return self.index.has_anchor(session_id, anchor)
 
     def _index_archive(self, session_id: str, anchor: str) -> bool:
         path = self.sources / f"{session_id}.md"
