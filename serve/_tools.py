@@ -110,8 +110,12 @@ class MemoryTools:
         await self.runtime.flush(force=True)
         return self.status()
 
-    async def append_turn(self, session_id: str, role: str, content: str, predecessor: str | None) -> str:
+    async def append_turn(
+        self, session_id: str, role: str, content: str, predecessor: str | None, *, spawned: bool = False
+    ) -> str:
         self._id("session_id", session_id)
+        if not isinstance(spawned, bool):
+            raise ArgumentError("spawned", f"must be true or false, not {spawned!r}")
         problem = content_problem(content)
         if problem is not None:
             raise ArgumentError("content", problem)
@@ -121,7 +125,11 @@ class MemoryTools:
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
             return await self.runtime.append(
-                session_id, role, content, predecessor=HEAD if predecessor is None else predecessor
+                session_id,
+                role,
+                content,
+                predecessor=HEAD if predecessor is None else predecessor,
+                spawned=spawned,
             )
         except (UnknownNode, UnknownSession) as exc:
             raise ArgumentError("predecessor", str(exc)) from None
