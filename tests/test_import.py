@@ -789,6 +789,27 @@ async def test_follow_feeds_a_runtime_moves_the_head_and_writes_the_abandoned_br
 
 
 @pytest.mark.anyio
+async def test_follow_appends_sidechain_lines_as_side_branches_that_leave_the_head(tmp_path: Path) -> None:
+    c = Claude()
+    u1 = c.user(None, "Review the repository.")
+    side = c.user(u1, "Sub-agent: list the modules.", isSidechain=True)
+    side_answer = c.text(side, "msg_s", "There are three modules.", isSidechain=True)
+    a1 = c.text(u1, "msg_1", "The repository has three modules.")
+    late = c.user(side_answer, "Sub-agent: and their tests?", isSidechain=True)  # last in the file
+    path = write_jsonl(tmp_path / "s.jsonl", c.lines)
+    home = tmp_path / "home"
+    clock = SourceClock()
+    store = FileSessionStore(home, clock=clock)
+    async with dagmem.Runtime.open(home, store=store) as runtime:
+        follower = Follower(Importer("claude-code", [path]), runtime, store, clock)
+        assert await follower.poll() == 5
+        assert store.head(SESSION) == a1  # the main transcript's leaf, never moved by a sidechain line
+        nodes = store.load(SESSION).nodes
+        assert [n for n in nodes if nodes[n].metadata.get("spawned") is True] == [side, side_answer, late]
+        await follower.finish()
+
+
+@pytest.mark.anyio
 async def test_a_stop_during_a_poll_lands_between_nodes_and_the_report_counts_every_node_taken(
     tmp_path: Path,
 ) -> None:
