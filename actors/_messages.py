@@ -37,6 +37,8 @@ class Append:
     predecessor: str | HeadType | None
     node_id: str | None = None
     metadata: dict[str, Any] | None = None
+    spawned: bool = False
+    spawned_from: str | None = None
 
 
 @dataclass(frozen=True)

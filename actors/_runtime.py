@@ -392,15 +392,28 @@ class Runtime:
         predecessor: str | HeadType | None = HEAD,
         node_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        spawned: bool = False,
+        spawned_from: str | None = None,
     ) -> str:
-        """Append a turn and return its node id. `predecessor=HEAD` continues the head (which moves),
-        `None` starts a new root, an id forks there. Bad input raises `InvalidInput`; nothing is written."""
+        """Append a turn and return its node id. `predecessor=HEAD` continues the head, `None` starts a new
+        root, an id forks there; the head moves to the new node, so a fork (an edited prompt, a retry) goes
+        on from there and the branch it leaves is force-written after `abandon_after`. `spawned=True` adds
+        a side branch (a sub-agent's turns) and leaves the head where it was. `spawned_from="<sid>/<node>"`,
+        at a session's first append, says where the session was spawned from. Bad input raises
+        `InvalidInput`; nothing is written."""
         # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
         # an actor crash (and a restart's backoff).
         role, content, clean = check_append_args(
-            session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
+            session_id,
+            role,
+            content,
+            predecessor=predecessor,
+            node_id=node_id,
+            metadata=metadata,
+            spawned=spawned,
+            spawned_from=spawned_from,
         )
-        message = Append(role, content, predecessor, node_id, clean)
+        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from)
         node = await self._request(session_id, message)
         assert isinstance(node, Node)
         return node.id

@@ -204,6 +204,8 @@ class SessionActor:
                 predecessor=message.predecessor,
                 node_id=message.node_id,
                 metadata=message.metadata,
+                spawned=message.spawned,
+                spawned_from=message.spawned_from,
             )
             if node.id not in planner.view:  # else a retried append, already on disk: the store did nothing
                 self._added(node)

@@ -103,10 +103,19 @@ class HomeServer:
         predecessor: str | HeadType | None,
         node_id: str | None,
         metadata: dict[str, Any] | None,
+        spawned: bool = False,
+        spawned_from: str | None = None,
     ) -> Reply:
         return await self._answer(
             lambda rt: rt.append(
-                session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
+                session_id,
+                role,
+                content,
+                predecessor=predecessor,
+                node_id=node_id,
+                metadata=metadata,
+                spawned=spawned,
+                spawned_from=spawned_from,
             )
         )
 

@@ -119,11 +119,20 @@ class Cluster:
         predecessor: str | HeadType | None = HEAD,
         node_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        spawned: bool = False,
+        spawned_from: str | None = None,
     ) -> str:
         """`Runtime.append` on the home. Without a `node_id` the client makes one (a retried append must
         name the node it may already have written); the same append twice is a no-op."""
         checked_role, text, clean = check_append_args(
-            session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
+            session_id,
+            role,
+            content,
+            predecessor=predecessor,
+            node_id=node_id,
+            metadata=metadata,
+            spawned=spawned,
+            spawned_from=spawned_from,
         )
         node_id = node_id if node_id is not None else f"c{secrets.token_hex(10)}"
         result = await self._call(
@@ -135,6 +144,8 @@ class Cluster:
             predecessor=predecessor,
             node_id=node_id,
             metadata=clean or None,
+            spawned=spawned,
+            spawned_from=spawned_from,
         )
         assert isinstance(result, str)
         return result

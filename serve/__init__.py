@@ -1,7 +1,7 @@
 """`dagmem mcp`: memory for agents over the Model Context Protocol (stdio), on the embedded runtime.
 
 Tools: `recall(query, session_id?, tip?, k?)`, `core()`, `status()`, `append_turn(session_id, role, content,
-predecessor?)`, `set_head(session_id, node_id)`; resources: `memory://topics/<slug>`. Needs the `mcp`
+predecessor?, spawned?)`, `set_head(session_id, node_id)`; resources: `memory://topics/<slug>`. Needs the `mcp`
 extra (`pip install 'dagmem[mcp]'`)."""
 
 from __future__ import annotations

@@ -142,11 +142,18 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         predecessor: Annotated[
             str | None, Field(description="the node it answers; omitted: after the head (a fork otherwise)")
         ] = None,
+        spawned: Annotated[
+            bool,
+            Field(
+                strict=True, description="a side branch (a sub-agent's turns): the head stays where it was"
+            ),
+        ] = False,
     ) -> str:
-        """Append a turn to a session and return its node id. Without `predecessor` the turn continues the
-        head, which then moves to it. Naming an earlier node forks there; the head stays where it was, so
-        continue that branch by naming the new node as the next turn's predecessor (or call set_head)."""
-        return await tools.append_turn(session_id, role, content, predecessor)
+        """Append a turn to a session and return its node id; the head moves to it. Without `predecessor`
+        the turn continues the head. Naming an earlier node forks there (an edited prompt, a retry): the
+        conversation goes on from the new turn and the branch it left is written to memory as it stands.
+        `spawned=true` adds a sub-agent's turn on a side branch and leaves the head where it was."""
+        return await tools.append_turn(session_id, role, content, predecessor, spawned=spawned)
 
     @server.tool()
     async def set_head(

@@ -139,8 +139,12 @@ class MemoryTools:
         await self.runtime.flush(force=True)
         return self.status()
 
-    async def append_turn(self, session_id: str, role: str, content: str, predecessor: str | None) -> str:
+    async def append_turn(
+        self, session_id: str, role: str, content: str, predecessor: str | None, *, spawned: bool = False
+    ) -> str:
         self._id("session_id", session_id)
+        if not isinstance(spawned, bool):
+            raise ArgumentError("spawned", f"must be true or false, not {spawned!r}")
         problem = content_problem(content)
         if problem is not None:
             raise ArgumentError("content", problem)
@@ -149,21 +153,27 @@ class MemoryTools:
             if not (self.home / "sessions" / session_id).is_dir():
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
-            return await self._append(session_id, role, content, HEAD if predecessor is None else predecessor)
+            return await self._append(
+                session_id, role, content, HEAD if predecessor is None else predecessor, spawned=spawned
+            )
         except UnknownNode:
             if predecessor is None:
                 raise ArgumentError("predecessor", "the head is gone") from None
         # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
         whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
         try:
-            return await self._append(session_id, role, content, whole)
+            return await self._append(session_id, role, content, whole, spawned=spawned)
         except UnknownNode as exc:
             raise ArgumentError("predecessor", str(exc)) from None
 
-    async def _append(self, session_id: str, role: str, content: str, predecessor: str | HeadType) -> str:
+    async def _append(
+        self, session_id: str, role: str, content: str, predecessor: str | HeadType, *, spawned: bool
+    ) -> str:
         """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
         try:
-            return await self.runtime.append(session_id, role, content, predecessor=predecessor)
+            return await self.runtime.append(
+                session_id, role, content, predecessor=predecessor, spawned=spawned
+            )
         except UnknownNode:
             raise
         except UnknownSession as exc:

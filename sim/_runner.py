@@ -273,7 +273,13 @@ class _Run:
                     metadata = None if step.display is None else {"display": step.display}
                     text = self.content.text(script, step)
                     await rt.append(
-                        sid, step.role, text, predecessor=parent, node_id=step.node, metadata=metadata
+                        sid,
+                        step.role,
+                        text,
+                        predecessor=parent,
+                        node_id=step.node,
+                        metadata=metadata,
+                        spawned=step.spawned,
                     )
                     self.appends += 1
                 elif step.op == "head":

@@ -9,13 +9,14 @@ A session is a run of exchanges (a user turn, sometimes tool turns, an assistant
 from a mixture: bursts of a fraction of a second, ordinary pauses, long pauses, and silences longer than
 the runtime's idle timeout (the session goes idle, is boundary-written, then revives). Between exchanges
 the host sometimes retries the last answer (a sibling of the last assistant turn), edits an old question
-(a fork at an old user turn), spawns a sub-agent branch, moves the head to another branch and maybe
+(a fork at an old user turn), spawns a sub-agent side branch, moves the head to another branch and maybe
 back, or rewinds the last turns. Some sessions end explicitly, a few are resumed after their end, the
 rest never end. Every time is a continuous random draw, so no two events of a run share an instant
 (trio breaks deadline ties by object identity, which differs between processes).
 
-The planner mirrors the store's head rule (an append moves the head only when it continues it) so that
-every step it emits is valid; text is only specified here (a length and a seed) and rendered by
+The planner mirrors the store's head rule (every append moves the head to the new node, a fork's too,
+except a `spawned` one: a sub-agent's side branch leaves it where it was) so that every step it emits is
+valid; text is only specified here (a length and a seed) and rendered by
 `content`.
 """
 
@@ -52,6 +53,7 @@ class Step:
     tokens: int = 0  # append: how long its text should be (content renders it)
     text: int = 0  # append: the seed of its text
     display: str | None = None  # append: metadata.display ("runtime" turns are not records)
+    spawned: bool = False  # append: a side branch's turn (the head stays where it was)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,21 +133,26 @@ class _Planner:
     # -- the store's head rule -----------------------------------------------------------------------
 
     def append(
-        self, role: str, parent: str | None = AT_HEAD, *, tokens: int, display: str | None = None
+        self,
+        role: str,
+        parent: str | None = AT_HEAD,
+        *,
+        tokens: int,
+        display: str | None = None,
+        spawned: bool = False,
     ) -> str:
         self.count += 1
         node = f"m{self.count}"
         actual = self.head if parent == AT_HEAD else parent
-        moves = actual == self.head or not self.parent
         self.parent[node] = actual
         self.role[node] = role
         if actual is not None:
             self.tips.pop(actual, None)
         self.tips[node] = None
-        if moves:
+        if not spawned:
             self.head = node
         self.steps.append(
-            Step(self.now, "append", node, role, parent, tokens, self.rng.getrandbits(32), display)
+            Step(self.now, "append", node, role, parent, tokens, self.rng.getrandbits(32), display, spawned)
         )
         return node
 
@@ -203,8 +210,7 @@ class _Planner:
             return
         self.wait(1.0, 30.0)
         old = head
-        new = self.append("assistant", self.parent[head], tokens=self.tokens("assistant"))
-        self.set_head(new)
+        new = self.append("assistant", self.parent[head], tokens=self.tokens("assistant"))  # now the head
         if self.rng.random() < 0.3:  # the user flips back to the first answer, maybe again
             self.wait(2.0, 90.0)
             self.set_head(old)
@@ -219,24 +225,22 @@ class _Planner:
             return
         old = self.rng.choice(users)
         self.wait(5.0, 120.0)
-        new = self.append("user", self.parent[old], tokens=self.tokens("user"))
-        self.set_head(new)
+        self.append("user", self.parent[old], tokens=self.tokens("user"))  # the head moves to it
         self.wait(0.5, 25.0)
         self.append("assistant", tokens=self.tokens("assistant"))
 
     def spawn(self) -> None:
-        """A sub-agent works on its own branch, forked at the question that asked for it."""
+        """A sub-agent works on its own side branch, forked at the question that asked for it; its turns
+        are appended `spawned`, so the head stays where it was."""
         head = self.head
         if head is None:
             return
         fork = self.parent[head] if self.role[head] == "assistant" else head
-        before = self.head
         tip: str | None = fork
         for i in range(self.rng.randint(2, 12)):
             self.wait(0.1, 6.0)
             role = ("user", "tool", "assistant")[i % 3]
-            tip = self.append(role, tip, tokens=self.tokens(role))
-        self.set_head(before)  # the spawn continued the head only if it forked at the head itself
+            tip = self.append(role, tip, tokens=self.tokens(role), spawned=True)
 
     def wander(self) -> None:
         """Look at another branch: stay there, or come back within a minute (the abandonment is forgiven)."""

@@ -421,9 +421,29 @@ def test_claude_sidechains_inline_and_subagent_files_are_branches_of_the_session
     assert nodes[side].predecessor is None
     assert nodes[ag1].predecessor is None
     assert nodes[side_answer].metadata["source"]["sidechain"] is True
+    # Sidechain lines are appended as side branches (`spawned`), the main transcript's lines are not.
+    assert all(nodes[n].metadata.get("spawned") is True for n in (side, side_answer, ag1, ag2))
+    assert not any("spawned" in nodes[n].metadata for n in (u1, a1, r1, a2))
     assert FileSessionStore(tmp_path / "home").head(SESSION) == a2  # sidechains never move the head
     assert uid(901) not in nodes  # the compaction agent's replay is left out
     write_and_verify(tmp_path / "home")
+
+
+def test_claude_head_is_the_main_transcript_s_leaf_after_an_edit_and_a_late_sidechain(tmp_path: Path) -> None:
+    c = Claude()
+    u1 = c.user(None, "Plan me a city break in October.")
+    a1 = c.text(u1, "msg_1", "Which city would you like?")
+    lisbon = c.user(a1, "Lisbon, please.")
+    c.text(lisbon, "msg_2", "Lisbon in October is mild and sunny.")
+    kyoto = c.user(a1, "Kyoto, please.")  # the user edited the prompt: the transcript goes on from here
+    leaf = c.text(kyoto, "msg_3", "Kyoto in October has the first autumn leaves.")
+    side = c.user(None, "Sub-agent: find temple opening hours.", isSidechain=True)
+    c.text(side, "msg_s", "Most temples open at 8.", isSidechain=True)  # last in file order, a sidechain
+    main = write_jsonl(tmp_path / f"{SESSION}.jsonl", c.lines)
+    report = run_import(tmp_path / "home", "claude-code", main)
+    assert report.sessions[SESSION].head == leaf
+    assert FileSessionStore(tmp_path / "home").head(SESSION) == leaf
+    assert nodes_of(tmp_path / "home", SESSION)[side].metadata["spawned"] is True
 
 
 def test_claude_bad_lines_are_reported_with_file_and_line_and_the_rest_imported(tmp_path: Path) -> None:
@@ -766,6 +786,27 @@ async def test_follow_feeds_a_runtime_moves_the_head_and_writes_the_abandoned_br
     report = check_home(FileSessionStore(home), home / "memory", wsid, drained=True)
     assert report.ok, report.violations
     assert report.records == 6
+
+
+@pytest.mark.anyio
+async def test_follow_appends_sidechain_lines_as_side_branches_that_leave_the_head(tmp_path: Path) -> None:
+    c = Claude()
+    u1 = c.user(None, "Review the repository.")
+    side = c.user(u1, "Sub-agent: list the modules.", isSidechain=True)
+    side_answer = c.text(side, "msg_s", "There are three modules.", isSidechain=True)
+    a1 = c.text(u1, "msg_1", "The repository has three modules.")
+    late = c.user(side_answer, "Sub-agent: and their tests?", isSidechain=True)  # last in the file
+    path = write_jsonl(tmp_path / "s.jsonl", c.lines)
+    home = tmp_path / "home"
+    clock = SourceClock()
+    store = FileSessionStore(home, clock=clock)
+    async with dagmem.Runtime.open(home, store=store) as runtime:
+        follower = Follower(Importer("claude-code", [path]), runtime, store, clock)
+        assert await follower.poll() == 5
+        assert store.head(SESSION) == a1  # the main transcript's leaf, never moved by a sidechain line
+        nodes = store.load(SESSION).nodes
+        assert [n for n in nodes if nodes[n].metadata.get("spawned") is True] == [side, side_answer, late]
+        await follower.finish()
 
 
 @pytest.mark.anyio

@@ -150,6 +150,30 @@ async def append_forked(client: Client) -> dict[str, str]:
     return ids
 
 
+async def test_append_turn_at_an_earlier_node_moves_the_head_and_spawned_leaves_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    async with server(home, tmp_path) as (client, _pidfile):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "spawned" in tools["append_turn"].input_schema["properties"]
+
+        async def say(role: str, content: str, **extra: Any) -> str:
+            result = await call(client, "append_turn", session_id="trip", role=role, content=content, **extra)
+            assert isinstance(result, str)
+            return result
+
+        await say("user", "Plan me a city break in October.")
+        b = await say("assistant", "Which city would you like?")
+        await say("user", "Lisbon, please.")
+        await say("assistant", "Lisbon in October is mild and sunny.")
+        kyoto = await say("user", "Kyoto, please.", predecessor=b)
+        reply = await say("assistant", "Kyoto in October has the first autumn leaves.")
+        side = await say("user", "Sub-agent: find temple opening hours.", predecessor=kyoto, spawned=True)
+        snapshot = FileSessionStore(home, read_only=True).load("trip")
+        assert snapshot.nodes[reply].predecessor == kyoto  # the reply follows the edited prompt
+        assert snapshot.meta.head == reply  # the sub-agent's turn left the head where it was
+        assert snapshot.nodes[side].metadata["spawned"] is True
+
+
 async def test_tools_a_forked_conversation_recall_and_topics(tmp_path: Path) -> None:
     home = tmp_path / "home"
     async with server(home, tmp_path) as (client, pidfile):
@@ -231,6 +255,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
         {"session_id": "new", "role": "user", "content": "x", "predecessor": "nope"},
         "predecessor",
     ),
+    ("append_turn", {"session_id": "trip", "role": "user", "content": "x", "spawned": "yes"}, "spawned"),
     ("set_head", {"session_id": "nowhere", "node_id": "n1"}, "session_id"),
     ("set_head", {"session_id": "trip", "node_id": "nope"}, "node_id"),
     ("set_head", {"session_id": "trip", "node_id": "bad id!"}, "node_id"),

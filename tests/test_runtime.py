@@ -73,14 +73,16 @@ async def test_head_semantics_through_the_runtime(tmp_path: Path) -> None:
         a = await rt.append("s", "user", "hello")
         b = await rt.append("s", "assistant", "hi", predecessor=HEAD)
         fork = await rt.append("s", "assistant", "hey", predecessor=a)
+        retried = await rt.append("s", "user", "and then?")  # the fork moved the head: it goes on there
         root = await rt.append("s", "user", "new thread", predecessor=None)
-        await rt.set_head("s", fork)
+        await rt.set_head("s", retried)
         after = await rt.append("s", "user", "continue")
     store = FileSessionStore(tmp_path)
     snapshot = store.load("s")
     assert snapshot.nodes[b].predecessor == a
+    assert snapshot.nodes[retried].predecessor == fork
     assert snapshot.nodes[root].predecessor is None
-    assert snapshot.nodes[after].predecessor == fork
+    assert snapshot.nodes[after].predecessor == retried
     assert snapshot.meta.head == after
 
 
@@ -119,7 +121,8 @@ async def test_end_session_writes_every_branch_head_first(tmp_path: Path) -> Non
 
     async with Runtime.open(tmp_path, distiller=Recording()) as rt:
         trunk = [await rt.append("s", "user" if i % 2 == 0 else "assistant", text(i)) for i in range(6)]
-        side = await rt.append("s", "user", "a side question", predecessor=trunk[1])
+        # A sub-agent's side branch: the head stays at the end of the trunk.
+        side = await rt.append("s", "user", "a side question", predecessor=trunk[1], spawned=True)
         await rt.end_session("s")
         assert rt.status().pending_turns == 0
         assert rt.live_sessions() == []  # an ended session that owes nothing retires

@@ -63,25 +63,27 @@ def test_seed_shape_has_three_tips_with_their_branches(store: SessionStore) -> N
         assert [node.id for node in store.branch("s1", ids[-1])] == ids
     assert len(branches["a"]) == 3 + 5
     assert len(branches["b"]) == 3 + 11
-    # Forks do not move the head: it stays at the end of the trunk.
-    assert store.head("s1") == "m9"
+    # Every append moves the head, a fork's too: it is at the end of the branch appended last.
+    assert store.head("s1") == branches["b"][-1]
 
 
-def test_head_moves_only_when_appending_after_it(store: SessionStore) -> None:
+def test_every_append_moves_the_head_but_a_spawned_one(store: SessionStore) -> None:
     first = store.append("s", "user", "hello")
     assert store.head("s") == first.id  # an empty session's first node becomes the head
     second = store.append("s", "assistant", "hi", predecessor=HEAD)
     assert second.predecessor == first.id
     assert store.head("s") == second.id
     fork = store.append("s", "assistant", "hi again", predecessor=first.id)
-    assert store.head("s") == second.id
-    root = store.append("s", "user", "another thread", predecessor=None)
-    assert root.predecessor is None
-    assert store.head("s") == second.id
-    store.set_head("s", fork.id)
+    assert store.head("s") == fork.id  # a retry goes on from its new branch
     after = store.append("s", "user", "continue the retry")
     assert after.predecessor == fork.id
-    assert store.head("s") == after.id
+    side = store.append("s", "user", "a sub-agent's task", predecessor=first.id, spawned=True)
+    assert store.head("s") == after.id  # a side branch leaves the head where it was
+    assert side.metadata == {"spawned": True}
+    assert store.load("s").meta.head == after.id  # on disk as well: one meta.json write per append
+    root = store.append("s", "user", "another thread", predecessor=None)
+    assert root.predecessor is None
+    assert store.head("s") == root.id
 
 
 def test_append_bumps_updated_at_and_set_head_does_not(store: SessionStore) -> None:

@@ -23,7 +23,8 @@ a fork is a real one: two user prompts (an edited prompt), or two replies with d
 retry), under one parent.
 
 `isSidechain` lines (inline, or in `<session>/subagents/agent-*.jsonl`, whose first line has no parent) are
-branches of the same session and never move its head. Every other `type` is skipped."""
+side branches of the same session, appended `spawned` (`metadata.spawned`): they never move its head, which
+is the main transcript's own leaf (its last line that is no sidechain's). Every other `type` is skipped."""
 
 from __future__ import annotations
 

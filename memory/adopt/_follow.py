@@ -31,6 +31,7 @@ class RuntimeLike(Protocol):
         predecessor: str | HeadType | None = HEAD,
         node_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        spawned: bool = False,
     ) -> str: ...
 
     async def set_head(self, session_id: str, node_id: str | None) -> None: ...
@@ -75,6 +76,7 @@ class Follower:
                         predecessor=sink.predecessor(node),
                         node_id=node.node_id,
                         metadata=node.metadata,
+                        spawned=node.spawned,
                     )
                 except InvalidInput as exc:
                     sink.refused(node, exc)

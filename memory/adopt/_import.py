@@ -308,6 +308,7 @@ class StoreSink:
                 predecessor=self.predecessor(planned),
                 node_id=planned.node_id,
                 metadata=planned.metadata,
+                spawned=planned.spawned,
             )
         except InvalidInput as exc:
             self.refused(planned, exc)

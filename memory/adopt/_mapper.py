@@ -27,7 +27,8 @@ def text_digest(content: str) -> bytes:
 
 @dataclass(frozen=True)
 class Planned:
-    """One node to append: `predecessor` None starts a root."""
+    """One node to append: `predecessor` None starts a root. `spawned`: a side branch's turn (a
+    sub-agent's), appended so that it leaves the head where it was."""
 
     session: str
     node_id: str
@@ -36,6 +37,7 @@ class Planned:
     content: str
     time: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    spawned: bool = False
 
 
 _MISSING = object()
@@ -103,4 +105,5 @@ class SessionMapper:
             clean(entry.turn.content),
             default_time if time is None else time,
             {"source": source},
+            spawned=not entry.moves_head,
         )

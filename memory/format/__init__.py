@@ -40,6 +40,7 @@ from ._session import Problem as Problem
 from ._session import SessionMeta as SessionMeta
 from ._session import SessionSnapshot as SessionSnapshot
 from ._session import Tip as Tip
+from ._session import check_spawned_from as check_spawned_from
 from ._session import graph_problems as graph_problems
 from ._session import parse_node as parse_node
 from ._session import walk_branch as walk_branch
@@ -94,6 +95,7 @@ __all__ = [
     "check_content",
     "check_id",
     "check_metadata",
+    "check_spawned_from",
     "citation_id",
     "clear_caches",
     "content_problem",

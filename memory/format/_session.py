@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import BrokenChain, SessionInvalid, UnknownNode
+from ..errors import BrokenChain, InvalidInput, SessionInvalid, UnknownNode
+from ._ids import check_id
 from ._node import Node
 from ._problems import EpochSeconds, validation_problem
 
@@ -23,6 +24,7 @@ __all__ = [
     "SessionMeta",
     "SessionSnapshot",
     "Tip",
+    "check_spawned_from",
     "graph_problems",
     "walk_branch",
 ]
@@ -36,6 +38,19 @@ class BranchInfo(BaseModel):
     name: str | None = None
 
 
+def check_spawned_from(value: object) -> str:
+    """Where a session was spawned from: `"<session id>/<node id>"`, both valid ids; else `InvalidInput`."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"spawned_from must be a string '<session>/<node>', not {type(value).__name__}")
+    session, slash, node = value.partition("/")
+    if not slash:
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        raise InvalidInput(f"spawned_from {shown!r} must be '<session>/<node>'")
+    check_id(session, "spawned_from session id")
+    check_id(node, "spawned_from node id")
+    return value
+
+
 class SessionMeta(BaseModel):
     model_config = ConfigDict(extra="allow", ser_json_inf_nan="constants")
 
@@ -45,11 +60,19 @@ class SessionMeta(BaseModel):
     updated_at: EpochSeconds
     branches: dict[str, BranchInfo] = Field(default_factory=dict)
     merged: list[str] = Field(default_factory=list)
+    # "<sid>/<node>" this session was spawned from (a sub-agent's session); absent from meta.json when None.
+    spawned_from: str | None = None
+
+    @field_validator("spawned_from")
+    @classmethod
+    def _spawned_from(cls, value: str | None) -> str | None:
+        return None if value is None else check_spawned_from(value)
 
     def to_json(self) -> bytes:
         # pydantic's serialiser writes what json.dumps(indent=1, ensure_ascii=False) wrote (a float's
         # exponent aside: 1e-7 for 1e-07), ~7x faster; NaN stays NaN in a host's metadata.
-        return self.model_dump_json(indent=1).encode() + b"\n"
+        exclude = {"spawned_from"} if self.spawned_from is None else None
+        return self.model_dump_json(indent=1, exclude=exclude).encode() + b"\n"
 
     @classmethod
     def from_json(cls, data: bytes) -> SessionMeta:
@@ -134,6 +157,11 @@ class SessionSnapshot:
     @property
     def valid(self) -> bool:
         return not self.problems
+
+    @property
+    def spawned_from(self) -> str | None:
+        """`"<sid>/<node>"` the session was spawned from (given at its first append), or None."""
+        return self.meta.spawned_from
 
     def require_valid(self) -> None:
         if self.problems:

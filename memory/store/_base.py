@@ -38,6 +38,7 @@ from ..format import (
     check_content,
     check_id,
     check_metadata,
+    check_spawned_from,
     graph_problems,
     is_valid_id,
     parse_node,
@@ -107,9 +108,11 @@ def _check_role(role: object) -> Role:
 _ROLE_NAMES = tuple(role.value for role in Role)
 
 #: Metadata keys dagmem owns, refused in a caller's append: a forged marker would stop every walk there and
-#: leave the turns before it unwritten for good, and `rewound` is what `rewind` sets. `display` stays the
-#: host's to set, as a string: "runtime" marks a runtime-scheduled turn (not a record, DESIGN §3).
-RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound"})
+#: leave the turns before it unwritten for good, `rewound` is what `rewind` sets and `spawned` what
+#: `append(..., spawned=True)` sets. `display` stays the host's to set, as a string: "runtime" marks a
+#: runtime-scheduled turn (not a record, DESIGN §3).
+SPAWNED_KEY: Final = "spawned"
+RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY})
 
 
 #: Metadata keys dagmem itself adds to a node after its append (the marker, a rewind): a retried append is
@@ -125,12 +128,18 @@ def check_append_args(
     predecessor: object = HEAD,
     node_id: object = None,
     metadata: object = None,
+    spawned: object = False,
+    spawned_from: object = None,
 ) -> tuple[Role, str, dict[str, Any]]:
     """The argument checks of `append`, in one place: the store runs them, and `Runtime.append` runs them
     before anything reaches a session actor. Returns (role, content, a JSON-clean copy of the metadata);
     anything a turn may not hold (`format.content_problem`, `format.check_metadata`, a key dagmem owns)
     raises `InvalidInput`."""
     check_id(session_id, "session id")
+    if not isinstance(spawned, bool):
+        raise InvalidInput(f"spawned must be True or False, not {spawned!r}")
+    if spawned_from is not None:
+        check_spawned_from(spawned_from)
     checked_role = _check_role(role)
     text = check_content(content)
     if node_id is not None:
@@ -326,12 +335,26 @@ class SessionStore:
         predecessor: str | HeadType | None = HEAD,
         node_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        spawned: bool = False,
+        spawned_from: str | None = None,
     ) -> Node:
         """Add a node. `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks
-        there. The head moves when the predecessor is the head (or the session is empty)."""
+        there. The head moves to the new node (in the same write of `meta.json`), unless `spawned`: a side
+        branch (a sub-agent's turns), recorded as `metadata["spawned"]`, that leaves the head where it was.
+        `spawned_from="<sid>/<node>"` names where the session was spawned from: given at its first append
+        (kept in `meta.json`), and later only with the same value."""
         role, content, clean_metadata = check_append_args(
-            session_id, role, content, predecessor=predecessor, node_id=node_id, metadata=metadata
+            session_id,
+            role,
+            content,
+            predecessor=predecessor,
+            node_id=node_id,
+            metadata=metadata,
+            spawned=spawned,
+            spawned_from=spawned_from,
         )
+        if spawned:
+            clean_metadata[SPAWNED_KEY] = True
         live = self._get_live(session_id, create=True)
         if isinstance(predecessor, str) and not self._backend.exists(session_id):
             raise UnknownNode(session_id, predecessor)  # no session to fork in, and none is created
@@ -340,6 +363,15 @@ class SessionStore:
                 head = live.meta.head
                 parent = head if predecessor is HEAD else predecessor
                 assert not isinstance(parent, HeadType)
+                if spawned_from is not None and spawned_from != live.meta.spawned_from and live.index:
+                    raise InvalidInput(
+                        f"spawned_from is given at a session's first append: session {session_id!r} "
+                        + (
+                            f"was spawned from {live.meta.spawned_from!r}"
+                            if live.meta.spawned_from is not None
+                            else "was not spawned from another"
+                        )
+                    )
                 if node_id is not None and node_id in live.index:
                     # A retried append (Ray retries a task at least once): the same turn is a no-op.
                     return self._same_turn(
@@ -369,11 +401,11 @@ class SessionStore:
                     continue
                 break
             # A shallow copy: `branches` is shared with the old meta, which no one mutates (an annotation
-            # copies deeply before it edits).
-            moved = parent == head or not live.index
-            meta = live.meta.model_copy(
-                update={"head": node.id if moved else live.meta.head, "updated_at": now}
-            )
+            # copies deeply before it edits). The head move is part of this one write of meta.json.
+            update: dict[str, Any] = {"head": live.meta.head if spawned else node.id, "updated_at": now}
+            if spawned_from is not None:
+                update["spawned_from"] = spawned_from
+            meta = live.meta.model_copy(update=update)
             try:
                 self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
             except faults.InjectedCrash:
@@ -402,6 +434,7 @@ class SessionStore:
         """The node `node_id` exists: it is this append's, done before, when role, content, metadata and
         the predecessor (unless `HEAD`, which has moved on since) match; otherwise `InvalidInput`."""
         (existing,) = self.read_nodes(session_id, [node_id])
+        spawned = metadata.pop(SPAWNED_KEY, False)
         theirs = {k: v for k, v in existing.metadata.items() if k not in _WRITTEN_BY_DAGMEM}
         differs = [
             what
@@ -410,6 +443,7 @@ class SessionStore:
                 ("content", existing.content == content),
                 ("predecessor", predecessor is HEAD or existing.predecessor == predecessor),
                 ("metadata", theirs == metadata),
+                ("spawned", (existing.metadata.get(SPAWNED_KEY) is True) == spawned),
             )
             if not same
         ]
