@@ -141,7 +141,16 @@ async def test_a_full_disk_is_waited_out_by_the_runtime_and_nothing_is_lost(tmp_
     with small_disk(tmp_path) as disk:
         home = disk / "home"
         config = RuntimeConfig(retry_base=0.02, max_attempts=2)
-        async with Runtime.open(home, config=config) as rt:
+        full: list[str] = []  # a batch failed on the full disk: one trace event per attempt
+        past_max_attempts = anyio.Event()
+
+        def trace(kind: str, fields: dict[str, object]) -> None:
+            if kind == "failed" and fields["code"] == ReasonCode.DISK_FULL:
+                full.append(kind)
+                if len(full) > config.max_attempts:
+                    past_max_attempts.set()
+
+        async with Runtime.open(home, config=config, trace=trace) as rt:
             for i in range(8):
                 await rt.append("s", "user" if i % 2 == 0 else "assistant", turn(i))
             ballast = fill(disk)
@@ -159,11 +168,11 @@ async def test_a_full_disk_is_waited_out_by_the_runtime_and_nothing_is_lost(tmp_
 
                 tg.start_soon(flush)
                 with anyio.fail_after(30):
-                    while (failure := rt.status().last_failure) is None:  # noqa: ASYNC110 (a status poll)
-                        await anyio.sleep(0.02)
+                    await past_max_attempts.wait()  # more attempts than max_attempts: it must not give up
+                failure = rt.status().last_failure
+                assert failure is not None
                 assert failure.reason_code is ReasonCode.DISK_FULL
                 assert failure.retryable
-                await anyio.sleep(0.5)  # more than max_attempts retries: it must not give up
                 assert not flushed.is_set()
                 ballast.unlink()
                 with anyio.fail_after(60):
