@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from dagmem.memory.outcomes import ReasonCode
 from dagmem.memory.policy import is_marked
 from dagmem.memory.write import write_home
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 pytestmark = pytest.mark.anyio
 
@@ -191,16 +191,15 @@ def test_dagmem_write_on_a_full_disk_exits_75_without_a_traceback(tmp_path: Path
         for i in range(6):
             store.append("s", "user" if i % 2 == 0 else "assistant", turn(i))
         ballast = fill(disk)
-        command = [sys.executable, "-m", "dagmem", "write", "--force", "--json", "--home", str(home)]
-        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-        full = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
+        command = ["write", "--force", "--json", "--home", str(home)]
+        full = dagmem_run(*command)
         assert full.returncode == 75, full.stdout + full.stderr
         assert "Traceback" not in full.stderr
         out = json.loads(full.stdout)  # the whole pass could not start, or its session failed
         codes = [out["code"]] if "error" in out else [s["reason_code"] for s in out["sessions"]]
         assert codes == ["DISK_FULL"]
         ballast.unlink()
-        done = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
+        done = dagmem_run(*command)
         assert done.returncode == 0, done.stdout + done.stderr
         assert marked_records(home) == (6, 6)
         shutil.rmtree(home / "memory" / ".dagmem" / "stage", ignore_errors=True)
