@@ -105,7 +105,8 @@ def test_import_fsyncs_every_file_and_directory_it_wrote_once_at_the_end_not_per
     assert len(synced) == len(set(synced))  # each name once
     # The files before the directories: a name made durable only once its bytes are.
     first_dir = min(i for i, p in enumerate(synced) if p.is_dir())
-    assert all(not p.is_dir() for p in synced[:first_dir]) and all(p.is_dir() for p in synced[first_dir:])
+    assert all(not p.is_dir() for p in synced[:first_dir])
+    assert all(p.is_dir() for p in synced[first_dir:])
 
 
 def test_a_bulk_block_flushes_every_n_files_and_at_its_end(tmp_path: Path) -> None:
@@ -114,11 +115,11 @@ def test_a_bulk_block_flushes_every_n_files_and_at_its_end(tmp_path: Path) -> No
     with counting_fsyncs() as fsyncs, store.bulk(flush_every=10):
         for i in range(25):
             store.append("s", "user", f"turn {i}")
-            on_disk = {p for p in (tmp_path / "home").rglob("*.json")}
+            on_disk = set((tmp_path / "home").rglob("*.json"))
             unsynced_seen.append(len(on_disk - set(fsyncs.paths)))
         inside = len(fsyncs.paths)
     assert max(unsynced_seen) <= 10  # never more than N files written and not durable
-    assert 0 < inside  # flushed inside the block, not only at its end
+    assert inside > 0  # flushed inside the block, not only at its end
     written = set((tmp_path / "home").rglob("*.json"))
     assert written <= set(fsyncs.paths)  # and all of them at its end
     # Outside a bulk block an append is durable at once (temp file fsynced before its rename).
