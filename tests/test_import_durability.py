@@ -128,7 +128,7 @@ def test_a_bulk_block_flushes_every_n_files_and_at_its_end(tmp_path: Path) -> No
     assert len(fsyncs.paths) >= 2
 
 
-def test_the_runtime_path_keeps_one_fsync_per_turn(tmp_path: Path) -> None:
+def test_an_append_outside_a_bulk_block_is_durable_before_it_returns(tmp_path: Path) -> None:
     store = FileSessionStore(tmp_path / "home")
     store.append("s", "user", "first")
     with counting_fsyncs() as fsyncs:
