@@ -269,7 +269,9 @@ class FileSessionStore(SessionStore):
         """Inside the block, writes are not fsynced one by one: every `flush_every` files written, and
         when the block ends (however it ends, but a simulated death), every file written since the last
         flush is fsynced, then their directories. For a bulk load that can be run again (an import): a
-        crash loses only the unflushed writes, never a durable one. Nested blocks flush with the outer."""
+        crash loses only the unflushed writes, never a durable one. It holds for every write through
+        this store, from any thread: a store a runtime appends through must not be inside one. Nested
+        blocks flush with the outer."""
         if not self._files.begin_bulk(flush_every):
             yield
             return
