@@ -1,25 +1,57 @@
 """`dagmem bench`: one report of every figure, each beside its baseline, its goal and whether it is met.
 
-The whole `--quick` run is exercised once (it is what the suite can afford); its numbers are not judged
-here, only that it runs and that every result has the documented shape."""
+The whole `--quick` run goes through the command once, every benchmark in it shrunk to the tiny size its
+own smoke test (`test_bench_<name>.py`) checks its figures at: the `--quick` sizes themselves take minutes
+and would run the same code again. The report's numbers are not judged here, only that every benchmark
+runs and that every result has the documented shape."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from dagmem.bench import _cluster, _runtime, _store, _write
 from dagmem.bench import _report as report
 from dagmem.cli import main
 
 KEYS = {"name", "value", "unit", "baseline", "ratio", "goal", "met"}
 
 
-@pytest.mark.timeout(900)  # the quick run is under 2 minutes alone; the suite may share the machine
+def tiny(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every benchmark of `--quick` at the size of its smoke test (a few seconds each); recall keeps its
+    `--quick` sizes (1k and 10k blocks, about ten seconds): it has no smaller one that runs."""
+
+    def sized(real: Callable[..., Any], **sizes: Any) -> Callable[..., Any]:
+        return lambda *args, **kwargs: real(*args, **{**kwargs, **sizes})
+
+    monkeypatch.setattr(
+        _runtime,
+        "run",
+        sized(_runtime.run, small_live=3, large_live=12, short_turns=3, long_turns=20, samples=5, warmup=1,
+              profile_appends=2, start_samples=2, throughput_sessions=2, throughput_turns=6),
+    )  # fmt: skip
+    real_store, real_write = _store.run, _write.run
+    monkeypatch.setattr(_store, "run", lambda _turns, **kw: real_store(60, window=5, early=20, **kw))
+    monkeypatch.setattr(_write, "run", lambda *_sizes, **kw: real_write(10, 50, 3, 2, 1, **kw))
+    monkeypatch.setattr(_cluster, "QUICK_TURNS", 24)
+    monkeypatch.setattr(_cluster, "QUICK_LATENCY_TURNS", 10)
+    real_sim = report._sim_run
+    monkeypatch.setattr(
+        report,
+        "_sim_run",
+        lambda sessions, homes, git, scratch: real_sim(max(homes, sessions // 10), homes, git, scratch),
+    )
+
+
+@pytest.mark.timeout(900)  # a few seconds per benchmark alone; the suite may share the machine
 def test_quick_bench_of_everything_reports_results_in_the_documented_shape(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    tiny(monkeypatch)
     assert main(["bench", "--quick", "--json", "--out", str(tmp_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["benchmarks"] == list(report.BENCHMARKS)  # no NAME: every benchmark

@@ -13,16 +13,11 @@ import pytest
 from dagmem import FileSessionStore
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import MARKER_KEY
+from dagmem.tests._cli import dagmem_run
 
 
 def dagmem(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return dagmem_run(*args, "--home", str(home))
 
 
 def as_json(result: subprocess.CompletedProcess[str]) -> Any:
@@ -111,9 +106,7 @@ def test_verify_finds_a_marker_without_install_and_repair_drops_it(tmp_path: Pat
 
 @pytest.mark.parametrize("command", ["write", "status", "verify", "demo", "migrate", "import"])
 def test_every_command_has_help(command: str, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dagmem", command, "--help"], capture_output=True, text=True, check=False
-    )
+    result = dagmem_run(command, "--help")
     assert result.returncode == 0
     assert "--home" in result.stdout
 

@@ -15,12 +15,11 @@ import pytest
 
 import dagmem
 from dagmem import FileSessionStore
+from dagmem.tests._cli import dagmem_run
 
 
 def dagmem_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args], check=False, capture_output=True, text=True, timeout=120
-    )
+    return dagmem_run(*args)
 
 
 def one_line_error(done: subprocess.CompletedProcess[str], code: int = 2) -> str:
@@ -76,11 +75,8 @@ def test_version() -> None:
 def test_an_argument_mistake_is_one_line_or_one_json_object_and_writes_nothing(
     tmp_path: Path, args: list[str], says: str
 ) -> None:
-    def run(
-        *extra: str,
-    ) -> subprocess.CompletedProcess[str]:  # in tmp_path: the defaults (./.dagmem, ./sim-out) land there
-        command = [sys.executable, "-m", "dagmem", *args, *extra]
-        return subprocess.run(command, cwd=tmp_path, check=False, capture_output=True, text=True, timeout=120)
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return dagmem_run(*args, *extra, cwd=tmp_path)  # in tmp_path: the defaults (./.dagmem, ./sim-out)
 
     line = one_line_error(run())
     assert line.startswith(f"error: {says}")
@@ -144,7 +140,14 @@ def test_a_read_only_workspace_state_is_one_line_and_changes_nothing(home: Path)
     state = home / "memory" / ".dagmem"
     with read_only(state):
         before = tree_digest(home)
-        done = dagmem_cli("write", "--force", "--home", str(home))
+        # A process of its own: one that ended holds no file open on the mount, which must come off.
+        done = subprocess.run(
+            [sys.executable, "-m", "dagmem", "write", "--force", "--home", str(home)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode in (1, 2), done.stdout + done.stderr
         assert "Traceback" not in done.stderr
         assert "read-only" in done.stdout + done.stderr.lower() or "Read-only" in done.stdout + done.stderr

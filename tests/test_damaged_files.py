@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from dagmem.memory.outcomes import classify
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import SessionResult, write_home
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60  # tokens: two exchanges per batch
@@ -347,13 +346,7 @@ def test_a_damaged_txlog_line_refuses_write_with_one_line_and_changes_nothing(
 
 def test_a_damaged_txlog_line_shows_no_traceback(home: Path) -> None:
     _with_line(home, b"{garbage\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "dagmem", "write", "--force", "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = dagmem_run("write", "--force", "--home", str(home))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: txlog ")

@@ -27,6 +27,7 @@ from dagmem.memory.adopt import Follower, Importer, SourceClock, import_into_sto
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import MARKER_KEY, scan_archive
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 # -- builders ----------------------------------------------------------------------------------------------
 
@@ -249,13 +250,7 @@ def run_import(home: Path, fmt: str, *paths: Path, session: str | None = None) -
 
 
 def dagmem_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return dagmem_run(*args, "--home", str(home))
 
 
 def nodes_of(home: Path, sid: str) -> dict[str, Node]:
@@ -764,7 +759,16 @@ async def test_follow_feeds_a_runtime_moves_the_head_and_writes_the_abandoned_br
     store = FileSessionStore(home, clock=clock)
     importer = Importer("claude-code", [path])
     wsid = None
-    async with dagmem.Runtime.open(home, store=store, abandon_after=0.2) as runtime:
+    written: set[str] = set()
+    abandoned_written = anyio.Event()
+
+    def trace(kind: str, fields: dict[str, Any]) -> None:
+        if kind == "written":
+            written.update(fields["nodes"])
+            if {u2, a2} <= written:
+                abandoned_written.set()
+
+    async with dagmem.Runtime.open(home, store=store, abandon_after=0.2, trace=trace) as runtime:
         wsid = runtime.workspace_id
         follower = Follower(importer, runtime, store, clock)
         assert await follower.poll() == 4
@@ -776,12 +780,9 @@ async def test_follow_feeds_a_runtime_moves_the_head_and_writes_the_abandoned_br
         assert await follower.poll() == 2
         assert store.head(SESSION) == a2b
         # After abandon_after the abandoned branch (u2, a2) is force-written, while following goes on.
-        for _ in range(400):  # up to 20 s of real time
-            if all(node.metadata.get(MARKER_KEY) for node in store.read_nodes(SESSION, [u2, a2])):
-                break
-            await anyio.sleep(0.05)
-        else:
-            pytest.fail("the abandoned branch was not written")
+        with anyio.fail_after(60):
+            await abandoned_written.wait()
+        assert all(node.metadata.get(MARKER_KEY) for node in store.read_nodes(SESSION, [u2, a2]))
         await follower.finish()  # the boundary write: nothing owed
     report = check_home(FileSessionStore(home), home / "memory", wsid, drained=True)
     assert report.ok, report.violations
@@ -821,15 +822,16 @@ async def test_a_stop_during_a_poll_lands_between_nodes_and_the_report_counts_ev
     clock = SourceClock()
     store = FileSessionStore(home, clock=clock)
     async with dagmem.Runtime.open(home, store=store) as runtime:
-        entered = anyio.Event()
+        entered, replied = anyio.Event(), anyio.Event()
 
         class SlowReply:
             """The real runtime, whose reply comes late: the stop arrives after the turn is taken."""
 
             async def append(self, *args: Any, **kwargs: Any) -> str:
                 node_id = await runtime.append(*args, **kwargs)
-                entered.set()
-                await anyio.sleep(0.2)
+                if not entered.is_set():  # the first reply comes only once the stop has been sent
+                    entered.set()
+                    await replied.wait()
                 return node_id
 
             set_head = runtime.set_head
@@ -841,6 +843,7 @@ async def test_a_stop_during_a_poll_lands_between_nodes_and_the_report_counts_ev
                 tg.start_soon(follower.poll)
                 await entered.wait()
                 scope.cancel()  # Ctrl-C, while the first node's reply is on its way
+                replied.set()
         taken = len(store.load(SESSION).nodes)
         assert taken == 1  # the poll stopped after the node in flight, not at the end of the file
         assert follower.report.added == taken

@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -38,6 +37,7 @@ from dagmem.memory.write import (
     write_session,
 )
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 pytestmark = pytest.mark.anyio
 
@@ -617,14 +617,7 @@ def test_a_record_over_the_prompt_budget_gets_an_extractive_block_without_a_call
 
 def dagmem_cli(*args: str, home: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DAGMEM_LLM_")}
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**clean, **env},
-    )
+    return dagmem_run(*args, "--home", str(home), env={**clean, **env})
 
 
 def host_session(home: Path) -> None:

@@ -30,6 +30,7 @@ import dagmem  # noqa: E402
 from dagmem import FileSessionStore  # noqa: E402
 from dagmem.memory.durable import read_workspace_id  # noqa: E402
 from dagmem.memory.policy import is_marked  # noqa: E402
+from dagmem.tests._cli import dagmem_run  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -109,13 +110,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> Any:
 
 
 def verify_strict(home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", "verify", "--strict", "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return dagmem_run("verify", "--strict", "--home", str(home))
 
 
 def tree_state(home: Path) -> dict[str, tuple[int, int]]:

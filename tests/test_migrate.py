@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -23,16 +22,11 @@ from dagmem.memory.durable import ensure_workspace_id, read_workspace_id
 from dagmem.memory.format import HEADER, MARKER_KEY, ArchiveRecord, render_frame, scan_archive
 from dagmem.memory.store import SessionStore
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 
 def dagmem(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return dagmem_run(*args, "--home", str(home))
 
 
 def frame(sid: str, node: Node, content: str | None = None) -> bytes:

@@ -25,6 +25,7 @@ from dagmem.memory.recall import _update as update
 from dagmem.memory.recall._delta import last_record
 from dagmem.memory.write import write_home
 from dagmem.sim._recall_oracle import check_recall
+from dagmem.tests._cli import dagmem_run
 
 pytestmark = pytest.mark.anyio
 
@@ -366,13 +367,7 @@ async def test_core_is_the_rendered_core_block(tmp_path: Path) -> None:
 
 
 def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return dagmem_run(*args, "--home", str(home))
 
 
 def test_recall_and_core_on_the_command_line_create_nothing(tmp_path: Path) -> None:

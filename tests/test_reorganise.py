@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from dagmem.memory.format import Topic, make_block, parse_topic, render_topic
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import BatchInput, Edits, ExtractiveDistiller, TopicReader, reorganise, write_session
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 pytestmark = pytest.mark.anyio
 
@@ -65,13 +65,7 @@ def txlog(home: Path) -> list[dict[str, Any]]:
 
 
 def dagmem(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return dagmem_run(*args, "--home", str(home))
 
 
 def duplicated_home(home: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from dagmem.sim import SimConfig, run
 from dagmem.sim._workload import session_id
+from dagmem.tests._cli import dagmem_run
 
 
 class Recorder:
@@ -112,10 +113,7 @@ def test_the_command_runs_homes_on_disk_and_reports_each(tmp_path: Path) -> None
 
 def test_the_command_refuses_more_homes_than_sessions_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "dagmem", "sim", "--sessions", "2", "--homes", "3", "--json"]
-    done = subprocess.run(
-        [*args, "--out", str(out)], capture_output=True, text=True, timeout=120, check=False
-    )
+    done = dagmem_run("sim", "--sessions", "2", "--homes", "3", "--json", "--out", str(out))
     assert done.returncode == 2
     assert json.loads(done.stdout) == {
         "error": "--homes 3: more homes than --sessions (2)",

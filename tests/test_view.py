@@ -9,7 +9,6 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from dagmem import FileSessionStore
 from dagmem.memory.policy import with_marker
 from dagmem.memory.write import write_home
+from dagmem.tests._cli import dagmem_run
 from dagmem.view import MIN_RUN, layout, read_home, render_page
 
 HOSTILE = "</script><script>window.__pwned = 1; alert(1)</script> & <b>bold</b> <!--"
@@ -84,14 +84,7 @@ def tree_state(home: Path) -> dict[str, tuple[int, int]]:
 
 
 def dagmem(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-    )
+    return dagmem_run(*args, cwd=cwd)
 
 
 # -- what the page holds --------------------------------------------------------------------------------

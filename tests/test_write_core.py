@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from dagmem.memory.outcomes import ReasonCode
 from dagmem.memory.policy import is_marked
 from dagmem.memory.write import write_home
 from dagmem.sim import check_home
+from dagmem.tests._cli import dagmem_run
 
 pytestmark = pytest.mark.anyio
 
@@ -141,7 +141,16 @@ async def test_a_full_disk_is_waited_out_by_the_runtime_and_nothing_is_lost(tmp_
     with small_disk(tmp_path) as disk:
         home = disk / "home"
         config = RuntimeConfig(retry_base=0.02, max_attempts=2)
-        async with Runtime.open(home, config=config) as rt:
+        full: list[str] = []  # a batch failed on the full disk: one trace event per attempt
+        past_max_attempts = anyio.Event()
+
+        def trace(kind: str, fields: dict[str, object]) -> None:
+            if kind == "failed" and fields["code"] == ReasonCode.DISK_FULL:
+                full.append(kind)
+                if len(full) > config.max_attempts:
+                    past_max_attempts.set()
+
+        async with Runtime.open(home, config=config, trace=trace) as rt:
             for i in range(8):
                 await rt.append("s", "user" if i % 2 == 0 else "assistant", turn(i))
             ballast = fill(disk)
@@ -159,11 +168,11 @@ async def test_a_full_disk_is_waited_out_by_the_runtime_and_nothing_is_lost(tmp_
 
                 tg.start_soon(flush)
                 with anyio.fail_after(30):
-                    while (failure := rt.status().last_failure) is None:  # noqa: ASYNC110 (a status poll)
-                        await anyio.sleep(0.02)
+                    await past_max_attempts.wait()  # more attempts than max_attempts: it must not give up
+                failure = rt.status().last_failure
+                assert failure is not None
                 assert failure.reason_code is ReasonCode.DISK_FULL
                 assert failure.retryable
-                await anyio.sleep(0.5)  # more than max_attempts retries: it must not give up
                 assert not flushed.is_set()
                 ballast.unlink()
                 with anyio.fail_after(60):
@@ -182,16 +191,15 @@ def test_dagmem_write_on_a_full_disk_exits_75_without_a_traceback(tmp_path: Path
         for i in range(6):
             store.append("s", "user" if i % 2 == 0 else "assistant", turn(i))
         ballast = fill(disk)
-        command = [sys.executable, "-m", "dagmem", "write", "--force", "--json", "--home", str(home)]
-        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-        full = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
+        command = ["write", "--force", "--json", "--home", str(home)]
+        full = dagmem_run(*command)
         assert full.returncode == 75, full.stdout + full.stderr
         assert "Traceback" not in full.stderr
         out = json.loads(full.stdout)  # the whole pass could not start, or its session failed
         codes = [out["code"]] if "error" in out else [s["reason_code"] for s in out["sessions"]]
         assert codes == ["DISK_FULL"]
         ballast.unlink()
-        done = subprocess.run(command, check=False, capture_output=True, text=True, env=env)
+        done = dagmem_run(*command)
         assert done.returncode == 0, done.stdout + done.stderr
         assert marked_records(home) == (6, 6)
         shutil.rmtree(home / "memory" / ".dagmem" / "stage", ignore_errors=True)

@@ -347,15 +347,18 @@ def import_into_store(
     planned = importer.poll(final=True)
     if on_total is not None:
         on_total(len(planned))
-    for node in planned:
-        sink.append(node)
-        if on_node is not None:
-            on_node()
-    for sid, head in importer.heads().items():
-        target = sink.head_to_set(sid, head)
-        if target is not None:
-            store.set_head(sid, target)
-        report.count(sid).head = sink.head(sid)
+    # No fsync per node: the transcript stays where it is and a rerun adds only what is missing, so a
+    # crash costs a rerun; the store flushes every N files and once at the end.
+    with store.bulk():
+        for node in planned:
+            sink.append(node)
+            if on_node is not None:
+                on_node()
+        for sid, head in importer.heads().items():
+            target = sink.head_to_set(sid, head)
+            if target is not None:
+                store.set_head(sid, target)
+            report.count(sid).head = sink.head(sid)
     for sid, mapper in importer.mappers.items():
         report.count(sid).orphans = mapper.orphans
     report.problems[:0] = importer.problems

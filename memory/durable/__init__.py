@@ -7,6 +7,7 @@ from ._atomic import append_bytes as append_bytes
 from ._atomic import atomic_write_many as atomic_write_many
 from ._atomic import fsync_all as fsync_all
 from ._atomic import fsync_dir as fsync_dir
+from ._atomic import fsync_paths as fsync_paths
 from ._atomic import is_temp_name as is_temp_name
 from ._atomic import pid_alive as pid_alive
 from ._atomic import sweep_temp as sweep_temp
@@ -43,6 +44,7 @@ __all__ = [
     "exclusive_lock",
     "fsync_all",
     "fsync_dir",
+    "fsync_paths",
     "holds_last_line",
     "is_temp_name",
     "load_status",

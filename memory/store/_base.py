@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -325,6 +325,11 @@ class SessionStore:
         return snapshot.branch(tip)
 
     # -- writing ---------------------------------------------------------------------------------------
+
+    def bulk(self, *, flush_every: int = 1000) -> AbstractContextManager[None]:
+        """A block of writes made durable together (`FileSessionStore.bulk`); a store with no fsync per
+        write to spare does nothing."""
+        return nullcontext()
 
     def append(
         self,

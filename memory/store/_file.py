@@ -5,15 +5,18 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import faults
 from ..durable import (
     atomic_write_many,
     check_dir,
     exclusive_lock,
     fsync_dir,
+    fsync_paths,
     is_temp_name,
     read_regular,
     sweep_temp,
@@ -53,12 +56,58 @@ class _HeldLock:
         os.pwrite(self._fd, f"{self.generation:020d}\n".encode(), 0)
 
 
+class _Unflushed:
+    """What a bulk run wrote without an fsync: the files (by name) and the directories whose entries
+    changed, to fsync at the next flush; a flush comes every `every` files."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.files: dict[Path, None] = {}
+        self.dirs: dict[Path, None] = {}
+        self.guard = threading.Lock()
+
+
 class _FileBackend:
     def __init__(self, home: Path, *, git: bool, fsync: bool) -> None:
         self.root = home / "sessions"
         self.git = git
         self.fsync = fsync
         self._gits: dict[str, SessionGit] = {}  # one per session: each keeps its last commit's trees
+        self._unflushed: _Unflushed | None = None  # set during a bulk run
+
+    def begin_bulk(self, every: int) -> bool:
+        """Write without an fsync each until `end_bulk`; False if a bulk run is on already (or nothing is
+        ever fsynced), so the outer one flushes."""
+        if not self.fsync or self._unflushed is not None:
+            return False
+        self._unflushed = _Unflushed(every)
+        return True
+
+    def flush(self) -> None:
+        """fsync every file the bulk run wrote since the last flush, then their directories."""
+        pending = self._unflushed
+        if pending is None:
+            return
+        with pending.guard:
+            fsync_paths(list(pending.files), list(pending.dirs), site="flush")
+            pending.files.clear()
+            pending.dirs.clear()
+
+    def end_bulk(self, *, flush: bool) -> None:
+        try:
+            if flush:
+                self.flush()
+        finally:
+            self._unflushed = None
+
+    def _written(self, files: list[Path], created: list[Path]) -> bool:
+        """Note files written (and directories created) without an fsync; True when a flush is due."""
+        pending = self._unflushed
+        assert pending is not None
+        with pending.guard:
+            pending.files.update(dict.fromkeys(files))
+            pending.dirs.update(dict.fromkeys(path.parent for path in [*files, *created]))
+            return len(pending.files) >= pending.every
 
     def path(self, sid: str, relpath: str = "") -> Path:
         base = self.root / sid
@@ -137,7 +186,10 @@ class _FileBackend:
         return created
 
     def _fsync_parents(self, created: list[Path], site: str) -> None:
-        if self.fsync:
+        if self._unflushed is not None:
+            if created and self._written([], created):
+                self.flush()
+        elif self.fsync:
             # New directories must survive a power loss too: fsync each one's parent.
             for directory in dict.fromkeys(path.parent for path in created):
                 fsync_dir(directory, site=site)
@@ -160,13 +212,17 @@ class _FileBackend:
                 parts = parent.split("/") if parent else []
                 directories.update((base.joinpath(*parts[: k + 1]), None) for k in range(len(parts)))
             created = self._make_dirs(list(directories))
+            paths = [base / relpath for relpath, _ in items]
             atomic_write_many(
-                [(base / relpath, data) for relpath, data in items],
-                fsync=self.fsync,
+                [(path, data) for path, (_, data) in zip(paths, items, strict=True)],
+                fsync=self.fsync and self._unflushed is None,
                 site=site,
                 exclusive=exclusive,
             )
-            self._fsync_parents(created, site)
+            if self._unflushed is None:
+                self._fsync_parents(created, site)
+            elif self._written(paths, created):
+                self.flush()
 
     def remove(self, sid: str, relpath: str) -> None:
         """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""
@@ -216,5 +272,26 @@ class FileSessionStore(SessionStore):
         if not read_only:  # a writer refuses a symlinked sessions/ before anything (readers report it)
             with contextlib.suppress(NotADirectoryError):  # a home below a file: its first use says so
                 check_dir(self.home / "sessions")
-        super().__init__(_FileBackend(self.home, git=git, fsync=fsync), clock=clock)
+        self._files = _FileBackend(self.home, git=git, fsync=fsync)
+        super().__init__(self._files, clock=clock)
         self._read_only = read_only
+
+    @contextlib.contextmanager
+    def bulk(self, *, flush_every: int = 1000) -> Iterator[None]:
+        """Inside the block, writes are not fsynced one by one: every `flush_every` files written, and
+        when the block ends (however it ends, but a simulated death), every file written since the last
+        flush is fsynced, then their directories. For a bulk load that can be run again (an import): a
+        crash loses only the unflushed writes, never a durable one. It holds for every write through
+        this store, from any thread: a store a runtime appends through must not be inside one. Nested
+        blocks flush with the outer."""
+        if not self._files.begin_bulk(flush_every):
+            yield
+            return
+        flush = True
+        try:
+            yield
+        except faults.InjectedCrash:
+            flush = False  # a 'dead' process fsyncs nothing more
+            raise
+        finally:
+            self._files.end_bulk(flush=flush)
