@@ -46,10 +46,19 @@ def test_the_public_names_still_resolve_lazily() -> None:
         _ = dagmem.no_such_name
 
 
-@pytest.mark.parametrize("argv", [["-m", "dagmem", "--version"]])
-def test_version_answers_without_loading_a_heavy_library(argv: list[str]) -> None:
-    out, names = _imported(*argv)
+def test_version_answers_without_loading_a_heavy_library() -> None:
+    out, names = _imported("-m", "dagmem", "--version")
     assert out.strip() == f"dagmem {dagmem.__version__}"
     assert not {name.split(".")[0] for name in names} & set(HEAVY)
     assert "dagmem.cli" not in names  # answered before the command modules load
     assert not names & {"anyio", "pydantic"}
+
+
+def test_help_and_the_write_core_load_no_heavy_library() -> None:
+    # The write core reaches the read side (numpy, the embedding model) and tiktoken only when it runs.
+    out, names = _imported("-m", "dagmem", "--help")
+    assert out.startswith("usage: dagmem")
+    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+    _, names = _imported("-c", "import dagmem.memory.write, dagmem.memory.format")
+    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+
