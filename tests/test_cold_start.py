@@ -3,12 +3,15 @@ libraries (numpy, WordLlama, tiktoken, httpx, mcp, ray). Checked in a new interp
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import dagmem
+from dagmem.cli import main
 
 HEAVY = ("numpy", "wordllama", "tiktoken", "httpx", "mcp", "ray")
 
@@ -62,3 +65,17 @@ def test_help_and_the_write_core_load_no_heavy_library() -> None:
     _, names = _imported("-c", "import dagmem.memory.write, dagmem.memory.format")
     assert not {name.split(".")[0] for name in names} & set(HEAVY)
 
+
+def test_bench_cold_reports_version_and_import_beside_python_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "cold", "--quick", "--json", "--out", str(tmp_path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["benchmarks"] == ["cold"]
+    assert not printed["errors"]
+    by_name = {r["name"]: r for r in printed["results"]}
+    version = by_name["fresh `dagmem --version` p50 (baseline: python -c pass)"]
+    assert version["goal"] == "value <= 150"
+    assert version["met"] in (True, False)  # measured, whatever this machine's speed
+    assert version["baseline"] == printed["raw"]["cold"]["pass_p50_ms"]
+    assert "fresh `import dagmem` p95 (baseline: python -c pass)" in by_name
