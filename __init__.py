@@ -8,45 +8,48 @@ drives the whole stack in virtual time. This module re-exports the public API; e
 
 from __future__ import annotations
 
-from .actors import EventHandler as EventHandler
-from .actors import Runtime as Runtime
-from .actors import RuntimeClosed as RuntimeClosed
-from .actors import RuntimeConfig as RuntimeConfig
-from .actors import RuntimeCrashed as RuntimeCrashed
-from .actors import RuntimeStatus as RuntimeStatus
-from .actors import SessionCrashed as SessionCrashed
-from .memory.durable import LastFailure as LastFailure
-from .memory.errors import ArchiveCorrupt as ArchiveCorrupt
-from .memory.errors import DagmemError as DagmemError
-from .memory.errors import InvalidInput as InvalidInput
-from .memory.errors import SessionInvalid as SessionInvalid
-from .memory.errors import UnknownNode as UnknownNode
-from .memory.errors import UnknownSession as UnknownSession
-from .memory.format import HEAD as HEAD
-from .memory.format import ArchiveRecord as ArchiveRecord
-from .memory.format import Node as Node
-from .memory.format import Role as Role
-from .memory.format import SessionMeta as SessionMeta
-from .memory.format import SessionSnapshot as SessionSnapshot
-from .memory.format import Tip as Tip
-from .memory.format import count_tokens as count_tokens
-from .memory.outcomes import ReasonCode as ReasonCode
-from .memory.outcomes import WriteFailure as WriteFailure
-from .memory.recall import Evidence as Evidence
-from .memory.recall import Hit as Hit
-from .memory.recall import render_context as render_context
-from .memory.store import FileSessionStore as FileSessionStore
-from .memory.store import GitError as GitError
-from .memory.store import MemorySessionStore as MemorySessionStore
-from .memory.store import SessionStore as SessionStore
-from .memory.workspace import HomeBusy as HomeBusy
-from .memory.write import BatchInput as BatchInput
-from .memory.write import Distiller as Distiller
-from .memory.write import Edits as Edits
-from .memory.write import ExtractiveDistiller as ExtractiveDistiller
-from .memory.write import TopicReader as TopicReader
-from .supervision import RestartIntensityExceeded as RestartIntensityExceeded
-from .supervision import SupervisorEvent as SupervisorEvent
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from .actors import EventHandler as EventHandler
+    from .actors import Runtime as Runtime
+    from .actors import RuntimeClosed as RuntimeClosed
+    from .actors import RuntimeConfig as RuntimeConfig
+    from .actors import RuntimeCrashed as RuntimeCrashed
+    from .actors import RuntimeStatus as RuntimeStatus
+    from .actors import SessionCrashed as SessionCrashed
+    from .memory.durable import LastFailure as LastFailure
+    from .memory.errors import ArchiveCorrupt as ArchiveCorrupt
+    from .memory.errors import DagmemError as DagmemError
+    from .memory.errors import InvalidInput as InvalidInput
+    from .memory.errors import SessionInvalid as SessionInvalid
+    from .memory.errors import UnknownNode as UnknownNode
+    from .memory.errors import UnknownSession as UnknownSession
+    from .memory.format import HEAD as HEAD
+    from .memory.format import ArchiveRecord as ArchiveRecord
+    from .memory.format import Node as Node
+    from .memory.format import Role as Role
+    from .memory.format import SessionMeta as SessionMeta
+    from .memory.format import SessionSnapshot as SessionSnapshot
+    from .memory.format import Tip as Tip
+    from .memory.format import count_tokens as count_tokens
+    from .memory.outcomes import ReasonCode as ReasonCode
+    from .memory.outcomes import WriteFailure as WriteFailure
+    from .memory.recall import Evidence as Evidence
+    from .memory.recall import Hit as Hit
+    from .memory.recall import render_context as render_context
+    from .memory.store import FileSessionStore as FileSessionStore
+    from .memory.store import GitError as GitError
+    from .memory.store import MemorySessionStore as MemorySessionStore
+    from .memory.store import SessionStore as SessionStore
+    from .memory.workspace import HomeBusy as HomeBusy
+    from .memory.write import BatchInput as BatchInput
+    from .memory.write import Distiller as Distiller
+    from .memory.write import Edits as Edits
+    from .memory.write import ExtractiveDistiller as ExtractiveDistiller
+    from .memory.write import TopicReader as TopicReader
+    from .supervision import RestartIntensityExceeded as RestartIntensityExceeded
+    from .supervision import SupervisorEvent as SupervisorEvent
 
 __version__ = "0.1.0"
 
@@ -91,3 +94,61 @@ __all__ = [
     "count_tokens",
     "render_context",
 ]
+
+# Each name loads its module on first use, so `import dagmem` (and `dagmem --version`) loads none of numpy,
+# WordLlama, tiktoken, anyio: a process pays for the surfaces it touches.
+_LAZY = {
+    "EventHandler": ".actors",
+    "Runtime": ".actors",
+    "RuntimeClosed": ".actors",
+    "RuntimeConfig": ".actors",
+    "RuntimeCrashed": ".actors",
+    "RuntimeStatus": ".actors",
+    "SessionCrashed": ".actors",
+    "LastFailure": ".memory.durable",
+    "ArchiveCorrupt": ".memory.errors",
+    "DagmemError": ".memory.errors",
+    "InvalidInput": ".memory.errors",
+    "SessionInvalid": ".memory.errors",
+    "UnknownNode": ".memory.errors",
+    "UnknownSession": ".memory.errors",
+    "HEAD": ".memory.format",
+    "ArchiveRecord": ".memory.format",
+    "Node": ".memory.format",
+    "Role": ".memory.format",
+    "SessionMeta": ".memory.format",
+    "SessionSnapshot": ".memory.format",
+    "Tip": ".memory.format",
+    "count_tokens": ".memory.format",
+    "ReasonCode": ".memory.outcomes",
+    "WriteFailure": ".memory.outcomes",
+    "Evidence": ".memory.recall",
+    "Hit": ".memory.recall",
+    "render_context": ".memory.recall",
+    "FileSessionStore": ".memory.store",
+    "GitError": ".memory.store",
+    "MemorySessionStore": ".memory.store",
+    "SessionStore": ".memory.store",
+    "HomeBusy": ".memory.workspace",
+    "BatchInput": ".memory.write",
+    "Distiller": ".memory.write",
+    "Edits": ".memory.write",
+    "ExtractiveDistiller": ".memory.write",
+    "TopicReader": ".memory.write",
+    "RestartIntensityExceeded": ".supervision",
+    "SupervisorEvent": ".supervision",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # once: later lookups are plain attribute reads
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
-from .cli import main
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # answered before any command module loads: a fresh process stays cheap
+        from . import __version__
+
+        print(f"dagmem {__version__}")
+        return 0
+    from .cli import main as cli_main
+
+    return cli_main(args)
+
 
 if __name__ == "__main__":
     sys.exit(main())

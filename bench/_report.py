@@ -30,7 +30,7 @@ log = logging.getLogger("dagmem.bench")
 
 __all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
 
-BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster")
+BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster", "cold")
 NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
 
 Result = dict[str, Any]
@@ -334,6 +334,24 @@ def _cluster(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[s
     return out, raw
 
 
+def _cold(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """A fresh process: `dagmem --version` and `import dagmem` beside `python -c pass` (bench/_cold.py)."""
+    from . import _cold as bench
+
+    raw = bench.run(5 if quick else 7)
+    base50, base95 = raw["pass_p50_ms"], raw["pass_p95_ms"]
+    return [
+        result("fresh `dagmem --version` p50 (baseline: python -c pass)", raw["version_p50_ms"], "ms", base50,
+               "value <= 150", digits=1),
+        result("fresh `dagmem --version` p95 (baseline: python -c pass)", raw["version_p95_ms"], "ms", base95,
+               "value <= 150", digits=1),
+        result("fresh `import dagmem` p50 (baseline: python -c pass)", raw["import_p50_ms"], "ms", base50, None,
+               digits=1),
+        result("fresh `import dagmem` p95 (baseline: python -c pass)", raw["import_p95_ms"], "ms", base95, None,
+               digits=1),
+    ], raw  # fmt: skip
+
+
 _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
     "runtime": _runtime,
     "store": _store,
@@ -343,6 +361,7 @@ _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, An
     "recall": _recall,
     "sim": _sim,
     "cluster": _cluster,
+    "cold": _cold,
 }
 
 

@@ -27,7 +27,7 @@ DEFAULT_HOME = Path(".dagmem")
 # Exit statuses: a permanent failure; a user's mistake (as argparse uses it); retry later.
 EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 
-BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster")
+BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster", "cold")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,8 +14,10 @@ import hashlib
 import importlib.util
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = ["CL100K_SHA256", "count_tokens", "encoding", "forget_counts"]
 
@@ -51,6 +53,8 @@ def encoding() -> tiktoken.Encoding:
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
     }
+    import tiktoken  # here: loading it costs a fresh process more than the rest of the format layer
+
     return tiktoken.Encoding("cl100k_base", pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL)
 
 

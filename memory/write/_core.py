@@ -26,7 +26,6 @@ from ..format import (
 )
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import with_marker
-from ..recall import after_install
 from ..store import SessionStore
 from ..workspace import Workspace
 from ._distill import BatchInput, Distiller
@@ -179,6 +178,9 @@ def _write(
         start = end - len(record.to_line())
         workspace.index.add_tx(record, start=start, end=end, txlog=workspace.txlog)
         # The recall index, O(batch); a crash right here is repaired by the next reader and install.
+        # Imported here: the read side (numpy, the embedding model) loads when a write first installs.
+        from ..recall import after_install
+
         after_install(
             workspace.root, record, start=start, end=end, before=current, records=todo, fsync=workspace.fsync
         )

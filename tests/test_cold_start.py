@@ -1,0 +1,81 @@
+"""A fresh process pays only for what it uses: `import dagmem` and `dagmem --version` load none of the heavy
+libraries (numpy, WordLlama, tiktoken, httpx, mcp, ray). Checked in a new interpreter, not timed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dagmem
+from dagmem.cli import main
+
+HEAVY = ("numpy", "wordllama", "tiktoken", "httpx", "mcp", "ray")
+
+
+def _imported(*args: str) -> tuple[str, set[str]]:
+    """Run a fresh interpreter with `-X importtime`; its stdout, and every module it imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    return done.stdout, names
+
+
+def test_import_dagmem_loads_no_heavy_library() -> None:
+    code = f"import dagmem, sys; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out, names = _imported("-c", code)
+    assert out.strip() == "[]"
+    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+
+
+def test_the_public_names_still_resolve_lazily() -> None:
+    # Each name is the object of the module that defines it, and dir() lists every one.
+    from dagmem.actors import Runtime
+    from dagmem.memory.recall import Hit
+
+    assert dagmem.Runtime is Runtime
+    assert dagmem.Hit is Hit
+    assert set(dagmem.__all__) <= set(dir(dagmem))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = dagmem.no_such_name
+
+
+def test_version_answers_without_loading_a_heavy_library() -> None:
+    out, names = _imported("-m", "dagmem", "--version")
+    assert out.strip() == f"dagmem {dagmem.__version__}"
+    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+    assert "dagmem.cli" not in names  # answered before the command modules load
+    assert not names & {"anyio", "pydantic"}
+
+
+def test_help_and_the_write_core_load_no_heavy_library() -> None:
+    # The write core reaches the read side (numpy, the embedding model) and tiktoken only when it runs.
+    out, names = _imported("-m", "dagmem", "--help")
+    assert out.startswith("usage: dagmem")
+    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+    _, names = _imported("-c", "import dagmem.memory.write, dagmem.memory.format")
+    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+
+
+def test_bench_cold_reports_version_and_import_beside_python_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["bench", "cold", "--quick", "--json", "--out", str(tmp_path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["benchmarks"] == ["cold"]
+    assert not printed["errors"]
+    by_name = {r["name"]: r for r in printed["results"]}
+    version = by_name["fresh `dagmem --version` p50 (baseline: python -c pass)"]
+    assert version["goal"] == "value <= 150"
+    assert version["met"] in (True, False)  # measured, whatever this machine's speed
+    assert version["baseline"] == printed["raw"]["cold"]["pass_p50_ms"]
+    assert "fresh `import dagmem` p95 (baseline: python -c pass)" in by_name
