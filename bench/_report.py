@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..memory.settings import DEFAULTS
 from . import _figures as figures
 from . import _kit as kit
 
@@ -98,7 +99,7 @@ def _runtime(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[s
                 run_["records_per_s"],
                 "turns/s",
                 limit["per_s"],
-                "value >= 1500" if threshold == 16_000 else None,
+                "value >= 1500" if threshold == DEFAULTS.token_threshold else None,
                 digits=1,
             )
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import NoReturn
 from .. import __version__
 from ..memory.errors import DagmemError
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.settings import DEFAULTS, check_seconds
 from ..memory.write import DISTILLERS
 
 __all__ = ["main"]
@@ -69,10 +69,16 @@ def _parser() -> argparse.ArgumentParser:
         help="how topics are distilled: extractive (offline) or openai (a model server: DAGMEM_LLM_*)",
     )
     write.add_argument(
-        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+        "--threshold",
+        type=_positive_int,
+        default=DEFAULTS.token_threshold,
+        help=f"batch size in tokens (default {DEFAULTS.token_threshold})",
     )
     write.add_argument(
-        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+        "--idle-after",
+        type=_seconds,
+        default=DEFAULTS.idle_after,
+        help=f"seconds of quiet that end a session (default {DEFAULTS.idle_after:g})",
     )
 
     sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
@@ -147,9 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument(
         "--follow", action="store_true", help="keep watching the files and feed new lines to a runtime"
     )
-    imp.add_argument(
-        "--interval", type=_positive_float, default=1.0, help="with --follow: seconds between polls"
-    )
+    imp.add_argument("--interval", type=_seconds, default=1.0, help="with --follow: seconds between polls")
 
     bench = sub.add_parser(
         "bench",
@@ -197,10 +201,16 @@ def _parser() -> argparse.ArgumentParser:
         help="serve memory to an agent over MCP (stdio): recall, core, status, sessions, append_turn, set_head",
     )
     mcp.add_argument(
-        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+        "--threshold",
+        type=_positive_int,
+        default=DEFAULTS.token_threshold,
+        help=f"batch size in tokens (default {DEFAULTS.token_threshold})",
     )
     mcp.add_argument(
-        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+        "--idle-after",
+        type=_seconds,
+        default=DEFAULTS.idle_after,
+        help=f"seconds of quiet that end a session (default {DEFAULTS.idle_after:g})",
     )
 
     clus = sub.add_parser(
@@ -314,14 +324,15 @@ def _rate(text: str) -> float:
     return value
 
 
-def _positive_float(text: str) -> float:
+def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
-    return value
+    try:
+        return check_seconds("the value", value, zero_ok=False)
+    except DagmemError:  # the one check of a number of seconds; argparse names the option
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}") from None
 
 
 class CommandError(DagmemError):

@@ -9,17 +9,17 @@ session is refused with `INVALID_INPUT` naming the file, and every other session
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import InvalidInput, SessionInvalid, UnknownSession
+from ..errors import SessionInvalid, UnknownSession
 from ..format import check_id, count_tokens
 from ..outcomes import ReasonCode, WriteFailure
 from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
+from ..settings import DEFAULTS, check_seconds
 from ..store import FileSessionStore, SessionStore
 from ..workspace import Workspace
 from ._apply import BatchWriter
@@ -39,7 +39,7 @@ __all__ = [
 log = logging.getLogger("dagmem.writepass")
 
 EXIT_OK, EXIT_FAILED, EXIT_RETRY = 0, 1, 75
-DEFAULT_IDLE_AFTER = 1800.0
+DEFAULT_IDLE_AFTER = DEFAULTS.idle_after
 MAX_RETRY_WAIT = 30.0  # the longest `Retry-After` a pass sleeps through; beyond it, exit 75 and come back
 
 
@@ -162,12 +162,7 @@ def write_home(
     """The write pass over a home (one result per session, in session-id order). A bad `threshold` or
     `idle_after` raises `InvalidInput` before anything is opened."""
     check_threshold(threshold, "threshold")
-    if (
-        isinstance(idle_after, bool)
-        or not isinstance(idle_after, int | float)
-        or not 0 <= idle_after < math.inf
-    ):
-        raise InvalidInput(f"idle_after must be a finite number of seconds, at least 0, not {idle_after!r}")
+    check_seconds("idle_after", idle_after, zero_ok=True)  # 0: every session counts as ended now
     store = FileSessionStore(home)
     if sessions is not None:
         # A session the caller named that is not there is the caller's mistake, not the writer's: refused
