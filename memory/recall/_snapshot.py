@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..durable import fsync_all, fsync_dir
+from ..errors import DagmemError
 from ._embed import MODEL
 
 __all__ = [
@@ -93,7 +94,7 @@ _DTYPES: Final[dict[str, np.dtype[Any]]] = {
 FILES: Final = (*_DTYPES, "docs.jsonl", "terms.txt", "topics.txt", "sessions.txt")
 
 
-class Damaged(ValueError):
+class Damaged(DagmemError, ValueError):
     """A recall cache file that is not what its writer wrote: the cache is stale, rebuilt from the files."""
 
 
