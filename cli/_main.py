@@ -20,12 +20,11 @@ from ..memory.errors import DagmemError
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
 from ..memory.settings import DEFAULTS, check_seconds
 from ..memory.write import DISTILLERS
+from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
 
-__all__ = ["main"]
+__all__ = ["CommandError", "main"]  # CommandError: re-exported, commands imported it from here
 
 DEFAULT_HOME = Path(".dagmem")
-# Exit statuses: a permanent failure; a user's mistake (as argparse uses it); retry later.
-EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 
 BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster")
 
@@ -335,14 +334,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}") from None
 
 
-class CommandError(DagmemError):
-    """A user's mistake found by the command line itself; `code` is its reason code."""
-
-    def __init__(self, message: str, code: str = "INVALID_INPUT") -> None:
-        super().__init__(message)
-        self.code = code
-
-
 # Failures that name a damaged or mistaken file for the user to fix: exit 2, like any mistake.
 _DAMAGE = frozenset({ReasonCode.INVALID_INPUT, ReasonCode.WORKSPACE_INVALID, ReasonCode.ARCHIVE_CORRUPT})
 
@@ -469,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DagmemError as exc:
         return _error(args, str(exc), str(getattr(exc, "code", None) or classify(exc).code))
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

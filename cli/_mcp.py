@@ -10,7 +10,7 @@ import anyio
 
 from ..actors import RuntimeConfig
 from ..memory.errors import ExtraMissing
-from ._main import CommandError
+from ._errors import CommandError
 
 __all__ = ["command"]
 

@@ -26,11 +26,7 @@ from ._apply import BatchWriter
 from ._distill import Distiller, ExtractiveDistiller
 
 __all__ = [
-    "EXIT_FAILED",
-    "EXIT_OK",
-    "EXIT_RETRY",
     "SessionResult",
-    "exit_status",
     "pending_by_session",
     "write_home",
     "write_session",
@@ -38,7 +34,6 @@ __all__ = [
 
 log = logging.getLogger("dagmem.writepass")
 
-EXIT_OK, EXIT_FAILED, EXIT_RETRY = 0, 1, 75
 DEFAULT_IDLE_AFTER = DEFAULTS.idle_after
 MAX_RETRY_WAIT = 30.0  # the longest `Retry-After` a pass sleeps through; beyond it, exit 75 and come back
 
@@ -200,18 +195,6 @@ def write_home(
         if sessions is None and all(r.outcome in ("written", "nothing-due") for r in results):
             writer.record_clean_pass()  # every session is fine now: an old failure is stale
     return results
-
-
-def exit_status(results: Iterable[SessionResult]) -> int:
-    """0 when every session is fine; 1 for any permanent failure or invalid session; 75 when only
-    retryable failures remain."""
-    status = EXIT_OK
-    for result in results:
-        if result.outcome == "invalid" or (result.outcome == "failed" and not result.retryable):
-            return EXIT_FAILED
-        if result.outcome == "failed":
-            status = EXIT_RETRY
-    return status
 
 
 def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:
