@@ -1,9 +1,12 @@
 """dagmem: long-term memory for agent conversations that branch.
 
 Layering, bottom up: `dagmem.memory` is the domain (session store, DAG walks, archive, topics,
-transactions, the write), mostly synchronous; `dagmem.supervision` is OTP-style supervision on anyio;
-`dagmem.actors` runs one actor per session and one writer per workspace on top of both; `dagmem.sim`
-drives the whole stack in virtual time. This module re-exports the public API; everything else is private.
+transactions, the write, recall, importers), mostly synchronous; `dagmem.supervision` is OTP-style
+supervision on anyio; `dagmem.actors` runs one actor per session and one writer per workspace on top of
+both. Over the runtime: `dagmem.cluster` (homes served by Ray actors, the `ray` extra), `dagmem.serve` (the
+MCP server, the `mcp` extra), `dagmem.view` (the HTML page, read-only), `dagmem.sim` (the whole stack in
+virtual time), `dagmem.bench` (the benchmarks) and `dagmem.cli` (the `dagmem` command). This module
+re-exports the public API; everything else is private.
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ import anyio
 
 from ..memory.durable import WriterStatus
 from ..memory.errors import InvalidInput
-from ..memory.policy import DEFAULT_THRESHOLD, check_threshold
+from ..memory.settings import DEFAULTS, check_seconds, check_threshold
 from ..memory.store import SessionStore
 from ..memory.write import Distiller
 from ._mailbox import Mailbox
@@ -33,9 +32,9 @@ Trace = Callable[[str, dict[str, Any]], None]
 
 @dataclass(frozen=True)
 class RuntimeConfig:
-    token_threshold: int = DEFAULT_THRESHOLD
-    idle_after: float = 1800.0  # seconds of silence that end a session (event-loop clock)
-    abandon_after: float = 60.0  # seconds before a branch the head left is force-written
+    token_threshold: int = DEFAULTS.token_threshold
+    idle_after: float = DEFAULTS.idle_after  # seconds of silence that end a session (event-loop clock)
+    abandon_after: float = DEFAULTS.abandon_after  # seconds before a branch the head left is force-written
     session_mailbox: int = 64  # messages a session actor queues before `append` waits
     writer_mailbox: int = 256  # batches queued for the writer before delivery waits
     max_attempts: int = 5  # tries of a retryable failure before the session parks
@@ -52,23 +51,15 @@ class RuntimeConfig:
         """Refuse, with `InvalidInput` naming the field, what would be coerced or never fire: NaN compares
         false with everything, so `idle_after=nan` would pass a `<= 0` check and never end a session."""
         check_threshold(self.token_threshold, "token_threshold")
-        _seconds("idle_after", self.idle_after, zero_ok=False)
-        _seconds("abandon_after", self.abandon_after, zero_ok=True)
-        _seconds("retry_base", self.retry_base, zero_ok=True)
+        check_seconds("idle_after", self.idle_after, zero_ok=False)
+        check_seconds("abandon_after", self.abandon_after, zero_ok=True)
+        check_seconds("retry_base", self.retry_base, zero_ok=True)
         for name in ("session_period", "sessions_period", "root_period"):
-            _seconds(name, getattr(self, name), zero_ok=False)
+            check_seconds(name, getattr(self, name), zero_ok=False)
         for name in ("session_mailbox", "writer_mailbox", "max_attempts"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidInput(f"{name} must be a whole number of at least 1, not {value!r}")
-
-
-def _seconds(name: str, value: object, *, zero_ok: bool) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(f"{name} must be a number of seconds, not {value!r}")
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
-        bound = "at least 0" if zero_ok else "above 0"
-        raise InvalidInput(f"{name} must be a finite number of seconds {bound}, not {value!r}")
 
 
 @dataclass

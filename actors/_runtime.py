@@ -42,6 +42,7 @@ from ..memory.recall import (
     search,
     session_path,
 )
+from ..memory.settings import DEFAULTS
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -157,11 +158,11 @@ class Runtime:
         cls,
         home: Path | str,
         distiller: Distiller | str | None = None,
-        token_threshold: int = 16_000,
-        idle_after: float = 1800.0,
+        token_threshold: int = DEFAULTS.token_threshold,
+        idle_after: float = DEFAULTS.idle_after,
         git: bool = False,
         *,
-        abandon_after: float = 60.0,
+        abandon_after: float = DEFAULTS.abandon_after,
         store: SessionStore | None = None,
         config: RuntimeConfig | None = None,
         trace: Trace | None = None,
@@ -195,8 +196,7 @@ class Runtime:
                 token_threshold=token_threshold, idle_after=idle_after, abandon_after=abandon_after
             )
         else:
-            defaults = RuntimeConfig()
-            clash = [name for name, value in scalars.items() if value != getattr(defaults, name)]
+            clash = [name for name, value in scalars.items() if value != getattr(DEFAULTS, name)]
             if clash:
                 raise InvalidInput(
                     f"pass {', '.join(clash)} inside config=, not beside it (config= sets all)"

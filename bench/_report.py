@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..memory.errors import ExtraMissing
+from ..memory.settings import DEFAULTS
 from . import _figures as figures
 from . import _kit as kit
 
@@ -98,7 +100,7 @@ def _runtime(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[s
                 run_["records_per_s"],
                 "turns/s",
                 limit["per_s"],
-                "value >= 1500" if threshold == 16_000 else None,
+                "value >= 1500" if threshold == DEFAULTS.token_threshold else None,
                 digits=1,
             )
         )
@@ -289,7 +291,7 @@ def _cluster(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[s
     counts = bench.HOME_COUNTS
     try:
         raw = bench.run(quick, say)
-    except ImportError as exc:  # Ray is not installed (RayMissing says how to add it)
+    except ExtraMissing as exc:  # Ray is not installed (RayMissing says how to add it)
         names = [f"cluster turns/s, {n} home actor(s) (baseline: in-process runtime)" for n in counts]
         names += ["append latency through the cluster, p50 (baseline: in-process)"]
         return [result(name, None, "turns/s", None, None) for name in names], {"missing": str(exc)}

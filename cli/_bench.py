@@ -23,7 +23,7 @@ __all__ = ["command"]
 
 def command(args: argparse.Namespace) -> int:
     if "locomo" in args.names:  # an evaluation on a data file, not a figure of the report: on its own
-        from ._main import CommandError
+        from ._errors import CommandError
 
         if list(args.names) != ["locomo"]:
             raise CommandError("dagmem bench locomo runs on its own: dagmem bench locomo --data PATH")
@@ -37,7 +37,7 @@ def command(args: argparse.Namespace) -> int:
     names: list[str] = list(args.names) or list(report.BENCHMARKS)
     unknown = [name for name in names if name not in report.BENCHMARKS]
     if unknown:
-        from ._main import CommandError
+        from ._errors import CommandError
 
         raise CommandError(f"no benchmark {unknown[0]!r}: choose among {', '.join(report.BENCHMARKS)}")
     chosen = [name for name in report.BENCHMARKS if name in names]

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from ._main import CommandError
+from ._errors import CommandError
 from ._words import plural
 
 

@@ -25,7 +25,7 @@ import anyio
 from ..memory.adopt import Follower, Importer, ImportReport, SourceClock, import_into_store
 from ..memory.store import FileSessionStore
 from ..memory.workspace import HomeBusy, ServingLock
-from ._main import EXIT_FAILED, CommandError
+from ._errors import EXIT_FAILED, CommandError
 from ._words import plural
 
 __all__ = ["command"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -19,13 +18,13 @@ from typing import NoReturn
 from .. import __version__
 from ..memory.errors import DagmemError
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.settings import DEFAULTS, check_seconds
 from ..memory.write import DISTILLERS
+from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
 
-__all__ = ["main"]
+__all__ = ["CommandError", "main"]  # CommandError: re-exported, commands imported it from here
 
 DEFAULT_HOME = Path(".dagmem")
-# Exit statuses: a permanent failure; a user's mistake (as argparse uses it); retry later.
-EXIT_FAILED, EXIT_USAGE, EXIT_RETRY = 1, 2, 75
 
 BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster", "cold")
 
@@ -69,10 +68,16 @@ def _parser() -> argparse.ArgumentParser:
         help="how topics are distilled: extractive (offline) or openai (a model server: DAGMEM_LLM_*)",
     )
     write.add_argument(
-        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+        "--threshold",
+        type=_positive_int,
+        default=DEFAULTS.token_threshold,
+        help=f"batch size in tokens (default {DEFAULTS.token_threshold})",
     )
     write.add_argument(
-        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+        "--idle-after",
+        type=_seconds,
+        default=DEFAULTS.idle_after,
+        help=f"seconds of quiet that end a session (default {DEFAULTS.idle_after:g})",
     )
 
     sub.add_parser("status", parents=[common], help="the writer's last outcome and what is still owed")
@@ -147,9 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument(
         "--follow", action="store_true", help="keep watching the files and feed new lines to a runtime"
     )
-    imp.add_argument(
-        "--interval", type=_positive_float, default=1.0, help="with --follow: seconds between polls"
-    )
+    imp.add_argument("--interval", type=_seconds, default=1.0, help="with --follow: seconds between polls")
 
     bench = sub.add_parser(
         "bench",
@@ -197,10 +200,16 @@ def _parser() -> argparse.ArgumentParser:
         help="serve memory to an agent over MCP (stdio): recall, core, status, sessions, append_turn, set_head",
     )
     mcp.add_argument(
-        "--threshold", type=_positive_int, default=16_000, help="batch size in tokens (default 16000)"
+        "--threshold",
+        type=_positive_int,
+        default=DEFAULTS.token_threshold,
+        help=f"batch size in tokens (default {DEFAULTS.token_threshold})",
     )
     mcp.add_argument(
-        "--idle-after", type=_positive_float, default=1800.0, help="seconds of quiet that end a session"
+        "--idle-after",
+        type=_seconds,
+        default=DEFAULTS.idle_after,
+        help=f"seconds of quiet that end a session (default {DEFAULTS.idle_after:g})",
     )
 
     clus = sub.add_parser(
@@ -314,22 +323,15 @@ def _rate(text: str) -> float:
     return value
 
 
-def _positive_float(text: str) -> float:
+def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
-    return value
-
-
-class CommandError(DagmemError):
-    """A user's mistake found by the command line itself; `code` is its reason code."""
-
-    def __init__(self, message: str, code: str = "INVALID_INPUT") -> None:
-        super().__init__(message)
-        self.code = code
+    try:
+        return check_seconds("the value", value, zero_ok=False)
+    except DagmemError:  # the one check of a number of seconds; argparse names the option
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}") from None
 
 
 # Failures that name a damaged or mistaken file for the user to fix: exit 2, like any mistake.
@@ -458,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DagmemError as exc:
         return _error(args, str(exc), str(getattr(exc, "code", None) or classify(exc).code))
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 
 from ..actors import RuntimeConfig
-from ._main import CommandError
+from ..memory.errors import ExtraMissing
+from ._errors import CommandError
 
 __all__ = ["command"]
 
@@ -20,9 +21,7 @@ def command(args: argparse.Namespace) -> int:
         raise CommandError(f"--home {home}: not a directory")
     try:
         from ..serve import serve
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not exc.name.startswith("mcp"):
-            raise
+    except ExtraMissing:
         raise CommandError(
             "dagmem mcp needs the MCP SDK: pip install 'dagmem[mcp]'", code="INVALID_INPUT"
         ) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..memory.adopt import RUNTIME_FILE, migrate_home, read_cursors
 from ..memory.store import FileSessionStore
-from ._main import CommandError
+from ._errors import CommandError
 from ._words import plural
 
 __all__ = ["command"]

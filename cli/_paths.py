@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from ._main import CommandError
+from ._errors import CommandError
 
 __all__ = ["out_directory"]
 

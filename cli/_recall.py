@@ -23,7 +23,7 @@ from ..memory.recall import (
     session_path,
 )
 from ..memory.store import FileSessionStore
-from ._main import CommandError
+from ._errors import CommandError
 
 __all__ = ["core_command", "recall_command"]
 

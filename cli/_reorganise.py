@@ -13,7 +13,7 @@ from pathlib import Path
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import distiller_named, one_path_in, reorganise
-from ._main import CommandError
+from ._errors import CommandError
 from ._words import plural
 
 __all__ = ["command"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..memory.errors import UnknownSession
 from ..memory.listing import list_sessions, resolve_stored
 from ..memory.store import FileSessionStore
-from ._main import CommandError
+from ._errors import CommandError
 from ._words import plural
 
 __all__ = ["sessions_command", "show_command"]

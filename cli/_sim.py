@@ -30,7 +30,7 @@ from ..sim import SimConfig, SimResult, run
 from ..sim import _gitgrowth as gitgrowth
 from ..sim import _report as report
 from ..sim._content import load_content
-from ._main import CommandError
+from ._errors import CommandError
 from ._paths import out_directory
 from ._words import plural
 

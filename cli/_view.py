@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..memory.durable import atomic_write_many
 from ..view import read_home, render_page
-from ._main import CommandError
+from ._errors import CommandError
 from ._words import plural
 
 __all__ = ["command"]

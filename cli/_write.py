@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,23 @@ from typing import Any
 from ..memory.durable import load_status, read_workspace_id
 from ..memory.outcomes import RETRYABLE
 from ..memory.store import FileSessionStore
-from ..memory.write import SessionResult, distiller_named, exit_status, pending_by_session, write_home
+from ..memory.write import SessionResult, distiller_named, pending_by_session, write_home
+from ._errors import EXIT_FAILED, EXIT_OK, EXIT_RETRY
 from ._words import plural
 
-__all__ = ["status_command", "write_command"]
+__all__ = ["exit_status", "status_command", "write_command"]
+
+
+def exit_status(results: Iterable[SessionResult]) -> int:
+    """0 when every session is fine; 1 for any permanent failure or invalid session; 75 when only
+    retryable failures remain."""
+    status = EXIT_OK
+    for result in results:
+        if result.outcome == "invalid" or (result.outcome == "failed" and not result.retryable):
+            return EXIT_FAILED
+        if result.outcome == "failed":
+            status = EXIT_RETRY
+    return status
 
 
 def _iso(at: float | None) -> str | None:

@@ -23,6 +23,7 @@ from ..actors import RuntimeStatus
 from ..memory.errors import InvalidInput
 from ..memory.format import HEAD, HeadType, Role, check_id
 from ..memory.recall import Hit
+from ..memory.settings import DEFAULTS
 from ..memory.store import check_append_args
 from ._actor import HomeServer
 from ._placement import Placements
@@ -43,9 +44,9 @@ async def connect(
     address: str | None = None,
     *,
     local_disks: bool = False,
-    token_threshold: int = 16_000,
-    idle_after: float = 1800.0,
-    abandon_after: float = 60.0,
+    token_threshold: int = DEFAULTS.token_threshold,
+    idle_after: float = DEFAULTS.idle_after,
+    abandon_after: float = DEFAULTS.abandon_after,
     distiller: str | None = None,
     ray_options: Mapping[str, Any] | None = None,
 ) -> Cluster:

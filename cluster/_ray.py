@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ..memory.errors import DagmemError
+from ..memory.errors import DagmemError, ExtraMissing
 
 __all__ = ["INSTALL", "NAMESPACE", "ClusterError", "HomeUnavailable", "RayMissing", "require_ray"]
 
@@ -20,7 +20,7 @@ class ClusterError(DagmemError):
     code = "CLUSTER_FAILED"
 
 
-class RayMissing(ClusterError):
+class RayMissing(ClusterError, ExtraMissing):
     """`dagmem.cluster` needs Ray, which is not installed."""
 
     code = "RAY_MISSING"

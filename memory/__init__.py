@@ -1,9 +1,13 @@
 """The domain, mostly synchronous. Layers, bottom up (each imports only from those below it):
 
-- `errors`, `outcomes`, `faults`: the shared vocabulary (exceptions, reason codes, named fault sites);
-- `format`: the on-disk formats, pure;
+- `errors`, `outcomes`, `faults`, `settings`: the shared vocabulary (exceptions, reason codes, named fault
+  sites, the knobs' defaults and checks);
+- `format`: the on-disk formats, pure (the topic-path rule among them);
 - `durable`: atomic writes, appends, the txlog, transactions and recovery;
 - `store` (sessions) and `workspace` (memory/): files through the durable layer;
 - `policy`: records, the DAG view and the planner, pure;
-- `write`: the one write core (archive → distil → install → mark), distillers, the write pass.
+- `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache (the write refreshes it);
+- `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
+- `listing` (what a home's sessions hold, read-only) and `adopt` (migrate and import what hosts already
+  have): on top of the store and the write.
 """

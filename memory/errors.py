@@ -9,6 +9,7 @@ __all__ = [
     "ArchiveCorrupt",
     "BrokenChain",
     "DagmemError",
+    "ExtraMissing",
     "InvalidInput",
     "SessionInvalid",
     "UnknownNode",
@@ -19,6 +20,13 @@ __all__ = [
 
 class DagmemError(Exception):
     """Base class of dagmem's own errors."""
+
+
+class ExtraMissing(DagmemError, ImportError):
+    """A feature needs an optional extra (`pip install 'dagmem[<extra>]'`) that is not installed. Also an
+    `ImportError`, so code that probes for an optional part with `except ImportError` sees it as missing."""
+
+    code = "EXTRA_MISSING"
 
 
 class InvalidInput(DagmemError, ValueError):

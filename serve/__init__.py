@@ -6,6 +6,13 @@ extra (`pip install 'dagmem[mcp]'`)."""
 
 from __future__ import annotations
 
+from ..memory.errors import ExtraMissing
+
+try:
+    import mcp as _mcp  # noqa: F401  (the optional extra: refused here, once, with how to install it)
+except ImportError:
+    raise ExtraMissing("dagmem.serve needs the MCP SDK: pip install 'dagmem[mcp]'") from None
+
 from ._server import DagmemServer as DagmemServer
 from ._server import build_server as build_server
 from ._server import serve as serve

@@ -6,7 +6,6 @@ The runtime checks what it alone can (does the predecessor exist?) and raises `U
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -18,14 +17,13 @@ from pydantic import BaseModel
 from ..actors import Runtime
 from ..memory.durable import check_dir, read_below
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession, UnsafePath
-from ..memory.format import HEAD, HeadType, content_problem, is_valid_id
+from ..memory.format import HEAD, HeadType, content_problem, is_topic_slug, is_valid_id
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
 from ..memory.store import FileSessionStore
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
 
 MAX_K: Final = 50
-SLUG: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
 class ArgumentError(InvalidInput):
@@ -56,9 +54,7 @@ def topic_slugs(memory: Path) -> list[str]:
     except UnsafePath:
         return []
     return sorted(
-        p.stem
-        for p in directory.glob("*.md")
-        if SLUG.fullmatch(p.stem) and p.is_file() and not p.is_symlink()
+        p.stem for p in directory.glob("*.md") if is_topic_slug(p.stem) and p.is_file() and not p.is_symlink()
     )
 
 
@@ -196,7 +192,7 @@ class MemoryTools:
 
     def topic(self, slug: str) -> str | None:
         """The text of `topics/<slug>.md`, or None when there is no such topic."""
-        if SLUG.fullmatch(slug) is None:
+        if not is_topic_slug(slug):
             return None
         try:
             data = read_below(self.memory, f"topics/{slug}.md")

@@ -27,6 +27,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..memory.settings import DEFAULTS
+
 __all__ = [
     "AT_HEAD",
     "Outline",
@@ -73,7 +75,7 @@ class SessionScript:
 @dataclass(frozen=True)
 class WorkloadParams:
     horizon: float = 8 * 3600.0  # sessions start within the first `horizon` virtual seconds
-    idle_after: float = 1800.0  # the runtime's idle timeout: some silences are longer on purpose
+    idle_after: float = DEFAULTS.idle_after  # the runtime's idle timeout: some silences are longer on purpose
     end_rate: float = 0.5  # sessions the host ends explicitly
     resume_rate: float = 0.1  # ended sessions that get more turns later
     # kind -> (weight, fewest exchanges, most exchanges)

@@ -238,8 +238,8 @@ def test_rewind_flags_the_undone_nodes_and_moves_the_head(store: SessionStore) -
     assert rewound == ids[3:]
     snapshot = store.load("s")
     assert snapshot.meta.head == ids[2]
-    assert all(snapshot.nodes[i].is_rewound() for i in ids[3:])
-    assert not any(snapshot.nodes[i].is_rewound() for i in ids[:3])
+    assert all(snapshot.nodes[i].metadata.get("rewound") for i in ids[3:])
+    assert not any(snapshot.nodes[i].metadata.get("rewound") for i in ids[:3])
     with pytest.raises(InvalidInput, match="not on the head branch"):
         store.rewind("s", ids[5])
 

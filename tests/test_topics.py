@@ -570,7 +570,7 @@ def test_an_old_source_cannot_be_borrowed_by_another_block() -> None:
 
 
 def test_links_to_blocks_of_other_topics_are_checked_with_block_exists() -> None:
-    topic = one_block_topic("See [that](other.md#^b-12345678) and [this](more_2.md#^b-abcdef01).")
+    topic = one_block_topic("See [that](other.md#^b-12345678) and [this](more-2.md#^b-abcdef01).")
     seen: list[tuple[str, str]] = []
 
     def exists(relpath: str, bid: str) -> bool:
@@ -578,7 +578,7 @@ def test_links_to_blocks_of_other_topics_are_checked_with_block_exists() -> None
         return True
 
     check(topic, batch=["s1/n1"], block_exists=exists)
-    assert seen == [("topics/other.md", "b-12345678"), ("topics/more_2.md", "b-abcdef01")]
+    assert seen == [("topics/other.md", "b-12345678"), ("topics/more-2.md", "b-abcdef01")]
 
 
 def test_a_dangling_block_link_is_rejected() -> None:

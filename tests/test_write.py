@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore
+from dagmem.cli._errors import EXIT_FAILED, EXIT_OK
+from dagmem.cli._write import exit_status
 from dagmem.memory import faults
 from dagmem.memory.durable import ensure_workspace_id
 from dagmem.memory.format import MARKER_KEY
@@ -18,13 +20,10 @@ from dagmem.memory.outcomes import ReasonCode, WriteFailure
 from dagmem.memory.policy import with_marker
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import (
-    EXIT_FAILED,
-    EXIT_OK,
     BatchInput,
     Edits,
     ExtractiveDistiller,
     TopicReader,
-    exit_status,
     mark_nodes,
     records_of,
     write_batch,

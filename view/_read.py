@@ -20,6 +20,7 @@ from ..memory.format import (
     Topic,
     TopicFormatError,
     graph_problems,
+    is_topic_path,
     parse_topic,
     scan_archive,
 )
@@ -200,6 +201,8 @@ def _topics(memory: Path) -> list[TopicView]:
     out: list[TopicView] = []
     for path in sorted(directory.glob("*.md")):
         relpath = f"topics/{path.name}"
+        if not is_topic_path(relpath):  # not a topic file: the write pass never reads or writes it
+            continue
         try:
             data = read_below(memory, relpath)
             if data is None:

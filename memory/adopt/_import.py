@@ -221,9 +221,6 @@ class Importer:
     def heads(self) -> dict[str, str]:
         return {sid: m.head for sid, m in self.mappers.items() if m.head is not None}
 
-    def total_bytes(self) -> int:
-        return sum(source.reader.size() for source in self.sources.values())
-
 
 class StoreSink:
     """Appends planned nodes through a store: ids the session has with the same turn are skipped (a second

@@ -58,6 +58,9 @@ from ._topic_model import make_block as make_block
 from ._topic_model import render_block as render_block
 from ._topic_model import render_topic as render_topic
 from ._topic_parse import parse_topic as parse_topic
+from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
+from ._topic_path import is_topic_path as is_topic_path
+from ._topic_path import is_topic_slug as is_topic_slug
 from ._topic_validate import validate_topic as validate_topic
 from ._txrecord import TxlogCorrupt as TxlogCorrupt
 from ._txrecord import TxRecord as TxRecord
@@ -70,6 +73,7 @@ __all__ = [
     "MAX_METADATA_DEPTH",
     "MAX_RECORD_LINES",
     "SHARD_SIZE",
+    "TOPIC_SLUG_PATTERN",
     "ArchiveRecord",
     "Block",
     "BranchInfo",
@@ -102,6 +106,8 @@ __all__ = [
     "count_tokens",
     "graph_problems",
     "inert",
+    "is_topic_path",
+    "is_topic_slug",
     "is_valid_id",
     "make_block",
     "node_filename",

@@ -85,9 +85,6 @@ class Node(BaseModel):
     def relpath(self) -> str:
         return node_relpath(self.seq, self.role, self.id)
 
-    def is_rewound(self) -> bool:
-        return bool(self.metadata.get("rewound"))
-
 
 def shard_of(seq: int) -> str:
     return f"{seq // SHARD_SIZE:04d}"

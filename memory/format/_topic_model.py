@@ -25,6 +25,7 @@ from typing import Final
 from ..errors import InvalidInput
 from ._archive_codec import anchor_of
 from ._ids import is_valid_id
+from ._topic_path import TOPIC_SLUG_PATTERN
 
 __all__ = [
     "Block",
@@ -82,7 +83,7 @@ _SOURCE: Final = re.compile(r"\[(?P<label>[^\]]*)\]\(\.\./sources/(?P<sid>[^)#]*
 
 # The one link a claim may hold: to a block of a topic in the same directory (or of this file).
 _BLOCK_LINK: Final = re.compile(
-    r"\[(?P<text>(?:\\.|[^\\\[\]])+)\]\((?P<slug>[A-Za-z0-9][A-Za-z0-9_-]{0,63})\.md#\^(?P<bid>b-[0-9a-f]{8})\)"
+    r"\[(?P<text>(?:\\.|[^\\\[\]])+)\]\((?P<slug>" + TOPIC_SLUG_PATTERN + r")\.md#\^(?P<bid>b-[0-9a-f]{8})\)"
 )
 
 

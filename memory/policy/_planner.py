@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import InvalidInput
+from ..settings import DEFAULTS, check_threshold
 from ._dagview import DagView
 
 __all__ = [
@@ -22,17 +22,7 @@ __all__ = [
     "split_batches",
 ]
 
-DEFAULT_THRESHOLD = 16_000
-
-
-def check_threshold(value: object, what: str = "token threshold") -> int:
-    """A batch size in tokens: a whole number of at least 1 (0, a negative, NaN or infinity is refused with
-    `InvalidInput`, never coerced). The runtime's config, the planner and `dagmem write` all ask here."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{what} must be a whole number of tokens, not {value!r}")
-    if value < 1:
-        raise InvalidInput(f"{what} must be at least 1 token, not {value}")
-    return value
+DEFAULT_THRESHOLD = DEFAULTS.token_threshold
 
 
 @dataclass(frozen=True)
@@ -96,7 +86,7 @@ class SessionPlanner:
         head: str | None,
         *,
         threshold: int = DEFAULT_THRESHOLD,
-        abandon_after: float = 60.0,
+        abandon_after: float = DEFAULTS.abandon_after,
         max_attempts: int = 5,
         backoff: Backoff = _default_backoff,
     ) -> None:

@@ -1,6 +1,6 @@
 """Recall, the read side (DESIGN §8): a hybrid BM25 + dense index of topic blocks kept as a cache under
 `memory/.dagmem/recall/`, branch-aware search, and `render_context` for injection. The runtime and the
-command line call the same `open_index` / `search`; the write core calls `after_install`."""
+command line call the same `RecallIndex.open` / `search`; the write core calls `after_install`."""
 
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ from typing import Any, Final
 
 import Stemmer
 
+from ..format._topic_path import TOPIC_SLUG_PATTERN
+
 __all__ = ["STOPWORDS", "analyse", "date_words", "plain_claim", "terms"]
 
 STOPWORDS: Final = frozenset(
@@ -38,7 +40,7 @@ _WORD: Final = re.compile(rf"[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)*")
 _CJK_RUN: Final = re.compile(rf"[{_CJK}]+")
 _ESCAPED: Final = re.compile(r"\\(.)")
 _BLOCK_LINK: Final = re.compile(
-    r"\[((?:\\.|[^\\\[\]])+)\]\([A-Za-z0-9][A-Za-z0-9_-]{0,63}\.md#\^b-[0-9a-f]{8}\)"
+    r"\[((?:\\.|[^\\\[\]])+)\]\(" + TOPIC_SLUG_PATTERN + r"\.md#\^b-[0-9a-f]{8}\)"
 )
 
 

@@ -31,7 +31,6 @@ from ..durable import (
     load_status,
     open_regular,
     read_regular,
-    save_status,
 )
 from ..errors import UnsafePath
 from ..format import HEADER, ArchiveRecord, anchor_of, is_valid_id, scan_archive
@@ -340,13 +339,3 @@ class Workspace:
 
     def status(self) -> WriterStatus:
         return load_status(self.status_path)
-
-    def record_success(self) -> WriterStatus:
-        status = self.status().succeeded(self.clock())
-        save_status(self.status_path, status, fsync=self.fsync)
-        return status
-
-    def record_failure(self, code: ReasonCode, retryable: bool) -> WriterStatus:
-        status = self.status().failed(self.clock(), code, retryable)
-        save_status(self.status_path, status, fsync=self.fsync)
-        return status

@@ -21,10 +21,7 @@ from ._distill import ExtractiveDistiller as ExtractiveDistiller
 from ._distill import TopicReader as TopicReader
 from ._named import DISTILLERS as DISTILLERS
 from ._named import distiller_named as distiller_named
-from ._pass import EXIT_FAILED as EXIT_FAILED
-from ._pass import EXIT_OK as EXIT_OK
 from ._pass import SessionResult as SessionResult
-from ._pass import exit_status as exit_status
 from ._pass import pending_by_session as pending_by_session
 from ._pass import write_home as write_home
 from ._pass import write_session as write_session
@@ -58,8 +55,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DISTILLERS",
-    "EXIT_FAILED",
-    "EXIT_OK",
     "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",
@@ -78,7 +73,6 @@ __all__ = [
     "TopicReader",
     "WriteOutcome",
     "distiller_named",
-    "exit_status",
     "load_llm_settings",
     "mark_nodes",
     "one_path_in",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from ..format import (
     Node,
     TopicFormatError,
     anchor_of,
+    is_topic_path,
     parse_topic,
     render_core,
     validate_topic,
@@ -34,7 +34,6 @@ __all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
 
 log = logging.getLogger("dagmem.write")
 
-TOPIC_PATH = re.compile(r"topics/[a-z0-9][a-z0-9_-]{0,63}\.md")
 CORE_MASTER = "topics/core.md"
 
 
@@ -61,7 +60,7 @@ class _Reader:
         self.bases: dict[str, str | None] = {}
 
     def read(self, relpath: str) -> str | None:
-        if TOPIC_PATH.fullmatch(relpath) is None:
+        if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
         data = self.workspace.read_bytes(relpath)
         self.bases.setdefault(relpath, None if data is None else sha256_hex(data))
@@ -72,11 +71,11 @@ class _Reader:
         return sorted(
             f"topics/{entry.name}"
             for entry in os.scandir(self.workspace.topics)
-            if entry.is_file() and TOPIC_PATH.fullmatch(f"topics/{entry.name}")
+            if entry.is_file() and is_topic_path(f"topics/{entry.name}")
         )
 
     def size(self, relpath: str) -> int | None:
-        if TOPIC_PATH.fullmatch(relpath) is None:
+        if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
         try:
             return (self.workspace.root / relpath).stat().st_size
@@ -143,7 +142,7 @@ def _write(
         raise failure from exc
     new_files: dict[str, bytes | None] = {}
     for relpath, text in edits.items():
-        if TOPIC_PATH.fullmatch(relpath) is None:
+        if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"edit outside topics/: {relpath!r}")
         new_files[relpath] = None if text is None else text.encode("utf-8")
 

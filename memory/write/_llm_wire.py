@@ -19,7 +19,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import DagmemError
-from ..format import ArchiveRecord, Topic, inert
+from ..format import ArchiveRecord, Topic, inert, is_topic_path
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE
 from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label
@@ -42,7 +42,6 @@ __all__ = [
     "scrub",
 ]
 
-TOPIC_PATH: Final = re.compile(r"topics/[a-z0-9][a-z0-9-]{0,63}\.md")
 _BLOCK_ID: Final = re.compile(r"b-[0-9a-f]{8}")
 MAX_CLAIM: Final = 2_000  # characters
 _UNESCAPE: Final = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -393,7 +392,7 @@ def apply_answer(
     for t, topic in enumerate(answer.topics):
         if topic.path == CORE_PATH or topic.path[7:-3].split("--")[0] in RESERVED_TOPIC_SLUGS:
             raise InvalidAnswer("core facts as a topic", f"topics[{t}]: core facts go in the core field")
-        if TOPIC_PATH.fullmatch(topic.path) is None:
+        if not is_topic_path(topic.path):
             raise InvalidAnswer(
                 "bad topic path",
                 f"topics[{t}]: path {topic.path!r} must be topics/<lowercase letters, digits, hyphens>.md",

@@ -9,28 +9,24 @@ session is refused with `INVALID_INPUT` naming the file, and every other session
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import InvalidInput, SessionInvalid, UnknownSession
+from ..errors import SessionInvalid, UnknownSession
 from ..format import check_id, count_tokens
 from ..outcomes import ReasonCode, WriteFailure
 from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
+from ..settings import DEFAULTS, check_seconds
 from ..store import FileSessionStore, SessionStore
 from ..workspace import Workspace
 from ._apply import BatchWriter
 from ._distill import Distiller, ExtractiveDistiller
 
 __all__ = [
-    "EXIT_FAILED",
-    "EXIT_OK",
-    "EXIT_RETRY",
     "SessionResult",
-    "exit_status",
     "pending_by_session",
     "write_home",
     "write_session",
@@ -38,8 +34,7 @@ __all__ = [
 
 log = logging.getLogger("dagmem.writepass")
 
-EXIT_OK, EXIT_FAILED, EXIT_RETRY = 0, 1, 75
-DEFAULT_IDLE_AFTER = 1800.0
+DEFAULT_IDLE_AFTER = DEFAULTS.idle_after
 MAX_RETRY_WAIT = 30.0  # the longest `Retry-After` a pass sleeps through; beyond it, exit 75 and come back
 
 
@@ -162,12 +157,7 @@ def write_home(
     """The write pass over a home (one result per session, in session-id order). A bad `threshold` or
     `idle_after` raises `InvalidInput` before anything is opened."""
     check_threshold(threshold, "threshold")
-    if (
-        isinstance(idle_after, bool)
-        or not isinstance(idle_after, int | float)
-        or not 0 <= idle_after < math.inf
-    ):
-        raise InvalidInput(f"idle_after must be a finite number of seconds, at least 0, not {idle_after!r}")
+    check_seconds("idle_after", idle_after, zero_ok=True)  # 0: every session counts as ended now
     store = FileSessionStore(home)
     if sessions is not None:
         # A session the caller named that is not there is the caller's mistake, not the writer's: refused
@@ -205,18 +195,6 @@ def write_home(
         if sessions is None and all(r.outcome in ("written", "nothing-due") for r in results):
             writer.record_clean_pass()  # every session is fine now: an old failure is stale
     return results
-
-
-def exit_status(results: Iterable[SessionResult]) -> int:
-    """0 when every session is fine; 1 for any permanent failure or invalid session; 75 when only
-    retryable failures remain."""
-    status = EXIT_OK
-    for result in results:
-        if result.outcome == "invalid" or (result.outcome == "failed" and not result.retryable):
-            return EXIT_FAILED
-        if result.outcome == "failed":
-            status = EXIT_RETRY
-    return status
 
 
 def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:

@@ -30,6 +30,7 @@ from ..format import (
     block_links,
     citation_id,
     inert,
+    is_topic_path,
     parse_topic,
     render_core,
     render_topic,
@@ -38,7 +39,7 @@ from ..format import (
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..store import SessionStore
 from ..workspace import Workspace
-from ._core import CORE_MASTER, TOPIC_PATH
+from ._core import CORE_MASTER
 
 __all__ = ["DuplicateJudge", "OnePath", "Reorganised", "identical_claims", "one_path_in", "reorganise"]
 
@@ -87,7 +88,7 @@ def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath 
     texts: dict[str, bytes] = {}
     for entry in sorted(os.scandir(workspace.topics), key=lambda e: e.name):
         relpath = f"topics/{entry.name}"
-        if entry.is_file() and TOPIC_PATH.fullmatch(relpath):
+        if entry.is_file() and is_topic_path(relpath):
             data = workspace.read_bytes(relpath)
             if data is not None:
                 texts[relpath] = data
