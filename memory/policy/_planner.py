@@ -248,6 +248,11 @@ class SessionPlanner:
             return self._retry_at
         return min(self._abandoned.values(), default=None)
 
+    @property
+    def retry_at(self) -> float | None:
+        """When the failed batch is tried again (None: no retry is pending)."""
+        return self._retry_at
+
     def owes(self) -> bool:
         return any(self.view.unwritten(tip).records for tip in self.view.tips()) or (
             self.head is not None and self.view.unwritten(self.head).records > 0
