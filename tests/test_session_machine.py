@@ -27,10 +27,20 @@ def _machine(gen: int = 1) -> SessionMachine[str]:
 
 
 def _node(
-    node_id: str, predecessor: str | None, role: Role = Role.USER, text: str = TEXT, **meta: object
+    node_id: str,
+    predecessor: str | None,
+    role: Role = Role.USER,
+    text: str = TEXT,
+    meta: dict[str, object] | None = None,
 ) -> Node:
     return Node(
-        id=node_id, seq=0, role=role, content=text, predecessor=predecessor, created_at=0.0, metadata=meta
+        id=node_id,
+        seq=0,
+        role=role,
+        content=text,
+        predecessor=predecessor,
+        created_at=0.0,
+        metadata=meta or {},
     )
 
 
@@ -73,8 +83,8 @@ def test_which_node_is_a_record_is_the_machines_decision() -> None:
     for i, (node, record) in enumerate(
         [
             (_node("t", None, Role.TOOL), False),  # a tool row
-            (_node("r", "t", display="runtime"), False),  # a runtime-scheduled turn
-            (_node("w", "r", **{MARKER_KEY: WS}), True),  # a record this workspace marked already
+            (_node("r", "t", meta={"display": "runtime"}), False),  # a runtime-scheduled turn
+            (_node("w", "r", meta={MARKER_KEY: WS}), True),  # a record this workspace marked already
             (_node("v", "w", text="   "), False),  # blank
         ]
     ):
