@@ -93,6 +93,7 @@ class BatchDone:
     batch: Batch
     outcome: WriteOutcome | None = None
     failure: WriteFailure | None = None
+    crashed: str | None = None  # the writer stopped before it answered (why)
     generation: int = field(default=0)
 
 

@@ -487,11 +487,9 @@ class Runtime:
 
     def status(self) -> RuntimeStatus:
         """The writer's last outcome and the records the live sessions still owe."""
-        pending = 0
-        for handle in self._sessions.values():
-            actor = handle.actor
-            if actor is not None and actor.planner is not None:
-                pending += actor.planner.view.pending_records()
+        # Each session actor publishes its snapshot after every event it handles: summing them reads no
+        # planner from this task, and status() stays synchronous.
+        pending = sum(handle.snapshot.pending_records for handle in self._sessions.values())
         status = self._ctx.status
         return RuntimeStatus(
             last_outcome=status.last_outcome,

@@ -1,12 +1,13 @@
 """The session actor: one per live session (DESIGN §5).
 
-It holds the session's DAG view and planner (ids, edges, token counts, marks; never the text), applies
-turns and head moves, and sends due batches to the writer one at a time through a delivery task, so a
-slow writer never blocks a turn. What is due, when the session is idle or ended, whom to answer and when
-to retire are decided by the pure `SessionLifecycle` (memory.policy); this actor does the I/O and performs
-the actions it returns. The writer applies a batch whole (archive → install → mark) and the view learns of
-the marks from its answer. A crash loses nothing: the restarted actor rebuilds from disk, and a
-batch that was in flight is simply offered again (the writer then only marks it).
+A thin shell around the pure `SessionMachine` (memory.policy), which owns the session's DAG view, planner
+and lifecycle and makes every decision. The actor receives a message, does its I/O (the store appends a
+node, moves the head; a delivery task hands a batch to the writer, so a slow writer never blocks a turn),
+feeds what happened to the machine as one event, and performs the actions it returns: trace, send a batch,
+answer callers, set the timer, publish the session's snapshot, retire. The writer applies a batch whole
+(archive → install → mark) and the view learns of the marks from its answer. A crash loses nothing: the
+restarted actor rebuilds from disk, and a batch that was in flight is simply offered again (the writer
+then only marks it).
 """
 
 from __future__ import annotations
@@ -21,18 +22,18 @@ import anyio
 
 from ..memory import faults
 from ..memory.errors import DagmemError, InvalidInput, SessionInvalid
-from ..memory.format import Node, count_tokens
+from ..memory.format import count_tokens
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
 from ..memory.policy import (
     Batch,
     Carryover,
     DagView,
-    SessionLifecycle,
+    SessionMachine,
     SessionPlanner,
+    SessionSnapshot,
     exponential_backoff,
-    is_marked,
-    is_record_node,
 )
+from ..memory.policy import machine as m
 from ..memory.write import Applied
 from ..supervision import Supervisor
 from ._context import Context
@@ -77,6 +78,10 @@ class SessionHandle:
     # The lifecycle's part that outlives an actor restart: a boundary in progress, an end, the waiters.
     carry: Carryover[Reply[object]] = field(default_factory=Carryover)
     on_retire: Callable[[SessionHandle], None] | None = None
+    # What others may read of the session, published by its actor after each event it handles: one
+    # immutable value replaced by the actor's own task, so `Runtime.status()` reads it synchronously and
+    # never walks a planner another task is changing.
+    snapshot: SessionSnapshot = field(default_factory=SessionSnapshot)
     stopped: anyio.Event = field(default_factory=anyio.Event)  # its supervisor's run has ended
 
     def close(self, error: BaseException | None = None) -> None:
@@ -88,18 +93,23 @@ class SessionHandle:
 
 
 class SessionActor:
-    """A thin shell: it does the I/O and performs what its `SessionLifecycle` decides."""
+    """A thin shell: it does the I/O, feeds its `SessionMachine`, and performs the actions it returns."""
 
-    life: SessionLifecycle[Reply[object]]  # made once the view is rebuilt
+    machine: SessionMachine[Reply[object]]  # made once the view is rebuilt
 
     def __init__(self, handle: SessionHandle, ctx: Context) -> None:
         self.handle = handle
         self.ctx = ctx
         self.sid = handle.session_id
-        self.planner: SessionPlanner | None = None
         self.invalid: SessionInvalid | None = None
         self._started_at = anyio.current_time()  # idle_after counts from here until the first activity
         self._tg: anyio.abc.TaskGroup | None = None
+
+    @property
+    def planner(self) -> SessionPlanner | None:
+        """The machine's planner (None before the view is rebuilt, or for an invalid session)."""
+        machine = getattr(self, "machine", None)
+        return machine.planner if machine is not None else None
 
     # -- life ------------------------------------------------------------------------------------------
 
@@ -107,18 +117,21 @@ class SessionActor:
         handle = self.handle
         handle.generation += 1
         handle.actor = self
-        await self._rebuild()
-        self.life = SessionLifecycle(
-            self.planner,
+        planner = await self._rebuild()
+        self.machine = SessionMachine(
+            self.sid,
+            planner,
             handle.carry,
+            workspace_id=self.ctx.workspace_id,
             idle_after=self.ctx.config.idle_after,
             now=self._started_at,
+            generation=handle.generation,
             retire_when_done=handle.retire_after_flush,
         )
         async with anyio.create_task_group() as tg:
             self._tg = tg
             task_status.started()
-            self._pump()
+            self._perform(self.machine.start(anyio.current_time()))
             while True:
                 try:
                     envelope = await handle.mailbox.receive()
@@ -129,8 +142,9 @@ class SessionActor:
                     break
             tg.cancel_scope.cancel()
 
-    async def _rebuild(self) -> None:
-        """The view from disk: O(session), once per start (a crash restart or a revival)."""
+    async def _rebuild(self) -> SessionPlanner | None:
+        """The view from disk: O(session), once per start (a crash restart or a revival). None: the
+        session is invalid (no memory is written for it)."""
         ctx = self.ctx
         if not ctx.store.has_session(self.sid):
             view, head = DagView(self.sid), None
@@ -141,11 +155,11 @@ class SessionActor:
                 self.invalid = SessionInvalid(self.sid, first.path, first.reason)
                 log.error("%s: no memory will be written for it", self.invalid)
                 ctx.emit("session-invalid", session=self.sid, reason=first.reason)
-                return
+                return None
             view = DagView.from_nodes(self.sid, snapshot.nodes.values(), ctx.workspace_id, count_tokens)
             head = snapshot.meta.head
         config = ctx.config
-        self.planner = SessionPlanner(
+        return SessionPlanner(
             view,
             head,
             threshold=config.token_threshold,
@@ -159,41 +173,41 @@ class SessionActor:
     async def _handle(self, envelope: Envelope[SessionMessage]) -> bool:
         """Handle one message; True when the session should retire now."""
         message, reply = envelope.message, envelope.reply
+        arrived = anyio.current_time()
         try:
-            await self._dispatch(message, reply)
+            event = await self._event(message, reply, arrived)
         except InvalidInput as exc:  # the caller's mistake: answer it, stay up
+            event = m.Refused(arrived)
             if reply is not None:
                 reply.fail(exc)
         except (OSError, sqlite3.Error) as exc:  # the store could not write (a full disk): nothing was
-            if reply is not None:  # written; the caller gets a classified, retryable-or-not failure
+            event = m.Refused(arrived)  # written; the caller gets a classified, retryable-or-not failure
+            if reply is not None:
                 reply.fail(classify(exc))
         except BaseException as exc:
             if reply is not None:
                 reply.fail(SessionCrashed(f"session {self.sid!r} crashed: {exc!r}"))
             raise
-        return self._pump(queued=len(self.handle.mailbox))
+        actions = self.machine.receive(event, anyio.current_time(), queued=len(self.handle.mailbox))
+        return self._perform(actions)
 
-    async def _dispatch(self, message: SessionMessage, reply: Reply[object] | None) -> None:
-        ctx, now, life = self.ctx, anyio.current_time(), self.life
+    async def _event(
+        self, message: SessionMessage, reply: Reply[object] | None, arrived: float
+    ) -> m.Event[Reply[object]]:
+        """Do the message's I/O and answer its caller; return what happened, for the machine."""
         if isinstance(message, BatchDone):
-            await self._batch_done(message)
-            return
+            return self._batch_done(message)
         if isinstance(message, Tick):
-            if life.tick(now):
-                ctx.emit("idle", session=self.sid)
-            return
+            return m.Tick()
         if isinstance(message, EndSession):
-            life.end(reply)
-            return
+            return m.End(reply)
         if isinstance(message, Flush):
-            life.flush(reply, force=message.force)
-            return
+            return m.Flush(reply, force=message.force)
         if self.invalid is not None:
             raise self.invalid
-        planner = self.planner
-        assert planner is not None
-        store = ctx.store
-        life.activity(now)
+        ctx, store = self.ctx, self.ctx.store
+        event: m.Event[Reply[object]]
+        result: object = None
         if isinstance(message, Append):
             faults.hit("session:append")
             node = await ctx.io(
@@ -207,90 +221,64 @@ class SessionActor:
                 spawned=message.spawned,
                 spawned_from=message.spawned_from,
             )
-            if node.id not in planner.view:  # else a retried append, already on disk: the store did nothing
-                self._added(node)
-            if reply is not None:
-                reply.set(node)
+            event, result = m.Turn(node, store.head(self.sid), arrived), node
         elif isinstance(message, SetHead):
             await ctx.io(store.set_head, self.sid, message.node_id)
-            self._head_moved(message.node_id)
-            if reply is not None:
-                reply.set(None)
+            event = m.HeadMoved(message.node_id, arrived)
         elif isinstance(message, Rewind):
             rewound = await ctx.io(store.rewind, self.sid, message.node_id)
-            planner.on_rewound(rewound)
-            ctx.emit("rewind", session=self.sid, nodes=rewound)
-            self._head_moved(store.head(self.sid))
-            if reply is not None:
-                reply.set(rewound)
+            event, result = m.Rewound(tuple(rewound), store.head(self.sid), arrived), rewound
         elif isinstance(message, TurnAdded):
             await ctx.io(store.adopt_node, self.sid, message.node)
-            if message.node.id not in planner.view:  # a revived actor may have read it from disk already
-                self._added(message.node)
-            if reply is not None:
-                reply.set(message.node)
-        elif isinstance(message, HeadMoved):
-            await ctx.io(store.reload_meta, self.sid)
-            self._head_moved(message.node_id)
-            if reply is not None:
-                reply.set(None)
-
-    def _added(self, node: Node) -> None:
-        planner = self.planner
-        assert planner is not None
-        record = is_record_node(node)
-        planner.on_turn(
-            node.id,
-            node.predecessor,
-            count_tokens(node.content) if record else 0,
-            marked=record and is_marked(node.metadata, self.ctx.workspace_id),
-        )
-        self.ctx.emit("turn", session=self.sid, node=node.id, predecessor=node.predecessor, record=record)
-        self._head_moved(self.ctx.store.head(self.sid))
-
-    def _head_moved(self, head: str | None) -> None:
-        planner = self.planner
-        assert planner is not None
-        if head != planner.head:
-            planner.on_head(head, anyio.current_time())
-            self.ctx.emit("head", session=self.sid, head=head)
-
-    async def _batch_done(self, message: BatchDone) -> None:
-        planner = self.planner
-        if message.generation != self.handle.generation or planner is None:
-            return  # an answer to an earlier incarnation: its batch is offered again anyway
-        batch = message.batch
-        if message.outcome is not None:  # installed (or found consumed) and marked by the delivery task
-            self.life.written(batch, message.outcome.node_ids)
-            self.ctx.emit(
-                "written", session=self.sid, nodes=list(message.outcome.node_ids), tx=message.outcome.tx
-            )
+            event, result = m.Turn(message.node, store.head(self.sid), arrived), message.node
         else:
-            failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
-            # A full disk is waited out (retried at the capped backoff), never parked: space comes back.
-            wait_out = failure.code is ReasonCode.DISK_FULL
-            self.life.failed(
-                batch,
-                retryable=failure.retryable,
-                now=anyio.current_time(),
-                wait_out=wait_out,
-                retry_after=failure.retry_after,
-            )
-            self.ctx.emit("failed", session=self.sid, nodes=list(batch.node_ids), code=str(failure.code))
+            assert isinstance(message, HeadMoved)
+            await ctx.io(store.reload_meta, self.sid)
+            event = m.HeadMoved(message.node_id, arrived)
+        if reply is not None:
+            reply.set(result)
+        return event
 
-    # -- after every message ---------------------------------------------------------------------------
+    def _batch_done(self, message: BatchDone) -> m.Event[Reply[object]]:
+        batch, generation = message.batch, message.generation
+        if message.outcome is not None:  # installed (or found consumed) and marked by the delivery task
+            outcome = message.outcome
+            return m.BatchWritten(batch, tuple(outcome.node_ids), outcome.tx, generation)
+        if message.crashed is not None:
+            return m.BatchCrashed(batch, message.crashed, generation)
+        failure = message.failure or WriteFailure(ReasonCode.WRITER_FAILURE_UNKNOWN)
+        return m.BatchFailed(batch, failure, generation)
 
-    def _pump(self, *, queued: int | None = None) -> bool:
-        """Do what the lifecycle decides: start the next due batch, answer waiters, set the timer.
-        Returns whether to retire (only after a message: `queued` is what else waits in the mailbox)."""
-        actions = self.life.pump(anyio.current_time(), queued=queued)
-        if actions.start is not None:
-            assert self._tg is not None
-            self._tg.start_soon(self._deliver, actions.start, self.handle.generation)
-        for waiter in actions.answer:
-            waiter.set(None)
-        self.handle.timer.set(actions.timer)
-        return actions.retire
+    # -- actions ---------------------------------------------------------------------------------------
+
+    def _perform(self, actions: list[m.Action[Reply[object]]]) -> bool:
+        """Do what the machine decided, in order. Returns whether to retire."""
+        retire = False
+        for action in actions:
+            if isinstance(action, m.Emit):
+                self.ctx.emit(action.kind, **action.fields)
+            elif isinstance(action, m.SendBatch):
+                assert self._tg is not None
+                self._tg.start_soon(self._deliver, action.batch, self.handle.generation)
+            elif isinstance(action, m.Reply):
+                action.waiter.set(None)
+            elif isinstance(action, m.ArmTimer):
+                self.handle.timer.set(action.at)
+            elif isinstance(action, m.CancelTimer):
+                self.handle.timer.set(None)
+            elif isinstance(action, m.Publish):
+                self.handle.snapshot = action.snapshot
+            elif isinstance(action, m.WaitOut):
+                log.info(
+                    "session %r: %s, waiting it out (next try in %.1f s)",
+                    self.sid,
+                    action.code,
+                    action.seconds,
+                )
+            else:
+                assert isinstance(action, m.Retire)
+                retire = True
+        return retire
 
     async def _deliver(self, batch: Batch, generation: int) -> None:
         """Hand one batch to the writer (which writes and marks it) and bring its answer back through
@@ -299,9 +287,10 @@ class SessionActor:
         try:
             answer = await self.ctx.writer.request(WriteRequest(batch))
         except (ActorStopped, MailboxClosed) as exc:
-            answer = Applied(batch, failure=WriteFailure(ReasonCode.WRITER_CRASHED, str(exc)))
-        assert isinstance(answer, Applied)
-        done = BatchDone(batch, outcome=answer.outcome, failure=answer.failure, generation=generation)
+            done = BatchDone(batch, crashed=str(exc), generation=generation)
+        else:
+            assert isinstance(answer, Applied)
+            done = BatchDone(batch, outcome=answer.outcome, failure=answer.failure, generation=generation)
         with contextlib.suppress(MailboxClosed):
             await self.handle.mailbox.send(done)
 

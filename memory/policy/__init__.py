@@ -1,6 +1,7 @@
 """Policy, pure: what a record is and what a marker means, the DAG view with its running sums, the
-planner that decides which batch is due (DESIGN §3), and the session lifecycle machine that decides idle,
-end, whom to answer and when to retire (DESIGN §5)."""
+planner that decides which batch is due (DESIGN §3), the session lifecycle that decides idle, end, whom to
+answer and when to retire (DESIGN §5), and the session machine that owns both: the session actor feeds it
+events and performs the actions it returns."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from ._records import drop_marker as drop_marker
 from ._records import is_marked as is_marked
 from ._records import is_record_node as is_record_node
 from ._records import with_marker as with_marker
+from .machine import SessionMachine as SessionMachine
+from .machine import SessionSnapshot as SessionSnapshot
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -27,7 +30,9 @@ __all__ = [
     "Carryover",
     "DagView",
     "SessionLifecycle",
+    "SessionMachine",
     "SessionPlanner",
+    "SessionSnapshot",
     "Unwritten",
     "check_threshold",
     "drop_marker",

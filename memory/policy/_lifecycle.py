@@ -1,10 +1,10 @@
 """A live session's lifecycle (DESIGN §3, §5) as a pure state machine, next to the planner it drives.
 
-The session actor feeds it events — activity (a turn or a head move) at time t, a timer tick at t, a flush,
-an end, a batch written or failed; a restart is a new machine — and after every message asks `pump` what
-to do: start this batch, answer these waiters, set the timer to T, retire. It does no I/O and reads no
-clock (the actor passes the event-loop time in and performs the actions), so the same decisions run on
-asyncio, trio and virtual time, and tests drive them without an event loop.
+The session machine (`machine.py`) feeds it events: activity (a turn or a head move) at time t, a timer
+tick at t, a flush, an end, a batch written or failed; a restart is a new machine. After every event it
+asks `pump` what to do: start this batch, answer these waiters, set the timer to T, retire. It does no
+I/O and reads no clock (times are passed in and the actor performs the actions), so the same decisions
+run on asyncio, trio and virtual time, and tests drive them without an event loop.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """When a session's records are written, and in which batches (DESIGN §3), as a pure state machine.
 
-The session actor (and `dagmem write`) feed it events — a turn, a head move, a boundary, marks landed, a
+The session machine (and `dagmem write`) feed it events — a turn, a head move, a boundary, marks landed, a
 failure — and ask it for the next batch and the next deadline. It does no I/O and reads no clock, so the
 same decisions run under asyncio, trio, virtual time and the CLI.
 """
@@ -247,6 +247,11 @@ class SessionPlanner:
         if self._retry_at is not None:
             return self._retry_at
         return min(self._abandoned.values(), default=None)
+
+    @property
+    def retry_at(self) -> float | None:
+        """When the failed batch is tried again (None: no retry is pending)."""
+        return self._retry_at
 
     def owes(self) -> bool:
         return any(self.view.unwritten(tip).records for tip in self.view.tips()) or (

@@ -1,0 +1,362 @@
+"""One live session's memory policy (DESIGN §3, §5) as one pure machine: the session actor's brain.
+
+The actor receives a message, does its I/O (appends a node, moves the head, hands a batch to the writer),
+and passes what happened here as one event: a turn, a head move, a rewind, a refused call, a timer tick, a
+flush, an end, a batch written / failed / lost with a crashed writer. The machine owns the planner (which
+batch is due) and the lifecycle (idle, end, waiters, retirement) and returns, in order, the actions to
+perform: trace this, wait out that failure, send this batch, answer these callers, arm or cancel the
+timer, publish a snapshot, retire. Every decision is here: which node is a record and how many tokens it
+counts, when a branch is due, that a full disk is waited out and never parked, the backoff. It does no I/O
+and reads no clock (times are event-loop seconds passed in), so tests drive it without an event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..format import Node, count_tokens
+from ..outcomes import ReasonCode, WriteFailure
+from ._lifecycle import Carryover, SessionLifecycle
+from ._planner import Batch, SessionPlanner
+from ._records import is_marked, is_record_node
+
+__all__ = [
+    "Action",
+    "ArmTimer",
+    "BatchCrashed",
+    "BatchFailed",
+    "BatchWritten",
+    "CancelTimer",
+    "Emit",
+    "End",
+    "Event",
+    "Flush",
+    "HeadMoved",
+    "Publish",
+    "Refused",
+    "Reply",
+    "Retire",
+    "Rewound",
+    "SendBatch",
+    "SessionMachine",
+    "SessionSnapshot",
+    "Tick",
+    "Turn",
+    "WaitOut",
+]
+
+W = TypeVar("W")  # a waiting caller; opaque here (the actor's reply handle)
+
+# Failures whose cause is outside and passes (space comes back): retried at the capped backoff for as long
+# as it takes, never parked.
+WAITED_OUT = frozenset({ReasonCode.DISK_FULL})
+
+
+# -- events: what happened (the actor has done the I/O) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A node is on disk (appended, or written by the host); `head` is the store's head after it.
+    `arrived`: when the message arrived (activity counts from then, before its I/O)."""
+
+    node: Node
+    head: str | None
+    arrived: float
+
+
+@dataclass(frozen=True)
+class HeadMoved:
+    """The head is now `head` (set by a caller or by the host)."""
+
+    head: str | None
+    arrived: float
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """The head branch was rewound: `node_ids` are no longer records; `head` is the head after it."""
+
+    node_ids: tuple[str, ...]
+    head: str | None
+    arrived: float
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A turn or head message whose I/O failed: nothing changed, but it is activity all the same."""
+
+    arrived: float
+
+
+@dataclass(frozen=True)
+class Tick:
+    """The timer fired: a deadline (idle, an abandoned branch, a retry) may have passed."""
+
+
+@dataclass(frozen=True)
+class Flush(Generic[W]):
+    """`waiter` (None: nobody) waits until nothing is due or in flight; `force` first starts a boundary."""
+
+    waiter: W | None = None
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class End(Generic[W]):
+    """The session ended: boundary-write it (head first), answer `waiter` when nothing is owed, retire."""
+
+    waiter: W | None = None
+
+
+@dataclass(frozen=True)
+class BatchWritten:
+    """The writer installed (or found consumed) and marked `node_ids` of `batch` in transaction `tx`.
+    `generation`: the incarnation that sent it (an earlier one's answer is ignored: it is offered again)."""
+
+    batch: Batch
+    node_ids: tuple[str, ...]
+    tx: object
+    generation: int
+
+
+@dataclass(frozen=True)
+class BatchFailed:
+    """The writer did not write `batch`: `failure` says why (its code, whether retryable, Retry-After)."""
+
+    batch: Batch
+    failure: WriteFailure
+    generation: int
+
+
+@dataclass(frozen=True)
+class BatchCrashed:
+    """The writer stopped before it answered for `batch`."""
+
+    batch: Batch
+    detail: str
+    generation: int
+
+
+Event = (
+    Turn
+    | HeadMoved
+    | Rewound
+    | Refused
+    | Tick
+    | Flush[W]
+    | End[W]
+    | BatchWritten
+    | BatchFailed
+    | BatchCrashed
+)
+
+
+# -- actions: what the actor does, in the order given ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Emit:
+    """A trace event."""
+
+    kind: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class WaitOut:
+    """A retryable failure whose cause passes (a full disk): the batch is tried again in `seconds`, and
+    again after that for as long as it takes, never parked."""
+
+    code: ReasonCode
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SendBatch:
+    """Hand this batch to the writer (it is in flight until its answer comes back as an event)."""
+
+    batch: Batch
+
+
+@dataclass(frozen=True)
+class Reply(Generic[W]):
+    """Answer this waiting caller: nothing is due or in flight."""
+
+    waiter: W
+
+
+@dataclass(frozen=True)
+class ArmTimer:
+    """The session's next deadline, in event-loop seconds."""
+
+    at: float
+
+
+@dataclass(frozen=True)
+class CancelTimer:
+    """The session has no deadline."""
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """What others may read of a session (`Runtime.status()`), published by its actor after an event."""
+
+    pending_records: int = 0  # records its branches still owe, each counted once
+
+
+@dataclass(frozen=True)
+class Publish:
+    """Replace the session's published snapshot with this one."""
+
+    snapshot: SessionSnapshot
+
+
+@dataclass(frozen=True)
+class Retire:
+    """The session ended and owes nothing: give back its memory."""
+
+
+Action = Emit | WaitOut | SendBatch | Reply[W] | ArmTimer | CancelTimer | Publish | Retire
+
+
+# -- the machine -------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class SessionMachine(Generic[W]):
+    """One session's planner and lifecycle. Made when its actor (re)starts, over a planner rebuilt from
+    disk (None: the session is invalid and no memory is written for it)."""
+
+    session_id: str
+    planner: SessionPlanner | None
+    carry: Carryover[W]
+    workspace_id: str
+    idle_after: float
+    now: float  # when the actor started: idle_after counts from here until the first activity
+    generation: int = 0  # the actor's incarnation: answers to an earlier one are ignored
+    retire_when_done: bool = False  # started only to flush a session that was not live
+    life: SessionLifecycle[W] = field(init=False)
+    _dirty: bool = field(init=False, default=True)  # the view changed since the last snapshot
+
+    def __post_init__(self) -> None:
+        self.life = SessionLifecycle(
+            self.planner,
+            self.carry,
+            idle_after=self.idle_after,
+            now=self.now,
+            retire_when_done=self.retire_when_done,
+        )
+
+    def start(self, now: float) -> list[Action[W]]:
+        """What to do once the actor is up, before its first message (it never retires here)."""
+        return self._settle(now, queued=None)
+
+    def receive(self, event: Event[W], now: float, *, queued: int) -> list[Action[W]]:
+        """Take one event (one message handled at `now`, `queued` more waiting in the mailbox) and return
+        what to do, in order."""
+        actions = self._apply(event, now)
+        actions.extend(self._settle(now, queued=queued))
+        return actions
+
+    # -- one event -------------------------------------------------------------------------------------
+
+    def _apply(self, event: Event[W], now: float) -> list[Action[W]]:
+        life, planner = self.life, self.planner
+        out: list[Action[W]] = []
+        if isinstance(event, Tick):
+            if life.tick(now):
+                out.append(self._emit("idle"))
+        elif isinstance(event, End):
+            life.end(event.waiter)
+        elif isinstance(event, Flush):
+            life.flush(event.waiter, force=event.force)
+        elif isinstance(event, BatchWritten | BatchFailed | BatchCrashed):
+            if event.generation == self.generation and planner is not None:
+                self._batch_done(event, now, out)
+        elif planner is not None:  # activity: a turn, a head move, a rewind, a refused call
+            life.activity(event.arrived)
+            if isinstance(event, Turn):
+                if event.node.id not in planner.view:  # else already known (a retried append, or read
+                    self._turn(event.node, out)  # from disk by a revived actor): nothing changes
+                    self._head(event.head, now, out)
+            elif isinstance(event, HeadMoved):
+                self._head(event.head, now, out)
+            elif isinstance(event, Rewound):
+                planner.on_rewound(event.node_ids)
+                self._dirty = True
+                out.append(self._emit("rewind", nodes=list(event.node_ids)))
+                self._head(event.head, now, out)
+        return out
+
+    def _turn(self, node: Node, out: list[Action[W]]) -> None:
+        """Which node is a record, its tokens, and whether this workspace marked it already."""
+        assert self.planner is not None
+        record = is_record_node(node)
+        self.planner.on_turn(
+            node.id,
+            node.predecessor,
+            count_tokens(node.content) if record else 0,
+            marked=record and is_marked(node.metadata, self.workspace_id),
+        )
+        self._dirty = True
+        out.append(self._emit("turn", node=node.id, predecessor=node.predecessor, record=record))
+
+    def _head(self, head: str | None, now: float, out: list[Action[W]]) -> None:
+        assert self.planner is not None
+        if head != self.planner.head:
+            self.planner.on_head(head, now)
+            out.append(self._emit("head", head=head))
+
+    def _batch_done(
+        self, event: BatchWritten | BatchFailed | BatchCrashed, now: float, out: list[Action[W]]
+    ) -> None:
+        batch = event.batch
+        if isinstance(event, BatchWritten):
+            self.life.written(batch, event.node_ids)
+            self._dirty = True
+            out.append(self._emit("written", nodes=list(event.node_ids), tx=event.tx))
+            return
+        failure = (
+            event.failure
+            if isinstance(event, BatchFailed)
+            else WriteFailure(ReasonCode.WRITER_CRASHED, event.detail)
+        )
+        wait_out = failure.code in WAITED_OUT
+        self.life.failed(
+            batch,
+            retryable=failure.retryable,
+            now=now,
+            wait_out=wait_out,
+            retry_after=failure.retry_after,
+        )
+        out.append(self._emit("failed", nodes=list(batch.node_ids), code=str(failure.code)))
+        retry_at = self.planner.retry_at if self.planner is not None else None
+        if wait_out and failure.retryable and retry_at is not None:
+            out.append(WaitOut(failure.code, retry_at - now))
+
+    def _emit(self, kind: str, **fields: Any) -> Emit:
+        return Emit(kind, {"session": self.session_id, **fields})
+
+    # -- after every event -----------------------------------------------------------------------------
+
+    def _settle(self, now: float, *, queued: int | None) -> list[Action[W]]:
+        """Start the next due batch, answer the waiters, set the timer, publish, and maybe retire."""
+        decided = self.life.pump(now, queued=queued)
+        out: list[Action[W]] = []
+        if decided.start is not None:
+            out.append(SendBatch(decided.start))
+        out.extend(Reply(waiter) for waiter in decided.answer)
+        out.append(CancelTimer() if decided.timer is None else ArmTimer(decided.timer))
+        if self._dirty:  # a walk over what is owed: only when the view changed
+            self._dirty = False
+            out.append(Publish(self.snapshot()))
+        if decided.retire:
+            out.append(Retire())
+        return out
+
+    def snapshot(self) -> SessionSnapshot:
+        planner = self.planner
+        return SessionSnapshot(planner.view.pending_records() if planner is not None else 0)
