@@ -101,3 +101,20 @@ def test_help_imports_the_records_but_no_implementation() -> None:
     assert {f"dagmem.cli.commands.{p.stem}" for p in TABLE.glob("*.py") if p.stem != "__init__"} <= loaded
     helpers = {"dagmem.cli._errors", "dagmem.cli._command", "dagmem.cli._arguments"}
     assert not (set(IMPLEMENTATIONS) - helpers) & loaded
+
+
+# The positional arguments a command needs before it reaches the home check.
+_POSITIONALS = {"recall": ["anything"], "show": ["chat"]}
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.home is not Home.ANY], ids=lambda c: c.name)
+def test_a_command_that_reads_a_home_refuses_a_missing_one_and_creates_nothing(
+    command: Command, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere"
+    argv = [command.name, *_POSITIONALS.get(command.name, []), "--home", str(missing)]
+    assert _main.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert ("no sessions/ directory" if command.home is Home.SESSIONS else "no such directory") in err
+    assert not missing.exists()
