@@ -1,5 +1,5 @@
 """`memory/errors.py`'s docstring draws every exception class dagmem defines, at its place: each class under
-its first base (indentation), with the module it lives in and its further bases ("also"). Walking every
+its first base (indentation), with the file it lives in and its further bases ("also"). Walking every
 module of the package here keeps the drawing from going stale."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import dagmem.memory.errors
 
 ROOT = Path(dagmem.__file__).parent
 LINE = re.compile(
-    r"^(?P<indent> *)(?P<name>\w+)(?:  (?P<module>[\w.]+))?(?:  \(also (?P<also>[\w, ]+)\))?(?:  -- .*)?$"
+    r"^(?P<indent> *)(?P<name>\w+)(?:  (?P<module>[\w/]+\.py))?(?:  \(also (?P<also>[\w, ]+)\))?(?:  -- .*)?$"
 )
 
 
@@ -76,7 +76,8 @@ def test_every_exception_class_is_drawn_at_its_place() -> None:
             f"{name}: drawn under {place.parent}, its base is {first.__name__}"
         )
         assert place.also == tuple(b.__name__ for b in rest), name
-        assert f"dagmem.{place.module}" == cls.__module__, f"{name} lives in {cls.__module__}"
+        assert place.module, name
+        assert "dagmem." + place.module.removesuffix(".py").replace("/", ".") == cls.__module__, name
 
 
 def test_the_tree_draws_nothing_that_is_gone() -> None:
