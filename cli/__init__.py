@@ -1,4 +1,5 @@
-"""The `dagmem` command line: argument parsing, one module per command, and one way errors are shown."""
+"""The `dagmem` command line: one table of command records (`commands/`), a module per command's
+implementation, and one way errors are shown."""
 
 from __future__ import annotations
 

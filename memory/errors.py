@@ -1,5 +1,47 @@
 """The exceptions dagmem raises. `InvalidInput` is public (a `ValueError`); the rest subclass it or
-`DagmemError` so a host can catch everything of ours with one clause."""
+`DagmemError` so a host can catch everything of ours with one clause.
+
+Each class stays beside the code that raises it; this drawing is the one place that shows them all (a test
+keeps it complete). Indentation is inheritance, then comes the file the class lives in; "also" names a
+class's further bases (a class is drawn once, under its first base).
+
+Exception tree:
+    BaseException
+        InjectedCrash  memory/faults.py  -- a simulated process death: no `except Exception` may catch it
+            Tear  memory/faults.py  -- the death tears the write in progress
+    Exception
+        DagmemError  memory/errors.py  -- everything of ours
+            ExtraMissing  memory/errors.py  (also ImportError)  -- an optional extra is not installed
+            InvalidInput  memory/errors.py  (also ValueError)  -- the caller's mistake or a bad file; nothing written
+                UnknownSession  memory/errors.py
+                UnknownNode  memory/errors.py
+                AmbiguousNode  memory/listing.py
+                BrokenChain  memory/errors.py
+                SessionInvalid  memory/errors.py
+                TopicFormatError  memory/format/_topic_model.py
+                BadLine  memory/adopt/_entries.py  -- an importer skips the line
+                LLMConfigError  memory/write/_llm_config.py
+                ArgumentError  serve/_tools.py  -- an MCP tool's argument
+            ArchiveCorrupt  memory/errors.py
+            TxlogCorrupt  memory/format/_txrecord.py
+            UnsafePath  memory/errors.py
+            WriteFailure  memory/outcomes.py  -- classified: a reason code, retryable or not
+            GitError  memory/store/_git.py
+            HomeBusy  memory/workspace/_serving.py
+            Damaged  memory/recall/_snapshot.py  (also ValueError)  -- internal: the cache is rebuilt
+            _Stale  memory/recall/_index.py  -- internal: the index is rebuilt
+            InvalidAnswer  memory/write/_llm_wire.py  -- internal: a repair round
+            MailboxClosed  actors/_mailbox.py
+                RuntimeClosed  actors/_runtime.py
+            ActorStopped  actors/_mailbox.py
+            SessionCrashed  actors/_session.py
+            RuntimeCrashed  actors/_runtime.py
+            RestartIntensityExceeded  supervision/_spec.py
+            ClusterError  cluster/_ray.py
+                RayMissing  cluster/_ray.py  (also ExtraMissing)
+                HomeUnavailable  cluster/_ray.py
+            CommandError  cli/_errors.py  -- the command line's own refusal (exit 2)
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore
+from dagmem.cli.commands import COMMANDS
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import MARKER_KEY
 from dagmem.tests._cli import dagmem_run
@@ -104,7 +105,7 @@ def test_verify_finds_a_marker_without_install_and_repair_drops_it(tmp_path: Pat
     assert dagmem("verify", "--strict", home=tmp_path).returncode == 0
 
 
-@pytest.mark.parametrize("command", ["write", "status", "verify", "demo", "migrate", "import"])
+@pytest.mark.parametrize("command", [command.name for command in COMMANDS])
 def test_every_command_has_help(command: str, tmp_path: Path) -> None:
     result = dagmem_run(command, "--help")
     assert result.returncode == 0

@@ -1,0 +1,49 @@
+"""`dagmem bench [NAME ...]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ...bench._report import BENCHMARKS
+from ...memory.write import DISTILLERS
+from .._command import Command
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"any of: {', '.join(BENCHMARKS)} (default: all); or locomo --data PATH, on its own",
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-out"),
+        metavar="DIR",
+        help="where bench.json, bench.md and bench.png go (default ./bench-out)",
+    )
+    parser.add_argument(
+        "--data", type=Path, metavar="LOCOMO_JSON", help="locomo: the LoCoMo-format file to evaluate on"
+    )
+    parser.add_argument(
+        "--distiller", default="extractive", choices=DISTILLERS, help="locomo: how memory is distilled"
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .._bench import command
+
+    return command(args)
+
+
+COMMAND = Command(
+    name="bench",
+    help="measure every figure beside its baseline and goal, side by side in one run",
+    description="Run the benchmarks (all of them without NAME) and report each figure beside its "
+    "baseline measured in the same run, its goal and whether it is met. --home is not used.",
+    add_arguments=_arguments,
+    run=_run,
+)

@@ -1,0 +1,32 @@
+"""`dagmem reorganise`."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...memory.write import DISTILLERS
+from .._command import Command, Home
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--distiller",
+        default="extractive",
+        choices=DISTILLERS,
+        help="extractive: identical claims only; openai: also the duplicates a model judges so",
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .._reorganise import command
+
+    return command(args)
+
+
+COMMAND = Command(
+    name="reorganise",
+    help="merge duplicate blocks of the topic files in one transaction",
+    add_arguments=_arguments,
+    run=_run,
+    home=Home.EXISTING,
+)

@@ -1,0 +1,50 @@
+"""`dagmem write`."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...memory.settings import DEFAULTS
+from ...memory.write import DISTILLERS
+from .._arguments import positive_int, seconds
+from .._command import Command, Home
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--session", action="append", help="only this session (repeatable)")
+    parser.add_argument(
+        "--force", action="store_true", help="boundary-write every session: nothing stays owed"
+    )
+    parser.add_argument(
+        "--distiller",
+        default="extractive",
+        choices=DISTILLERS,
+        help="how topics are distilled: extractive (offline) or openai (a model server: DAGMEM_LLM_*)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=positive_int,
+        default=DEFAULTS.token_threshold,
+        help=f"batch size in tokens (default {DEFAULTS.token_threshold})",
+    )
+    parser.add_argument(
+        "--idle-after",
+        type=seconds,
+        default=DEFAULTS.idle_after,
+        help=f"seconds of quiet that end a session (default {DEFAULTS.idle_after:g})",
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .._write import write_command
+
+    return write_command(args)
+
+
+COMMAND = Command(
+    name="write",
+    help="write what the sessions of a home owe: full batches, and everything of idle sessions",
+    add_arguments=_arguments,
+    run=_run,
+    home=Home.SESSIONS,  # it writes into the home, so it must be one already: nothing is created
+)
