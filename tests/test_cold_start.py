@@ -77,5 +77,6 @@ def test_bench_cold_reports_version_and_import_beside_python_alone(
     version = by_name["fresh `dagmem --version` p50 (baseline: python -c pass)"]
     assert version["goal"] == "value <= 150"
     assert version["met"] in (True, False)  # measured, whatever this machine's speed
-    assert version["baseline"] == printed["raw"]["cold"]["pass_p50_ms"]
+    # the report rounds its figures for people; the raw value keeps two decimals
+    assert version["baseline"] == pytest.approx(printed["raw"]["cold"]["pass_p50_ms"], abs=0.1)
     assert "fresh `import dagmem` p95 (baseline: python -c pass)" in by_name
