@@ -84,7 +84,9 @@ def test_one_ctrl_c_late_in_a_run_stops_it_at_once(tmp_path: Path) -> None:
         assert any("phase: draining" in line for line in seen), "".join(seen)
         process.send_signal(signal.SIGINT)
         try:
-            _, err = process.communicate(timeout=60)
+            # Bounded, yet far beyond the whole run on a loaded machine: what is asserted is that it stopped
+            # before its end (no git replay, no report), not how fast.
+            _, err = process.communicate(timeout=240)
         except subprocess.TimeoutExpired:
             process.kill()
             raise
