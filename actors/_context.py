@@ -14,6 +14,7 @@ import anyio
 
 from ..memory.durable import WriterStatus
 from ..memory.errors import InvalidInput
+from ..memory.recall import RecallUpdater
 from ..memory.settings import DEFAULTS, check_seconds, check_threshold
 from ..memory.store import SessionStore
 from ..memory.write import Distiller
@@ -75,6 +76,9 @@ class Context:
     trace: Trace | None = None
     status: WriterStatus = field(default_factory=WriterStatus)
     status_problem: str | None = None  # why status.json could not be written, while it cannot
+    # Recall's writer: the install hook of every workspace the runtime opens to write (its writer actor,
+    # a reorganisation); it holds the index it last wrote for as long as the runtime lives.
+    recall: RecallUpdater = field(default_factory=RecallUpdater)
 
     async def io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking work: in a worker thread for real I/O, inline otherwise (virtual time must not

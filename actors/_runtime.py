@@ -37,7 +37,6 @@ from ..memory.recall import (
     Siblings,
     check_floor,
     check_query,
-    forget,
     path_to,
     search,
     session_path,
@@ -252,7 +251,7 @@ class Runtime:
             raise
         finally:
             serving.release()
-            forget(ctx.workspace_root)  # the recall index its writer held: a closed runtime holds nothing
+            ctx.recall.forget()  # the recall index its writer held: a closed runtime holds nothing
         if runtime._failed is not None:
             raise runtime._failed
 
@@ -573,7 +572,11 @@ class Runtime:
 
         def run() -> Reorganised:
             with Workspace(
-                ctx.workspace_root, fsync=ctx.config.fsync, clock=ctx.epoch, workspace_id=ctx.workspace_id
+                ctx.workspace_root,
+                fsync=ctx.config.fsync,
+                clock=ctx.epoch,
+                workspace_id=ctx.workspace_id,
+                on_install=ctx.recall,
             ) as workspace:
                 return reorganise(workspace, judge=ctx.distiller, one_path=one_path_in(ctx.store))
 

@@ -1,7 +1,8 @@
 """The writer actor: one per workspace, it serialises every session's transactions (DESIGN §5).
 
-It owns the open `Workspace` (a restart reopens it, which recovers what a crash left) and hands each batch
-to the one write core (`BatchWriter`: archive → distil → install, then mark, then the status). A write's
+It owns the open `Workspace` (a restart reopens it, which recovers what a crash left), opened with the
+runtime's recall updater as its install hook, and hands each batch to the batch writer (`BatchWriter`:
+the write core's archive → distil → install, then mark, then the status). A write's
 failure is an answer, not a crash: it is sent back to the session, which retries with backoff or parks. A
 crash (a bug, or an injected process death) fails the requests in hand with `ActorStopped`; their batches
 stay owed and are offered again.
@@ -48,6 +49,7 @@ class WriterActor:
             fsync=ctx.config.fsync,
             clock=ctx.epoch,
             workspace_id=ctx.workspace_id,
+            on_install=ctx.recall,
         )
         try:
             await ctx.io(load_model)  # every install indexes its blocks: load the model before the first

@@ -30,7 +30,8 @@ from ..memory.errors import InvalidInput
 from ..memory.recall import RecallIndex, analyse, search
 from ..memory.recall._text import date_words
 from ..memory.store import FileSessionStore
-from ..memory.write import Distiller, distiller_named, write_home
+from ..memory.write import Distiller, distiller_named
+from ..memory.writing import write_home
 from . import _kit as kit
 
 __all__ = ["Conversation", "evidence_ids", "load", "main", "run"]

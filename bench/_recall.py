@@ -33,7 +33,7 @@ import numpy as np
 
 from ..memory.durable import TxLog, sha256_hex
 from ..memory.format import ArchiveRecord, Topic, TxRecord, make_block, render_topic
-from ..memory.recall import RecallIndex, after_install, analyse, compact, recall_root, search
+from ..memory.recall import RecallIndex, RecallUpdater, analyse, compact, recall_root, search
 from ..memory.recall._delta import append_record
 from ..memory.recall._embed import MODEL, embed
 from ..memory.recall._entries import Entry, Source
@@ -129,8 +129,8 @@ def _queries(rng: random.Random, topics: list[str]) -> list[str]:
     ]
 
 
-def _install(memory: Path, seq: int, rng: random.Random, topics: list[str]) -> float:
-    """One real install's index update: a new topic file of BATCH blocks, its txlog line, after_install."""
+def _install(updater: RecallUpdater, memory: Path, seq: int, rng: random.Random, topics: list[str]) -> float:
+    """One real install's index update: a new topic file of BATCH blocks, its txlog line, the updater."""
     path = f"topics/new{seq}.md"
     records = [
         ArchiveRecord("s0", f"x{seq}-{i}", "user", i, 1_777_700_000.0 + i, text)
@@ -155,7 +155,7 @@ def _install(memory: Path, seq: int, rng: random.Random, topics: list[str]) -> f
     )
     end = txlog.append(record)
     started = time.perf_counter()
-    after_install(memory, record, start=start, end=end, before={}, records=records, fsync=False)
+    updater.after_install(memory, record, start=start, end=end, before={}, records=records, fsync=False)
     return time.perf_counter() - started
 
 
@@ -179,7 +179,8 @@ def _size(
         search(index, query, k=5)
         latencies.append(time.perf_counter() - started)
     progress(f"{count:,} blocks: index updates of installs")
-    installs = sorted(_install(memory, seq, rng, topics) for seq in range(2, 12))
+    updater = RecallUpdater()  # the writer's, kept across its installs
+    installs = sorted(_install(updater, memory, seq, rng, topics) for seq in range(2, 12))
     result = {
         "blocks": count,
         "setup_s": round(build_s, 1),

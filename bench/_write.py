@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.format import ArchiveRecord, Node
+from ..memory.recall import RecallUpdater
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import TOPIC_FILE_LIMIT, ExtractiveDistiller, mark_nodes, records_of, write_batch
@@ -223,7 +224,13 @@ class _Setup:
         return LONG_SESSION if self.name == "long_archive" else f"w{rep:04d}"
 
     def open(self, *, fsync: bool) -> None:
-        self.workspace = Workspace(self.memory, fsync=fsync, clock=self.clock, workspace_id=self.workspace_id)
+        self.workspace = Workspace(
+            self.memory,
+            fsync=fsync,
+            clock=self.clock,
+            workspace_id=self.workspace_id,
+            on_install=RecallUpdater(),  # a write indexes its blocks for recall, as the runtime's does
+        )
         self.store = FileSessionStore(self.home, fsync=fsync, clock=self.clock)
 
     def close(self) -> None:
@@ -248,10 +255,7 @@ def _consume_migrated(workspace: Workspace, sid: str, records: Sequence[ArchiveR
     `write_batch` installs a transaction (write.py, step 2b)."""
     workspace.archive(sid, records)
     with workspace.lock():
-        record, end = workspace.installer.commit(
-            sid, [r.source_id for r in records], {}, at=workspace.clock(), migrated=True
-        )
-        workspace.index.add_tx(record, start=end - len(record.to_line()), end=end, txlog=workspace.txlog)
+        workspace.install(sid, [r.source_id for r in records], {}, migrated=True)
 
 
 def _build_prefix(setup: _Setup, sid: str, turns: int, words: Sequence[str], rng: random.Random) -> None:
@@ -401,9 +405,9 @@ def _write(setup: _Setup, rep: int, batch: _Batch, *, kind: str, record: bool, p
         start = time.perf_counter()
         if profile:
             with setup.profile("cold_open").measure():
-                workspace = Workspace(setup.memory, clock=setup.clock)
+                workspace = Workspace(setup.memory, clock=setup.clock, on_install=RecallUpdater())
         else:
-            workspace = Workspace(setup.memory, clock=setup.clock)
+            workspace = Workspace(setup.memory, clock=setup.clock, on_install=RecallUpdater())
         opened = time.perf_counter() - start
         setup.workspace = workspace
         # A new process's store: its first touch of the session lists the node files (timed on its own).

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..memory.format import Role
 from ..memory.store import FileSessionStore
-from ..memory.write import write_home
+from ..memory.writing import write_home
 from ._words import plural
 
 __all__ = ["command", "run_demo"]

@@ -26,7 +26,9 @@ def command(args: argparse.Namespace) -> int:
         raise CommandError(f"--home {home}: no memory/ workspace yet, so nothing to reorganise")
     judge = distiller_named(args.distiller, home)
     store = FileSessionStore(home, read_only=True) if (home / "sessions").is_dir() else None
-    with Workspace(memory) as workspace:
+    from ..memory.recall import RecallUpdater  # the read side loads only when a reorganisation runs
+
+    with Workspace(memory, on_install=RecallUpdater()) as workspace:
         result = reorganise(workspace, judge=judge, one_path=None if store is None else one_path_in(store))
     if args.json:
         print(

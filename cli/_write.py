@@ -13,7 +13,8 @@ from typing import Any
 from ..memory.durable import load_status, read_workspace_id
 from ..memory.outcomes import RETRYABLE
 from ..memory.store import FileSessionStore
-from ..memory.write import SessionResult, distiller_named, pending_by_session, write_home
+from ..memory.write import SessionResult, distiller_named, pending_by_session
+from ..memory.writing import write_home
 from ._errors import EXIT_FAILED, EXIT_OK, EXIT_RETRY
 from ._words import plural
 

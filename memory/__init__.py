@@ -4,10 +4,12 @@
   sites, the knobs' defaults and checks);
 - `format`: the on-disk formats, pure (the topic-path rule among them);
 - `durable`: atomic writes, appends, the txlog, transactions and recovery;
-- `store` (sessions) and `workspace` (memory/): files through the durable layer;
+- `store` (sessions) and `workspace` (memory/): files through the durable layer; `Workspace.install` is
+  the one install (commit, index, then the `on_install` hook its opener gave);
 - `policy`: records, the DAG view and the planner, pure;
-- `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache (the write refreshes it);
 - `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
-- `listing` (what a home's sessions hold, read-only) and `adopt` (migrate and import what hosts already
-  have): on top of the store and the write.
+- `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache; its `RecallUpdater` is
+  the install hook of a workspace opened for writing (the write core never imports it);
+- `writing` (the write pass with recall's updater), `listing` (what a home's sessions hold, read-only)
+  and `adopt` (migrate and import what hosts already have): on top of the store and the write.
 """

@@ -61,9 +61,9 @@ from dagmem.memory.write import (
     SessionResult,
     TopicReader,
     mark_nodes,
-    write_home,
     write_session,
 )
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 
 WSID = "w-0123456789abcdef"

@@ -22,7 +22,7 @@ import pytest
 
 from dagmem import DagmemError, FileSessionStore, Runtime, RuntimeConfig
 from dagmem.memory.format import scan_archive
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 from dagmem.sim._crashload import NEVER_IDLE, verify_home
 
 pytestmark = pytest.mark.anyio

@@ -28,7 +28,7 @@ import pytest
 from dagmem import FileSessionStore, ReasonCode
 from dagmem.memory.format import TxlogCorrupt, scan_archive
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 
 WSID = "w-0123456789abcdef"

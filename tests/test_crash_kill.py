@@ -32,7 +32,7 @@ import pytest
 
 from dagmem.memory.format import scan_archive
 from dagmem.memory.store import FileSessionStore
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 from dagmem.sim._crashload import SHARED_SESSION, LoadConfig, appended_logs, find_leftovers, verify_home
 
 SEED = int(os.environ.get("DAGMEM_CRASH_SEED", "6"))

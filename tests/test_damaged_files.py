@@ -23,7 +23,8 @@ from dagmem.cli import main as cli
 from dagmem.memory.format import TxlogCorrupt, scan_archive
 from dagmem.memory.outcomes import classify
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import SessionResult, write_home
+from dagmem.memory.write import SessionResult
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.tests._cli import dagmem_run
 

@@ -14,7 +14,7 @@ from dagmem import FileSessionStore, ReasonCode
 from dagmem.cli import main as cli
 from dagmem.memory.format import ArchiveRecord, render_frame, scan_archive
 from dagmem.memory.format._archive_codec import HEADER
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 
 def written(tmp_path: Path) -> Path:

@@ -18,7 +18,7 @@ import pytest
 import dagmem
 from dagmem import Evidence, FileSessionStore, Hit, InvalidInput, Runtime, render_context
 from dagmem.memory.recall import RecallIndex, search
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from dagmem import FileSessionStore
 from dagmem.memory.format import parse_topic
 from dagmem.memory.recall import RecallIndex, search
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 CLAIM = "User: “I live in Porto.”"
 

@@ -15,7 +15,7 @@ import pytest
 from dagmem import FileSessionStore, Runtime, SessionInvalid
 from dagmem.cli import main
 from dagmem.memory.errors import UnsafePath
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 THRESHOLD = 20
 

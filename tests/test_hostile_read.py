@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 SECRET = "root:x:0:0:TOP-SECRET-LINE:/root:/bin/bash"
 

@@ -22,7 +22,7 @@ import pytest
 from dagmem import FileSessionStore, Hit
 from dagmem.memory.recall import RecallIndex, compact, recall_root, search
 from dagmem.memory.recall._delta import encode
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 QUERIES = ("when does the ferry leave", "tomato seedlings in the greenhouse", "bicycle repair chain")
 TOPICS = (

@@ -27,7 +27,8 @@ from dagmem.memory.format import (
     render_frame,
     scan_archive,
 )
-from dagmem.memory.write import BatchInput, ExtractiveDistiller, write_home
+from dagmem.memory.write import BatchInput, ExtractiveDistiller
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 
 WSID = "w-0123456789abcdef"

@@ -23,7 +23,7 @@ from dagmem.memory.format import parse_topic, scan_archive
 from dagmem.memory.recall import RecallIndex, compact, path_to, recall_root, search
 from dagmem.memory.recall import _update as update
 from dagmem.memory.recall._delta import last_record
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 from dagmem.sim._recall_oracle import check_recall
 from dagmem.tests._cli import dagmem_run
 

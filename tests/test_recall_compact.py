@@ -30,7 +30,7 @@ from dagmem.memory.recall._embed import DIM, MODEL
 from dagmem.memory.recall._entries import Entry, Source
 from dagmem.memory.recall._index import K1, B
 from dagmem.memory.recall._snapshot import VERSION, Arrays, Snapshot, write_meta
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 # -- main's compaction, kept to compare with ------------------------------------------------------------
 
@@ -349,9 +349,9 @@ def test_a_streamed_compaction_writes_the_whole_array_codes_bytes(
         assert "copy_file_range" not in calls
 
 
-def _write(home: Path, text: str) -> None:
+def _write(home: Path, text: str, recall: update.RecallUpdater) -> None:
     FileSessionStore(home, fsync=False).append("s", "user", text)
-    write_home(home, force=True)
+    write_home(home, force=True, recall=recall)
 
 
 def test_a_writer_drops_its_old_index_before_it_loads_the_compacted_one(
@@ -360,10 +360,11 @@ def test_a_writer_drops_its_old_index_before_it_loads_the_compacted_one(
     monkeypatch.setattr(update, "COMPACT_MIN", 3_000)  # a compaction every few installs
     home = tmp_path / "home"
     memory = home / "memory"
-    _write(home, "fact 0: the lighthouse keeper paints the door blue")
-    held = update._writers[memory].index
+    writer = update.RecallUpdater()  # this process's writer, kept across its passes
+    _write(home, "fact 0: the lighthouse keeper paints the door blue", writer)
+    held = writer.held
     assert held is not None
-    before, alive = weakref.ref(held), update._writers[memory].snapshot
+    before, alive = weakref.ref(held), writer.snapshot
     del held
     loads: list[tuple[Path, bool]] = []
 
@@ -375,10 +376,10 @@ def test_a_writer_drops_its_old_index_before_it_loads_the_compacted_one(
 
     monkeypatch.setattr(update, "Snapshot", Spy)
     for i in range(1, 12):
-        _write(home, f"fact {i}: the lighthouse keeper number {i} oils the lamp")
-        if update._writers[memory].snapshot != alive:
+        _write(home, f"fact {i}: the lighthouse keeper number {i} oils the lamp", writer)
+        if writer.snapshot != alive:
             break
-    compacted = update._writers[memory].snapshot
+    compacted = writer.snapshot
     assert compacted != alive  # it compacted, from the index it held
     assert loads
     assert loads[-1] == (compacted, True)  # ... which was gone when the new one was loaded

@@ -13,7 +13,7 @@ import pytest
 
 from dagmem import FileSessionStore, Hit
 from dagmem.memory.recall import RecallIndex, compact, search
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 WORDS = (
     "ferry harbour lantern tomato greenhouse bicycle chain kettle garden lighthouse keeper pier island "

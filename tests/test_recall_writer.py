@@ -18,7 +18,7 @@ from dagmem.memory.recall import RecallIndex, analyse, recall_root
 from dagmem.memory.recall import _update as update
 from dagmem.memory.recall._embed import _load
 from dagmem.memory.recall._text import _stemmer, terms
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 
 TRICKY = [
     "",
@@ -60,9 +60,9 @@ def _arrays_equal(a: RecallIndex, b: RecallIndex) -> None:
             assert bytes(left) == bytes(right) if isinstance(left, bytes) else left == right, name
 
 
-def _write(home: Path, text: str) -> None:
+def _write(home: Path, text: str, recall: update.RecallUpdater) -> None:
     FileSessionStore(home, fsync=False).append("s", "user", text)
-    write_home(home, force=True)
+    write_home(home, force=True, recall=recall)
 
 
 _OTHER_WRITER = textwrap.dedent(
@@ -70,7 +70,7 @@ _OTHER_WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
     from dagmem import FileSessionStore
-    from dagmem.memory.write import write_home
+    from dagmem.memory.writing import write_home
     home = Path(sys.argv[1])
     FileSessionStore(home, fsync=False).append("s", "user", sys.argv[2])
     write_home(home, force=True)
@@ -84,9 +84,10 @@ def test_what_the_writer_remembers_is_what_a_reader_builds_from_the_files(
     monkeypatch.setattr(update, "COMPACT_MIN", 3_000)  # a compaction every few installs
     home = tmp_path / "home"
     memory = home / "memory"
+    writer = update.RecallUpdater()  # this process's writer, kept across its passes
     for i in range(6):
-        _write(home, f"fact {i}: the lighthouse keeper number {i} paints the door blue")
-        held = update._writers[memory].index
+        _write(home, f"fact {i}: the lighthouse keeper number {i} paints the door blue", writer)
+        held = writer.held
         assert held is not None  # held from the first install on (its delta was empty)
         _arrays_equal(held, RecallIndex.open(memory))
     assert len(list(recall_root(memory).glob("snap-*"))) == 2  # it compacted (from the held index)
@@ -95,15 +96,15 @@ def test_what_the_writer_remembers_is_what_a_reader_builds_from_the_files(
     subprocess.run(
         [sys.executable, "-c", _OTHER_WRITER, str(home), "the harbour boat leaves at nine"], check=True
     )
-    _write(home, "fact 9: the lighthouse keeper also feeds the cat")
+    _write(home, "fact 9: the lighthouse keeper also feeds the cat", writer)
     index = RecallIndex.open(memory)
     assert index.replay_record() is None  # the delta covers every txlog line: nothing is read from files
     texts = [entry.text for _row, entry in index.entries()]
     assert any("harbour boat" in text for text in texts)
     assert any("feeds the cat" in text for text in texts)
     for i in range(10, 14):  # and on, through a compaction: the index it holds again is the readers'
-        _write(home, f"fact {i}: the lighthouse keeper number {i} oils the lamp")
-    held = update._writers[memory].index
+        _write(home, f"fact {i}: the lighthouse keeper number {i} oils the lamp", writer)
+    held = writer.held
     assert held is not None
     _arrays_equal(held, RecallIndex.open(memory))
 
@@ -116,8 +117,10 @@ async def test_a_closed_runtime_lets_go_of_the_index_its_writer_held(tmp_path: P
     async with Runtime.open(tmp_path / "home") as rt:
         await rt.append("s", "user", "the ferry to the island leaves at seven every morning")
         await rt.flush(force=True)
-        assert update._writers[memory].index is not None  # the writer holds what it wrote
-    assert memory not in update._writers
+        recall = rt._ctx.recall  # the runtime's own updater, the hook of its writer's workspace
+        assert rt._ctx.recall.held is not None  # the writer holds what it wrote
+    assert recall.held is None
+    assert recall.snapshot is None
     # What it let go of is read from the files again, unchanged.
     assert any("ferry" in entry.text for _row, entry in RecallIndex.open(memory).entries())
     # The block digests outlive a runtime (they belong to no workspace) until they are cleared.

@@ -15,7 +15,8 @@ from dagmem.cluster import connect
 from dagmem.memory.errors import InvalidInput
 from dagmem.memory.policy import SessionPlanner
 from dagmem.memory.settings import DEFAULTS, Settings, check_seconds
-from dagmem.memory.write import write_home, write_session
+from dagmem.memory.write import write_pass, write_session
+from dagmem.memory.writing import write_home
 
 
 def _default(function: object, name: str) -> object:
@@ -28,9 +29,10 @@ def test_every_layer_takes_its_defaults_from_settings() -> None:
         assert getattr(config, name) == getattr(DEFAULTS, name)
         assert _default(Runtime.open, name) == getattr(DEFAULTS, name)
         assert _default(connect, name) == getattr(DEFAULTS, name)
-    for function in (write_home, write_session):
+    for function in (write_home, write_pass, write_session):
         assert _default(function, "threshold") == DEFAULTS.token_threshold
     assert _default(write_home, "idle_after") == DEFAULTS.idle_after
+    assert _default(write_pass, "idle_after") == DEFAULTS.idle_after
     assert _default(SessionPlanner, "threshold") == DEFAULTS.token_threshold
     assert _default(SessionPlanner, "abandon_after") == DEFAULTS.abandon_after
     for command in (["write"], ["mcp"]):

@@ -28,7 +28,8 @@ from dagmem.memory.durable import is_temp_name
 from dagmem.memory.format import SHARD_SIZE, shard_of
 from dagmem.memory.store import FileSessionStore
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import BatchInput, ExtractiveDistiller, TopicReader, mark_nodes, write_home
+from dagmem.memory.write import BatchInput, ExtractiveDistiller, TopicReader, mark_nodes
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 
 THRESHOLD = 100_000  # tokens: the whole owed run of the session is one batch
@@ -131,7 +132,7 @@ CHILD = textwrap.dedent(
     import os, signal, sys
     from pathlib import Path
     from dagmem.memory import faults
-    from dagmem.memory.write import write_home
+    from dagmem.memory.writing import write_home
 
     home, site, occurrence, threshold = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     seen = 0

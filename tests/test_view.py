@@ -17,7 +17,7 @@ import pytest
 
 from dagmem import FileSessionStore
 from dagmem.memory.policy import with_marker
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 from dagmem.tests._cli import dagmem_run
 from dagmem.view import MIN_RUN, layout, read_home, render_page
 

@@ -27,9 +27,9 @@ from dagmem.memory.write import (
     mark_nodes,
     records_of,
     write_batch,
-    write_home,
     write_session,
 )
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.sim._crashload import create_workspace_id
 

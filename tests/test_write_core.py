@@ -22,7 +22,7 @@ from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.faults import InjectedCrash
 from dagmem.memory.outcomes import ReasonCode
 from dagmem.memory.policy import is_marked
-from dagmem.memory.write import write_home
+from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.tests._cli import dagmem_run
 

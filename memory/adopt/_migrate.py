@@ -29,7 +29,7 @@ from ..format import Node, is_valid_id, scan_archive
 from ..outcomes import classify
 from ..policy import is_marked, is_record_node
 from ..store import SessionStore
-from ..workspace import Workspace
+from ..workspace import InstallHook, Workspace
 from ..write import mark_nodes
 
 __all__ = [
@@ -151,8 +151,7 @@ def _migrate_session(store: SessionStore, workspace: Workspace, sid: str) -> Ses
         done = workspace.consumed(source_ids)
         todo = [s for s in source_ids if s not in done]
         if todo:
-            record, end = workspace.installer.commit(sid, todo, {}, at=workspace.clock(), migrated=True)
-            workspace.index.add_tx(record, start=end - len(record.to_line()), end=end, txlog=workspace.txlog)
+            record = workspace.install(sid, todo, {}, migrated=True)
             result.tx, result.consumed = record.tx, len(todo)
     # Markers only after the commit point: a crash before this leaves consumed records that the next run
     # (or the ordinary write) marks without consuming them again.
@@ -165,15 +164,18 @@ def _migrate_session(store: SessionStore, workspace: Workspace, sid: str) -> Ses
     return result
 
 
-def migrate_home(store: SessionStore, memory: Path, *, fsync: bool = True) -> MigrationReport:
+def migrate_home(
+    store: SessionStore, memory: Path, *, fsync: bool = True, on_install: InstallHook | None = None
+) -> MigrationReport:
     """Migrate every session named in `runtime.json`'s cursors. Never raises for one session's problem (it
-    is in the report, and the cursors stay); a malformed runtime.json raises `InvalidInput`."""
+    is in the report, and the cursors stay); a malformed runtime.json raises `InvalidInput`. `on_install`:
+    the workspace's install hook (a migrated transaction changes no topic file, so none is needed)."""
     found = read_cursors(memory)
     if found is None:
         return MigrationReport(found=False)
     raw, cursors = found
     report = MigrationReport(found=True)
-    with Workspace(memory, fsync=fsync) as workspace:
+    with Workspace(memory, fsync=fsync, on_install=on_install) as workspace:
         for sid in sorted(cursors):
             try:
                 result = _migrate_session(store, workspace, sid)

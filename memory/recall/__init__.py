@@ -1,6 +1,7 @@
 """Recall, the read side (DESIGN §8): a hybrid BM25 + dense index of topic blocks kept as a cache under
 `memory/.dagmem/recall/`, branch-aware search, and `render_context` for injection. The runtime and the
-command line call the same `RecallIndex.open` / `search`; the write core calls `after_install`."""
+command line call the same `RecallIndex.open` / `search`. A workspace opened for writing is given a
+`RecallUpdater` as its `on_install` hook, which keeps the index up to date install by install."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ from ._render import render_context as render_context
 from ._search import SIBLINGS as SIBLINGS
 from ._search import search as search
 from ._text import analyse as analyse
+from ._update import RecallUpdater as RecallUpdater
 from ._update import after_install as after_install
 from ._update import compact as compact
-from ._update import forget as forget
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -38,6 +39,7 @@ __all__ = [
     "Evidence",
     "Hit",
     "RecallIndex",
+    "RecallUpdater",
     "Siblings",
     "after_install",
     "analyse",
@@ -48,7 +50,6 @@ __all__ = [
     "compact",
     "core_facts",
     "core_lines",
-    "forget",
     "in_time_order",
     "load_model",
     "path_to",

@@ -1,18 +1,19 @@
 """The writer's side of the recall index: one delta line per install, O(batch); snapshots now and then.
 
-`after_install` runs in the write core right after a transaction is installed, under the workspace lock.
+A `RecallUpdater` is the `on_install` hook of a workspace opened for writing: `Workspace.install` calls it
+right after a transaction is installed, under the workspace lock.
 It indexes only the blocks the transaction added or changed (the old file's blocks are known by digest) and
 appends them to the delta log of the newest snapshot. A crash before that line (fault site
 `recall:index`) leaves the log one install behind: readers replay the missing txlog lines from the files
 when they open, and the next install repairs the log the same way before it appends its own line.
 
-A writer process remembers what it last wrote (`_Writer`): the snapshot, the delta's size, the txlog seq
+An updater remembers what it last wrote (`_Writer`): the snapshot, the delta's size, the txlog seq
 it reflects, and the whole index in memory (held from an install that found the delta empty or repaired
 it, or that wrote the snapshot). One `stat` of the
 delta and its directory, and the seq of the install, tell whether that is still true (no other process
 wrote meanwhile); if so, an install neither lists snapshots nor reads the log's tail, and a compaction
-needs no reopening of the index (which parsed the whole delta). Anything else takes the path a new
-process takes, which repairs from the files.
+needs no reopening of the index (which parsed the whole delta). Anything else (a new updater among them)
+takes the path a new process takes, which repairs from the files.
 
 When the delta outgrows a sixteenth of its snapshot (and COMPACT_MIN), the index is compacted into a new
 snapshot: O(index), at most once per 1/16 growth, so O(batch) amortised, and what a reader must apply on
@@ -32,6 +33,7 @@ from pathlib import Path
 from .. import faults
 from ..durable import TxLog
 from ..format import ArchiveRecord, TopicFormatError, TxRecord
+from ..workspace import TxInstalled
 from ._arrays import index_arrays, write_index
 from ._delta import append_line, append_record, check_lines, encode, last_record
 from ._embed import MODEL
@@ -47,7 +49,7 @@ from ._snapshot import (
     write_snapshot,
 )
 
-__all__ = ["after_install", "compact", "delta_limit", "forget", "index_arrays", "write_index"]
+__all__ = ["RecallUpdater", "after_install", "compact", "delta_limit", "index_arrays", "write_index"]
 
 log = logging.getLogger("dagmem.recall")
 
@@ -68,11 +70,6 @@ class _Writer:
     index: RecallIndex | None  # the index as of `seq`, held once this process wrote the snapshot
 
 
-_writers: dict[Path, _Writer] = {}  # the most recently written last (a process may serve many homes)
-_writers_lock = threading.Lock()
-_WRITERS_MAX = 8  # workspaces remembered at once; one forgotten takes the path a new process takes
-
-
 def _stamp(snapshot: Path) -> Stamp | None:
     try:
         delta = os.stat(snapshot / "delta.jsonl")
@@ -90,19 +87,93 @@ def delta_limit(snapshot: Path) -> int:
     return max(COMPACT_MIN, size // COMPACT_RATIO)
 
 
-def _remember(memory: Path, writer: _Writer | None) -> None:
-    with _writers_lock:
-        _writers.pop(memory, None)
-        if writer is not None:
-            _writers[memory] = writer
-            while len(_writers) > _WRITERS_MAX:
-                del _writers[next(iter(_writers))]
+class RecallUpdater:
+    """Recall's writer for one workspace: the `on_install` hook of a `Workspace` opened for writing.
 
+    Whoever opens the workspace to write (the runtime, the write pass, a reorganisation) makes one and
+    hands it to `Workspace(on_install=...)`; it remembers what it last wrote (`_Writer`, see the module's
+    doc) for as long as its owner keeps it, and nothing outlives it. Installs are serialised by the
+    workspace lock; the threading lock only guards what it holds against a `forget` from another thread.
+    """
 
-def forget(memory: Path) -> None:
-    """Let go of what this process holds of the workspace at `memory` (its writer stopped): the index
-    it last wrote is read from disk again when it is next needed."""
-    _remember(memory, None)
+    def __init__(self) -> None:
+        self._root: Path | None = None
+        self._writer: _Writer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> RecallIndex | None:
+        """The index it holds as of its last install (None: it will read the files next time)."""
+        writer = self._writer
+        return None if writer is None else writer.index
+
+    @property
+    def snapshot(self) -> Path | None:
+        """The snapshot its last install wrote to (None: nothing remembered)."""
+        writer = self._writer
+        return None if writer is None else writer.snapshot
+
+    def forget(self) -> None:
+        """Let go of what it holds: the index is read from disk again when it is next needed."""
+        with self._lock:
+            self._writer = None
+
+    def __call__(self, installed: TxInstalled) -> None:
+        self.after_install(
+            installed.root,
+            installed.record,
+            start=installed.start,
+            end=installed.end,
+            before=installed.before,
+            records=installed.records,
+            fsync=installed.fsync,
+        )
+
+    def after_install(
+        self,
+        memory: Path,
+        record: TxRecord,
+        *,
+        start: int,
+        end: int,
+        before: Mapping[str, bytes | None],
+        records: Sequence[ArchiveRecord],
+        fsync: bool,
+    ) -> None:
+        """Index transaction `record` (txlog bytes [start, end)), just installed; `before` holds the old
+        bytes of the files it touched. Never raises for an index problem: the index is a cache, and
+        readers replay what it lacks."""
+        with self._lock:  # taken out while it is updated: a crash half-way leaves nothing remembered
+            known = self._writer if self._root == memory else None
+            self._root, self._writer = memory, None
+        try:
+            faults.hit("recall:index")
+            writer: _Writer | None
+            if known is not None and known.seq == record.seq - 1 and _stamp(known.snapshot) == known.stamp:
+                writer = _next(memory, known, record, start=start, end=end, before=before, records=records)
+            else:
+                known = None  # stale: what it held goes before the index is opened again
+                writer = _after_install(
+                    memory, record, start=start, end=end, before=before, records=records, fsync=fsync
+                )
+            known = None  # its index is `writer`'s now, which a compaction drops before it loads the new one
+            if writer is not None and writer.stamp[1] > writer.limit:
+                writer = _compact(memory, writer, fsync=fsync)
+            with self._lock:
+                self._writer = writer
+        except Exception as exc:  # the install stands whatever happens (a simulated death still propagates)
+            log.warning(
+                "recall index not updated for %s (readers replay it from the files): %s", record.tx, exc
+            )
+
+    def compact(self, memory: Path, *, fsync: bool) -> Path:
+        """Write the whole index, as of the txlog now, as a new snapshot (dropping all but the last two);
+        this updater holds it from then on."""
+        self.forget()
+        writer = _compact(memory, None, fsync=fsync)
+        with self._lock:
+            self._root, self._writer = memory, writer
+        return writer.snapshot
 
 
 def after_install(
@@ -115,27 +186,10 @@ def after_install(
     records: Sequence[ArchiveRecord],
     fsync: bool,
 ) -> None:
-    """Index transaction `record` (txlog bytes [start, end)), just installed; `before` holds the old
-    bytes of the files it touched. Never raises for an index problem: the index is a cache, and readers
-    replay what it lacks."""
-    with _writers_lock:  # taken out while it is updated: a crash half-way leaves nothing remembered
-        known = _writers.pop(memory, None)
-    try:
-        faults.hit("recall:index")
-        writer: _Writer | None
-        if known is not None and known.seq == record.seq - 1 and _stamp(known.snapshot) == known.stamp:
-            writer = _next(memory, known, record, start=start, end=end, before=before, records=records)
-        else:
-            known = None  # stale: what it held goes before the index is opened again
-            writer = _after_install(
-                memory, record, start=start, end=end, before=before, records=records, fsync=fsync
-            )
-        known = None  # its index is `writer`'s now, which a compaction drops before it loads the new one
-        if writer is not None and writer.stamp[1] > writer.limit:
-            writer = _compact(memory, writer, fsync=fsync)
-        _remember(memory, writer)
-    except Exception as exc:  # the install stands whatever happens here (a simulated death still propagates)
-        log.warning("recall index not updated for %s (readers replay it from the files): %s", record.tx, exc)
+    """`RecallUpdater.after_install` by an updater that knows nothing yet (as a new process would)."""
+    RecallUpdater().after_install(
+        memory, record, start=start, end=end, before=before, records=records, fsync=fsync
+    )
 
 
 def _changes(
@@ -260,9 +314,7 @@ def _keys(path: str, data: bytes | None) -> set[Key]:
 
 def compact(memory: Path, *, fsync: bool) -> Path:
     """Write the whole index, as of the txlog now, as a new snapshot; drop all but the last two."""
-    writer = _compact(memory, None, fsync=fsync)
-    _remember(memory, writer)
-    return writer.snapshot
+    return _compact(memory, None, fsync=fsync).snapshot
 
 
 def _compact(memory: Path, held: _Writer | None, *, fsync: bool, damaged: Path | None = None) -> _Writer:

@@ -3,6 +3,10 @@
 Opening a workspace creates its directories and id, and recovers what a dead process left (a torn txlog
 line, a stage, temp files) under the lock. The lock (`flock`, released by the kernel when a process dies)
 is taken for installs only, never across a model call.
+
+`Workspace.install` is the one install: it commits the transaction, records it in the SQLite index, then
+calls the `on_install` hook the workspace was opened with (recall's updater, given by whoever opened the
+workspace for writing: the workspace knows nothing of the layers above it).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import os
 import shutil
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import faults
@@ -33,17 +38,35 @@ from ..durable import (
     read_regular,
 )
 from ..errors import UnsafePath
-from ..format import HEADER, ArchiveRecord, anchor_of, is_valid_id, scan_archive
+from ..format import HEADER, ArchiveRecord, TxRecord, anchor_of, is_valid_id, scan_archive
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._dedupe import drop_exact_duplicates
 from ._index import Index
 
-__all__ = ["Workspace", "check_workspace_paths"]
+__all__ = ["InstallHook", "TxInstalled", "Workspace", "check_workspace_paths"]
 
 log = logging.getLogger("dagmem.workspace")
 
 _ARCHIVES_KEPT = 256
+
+
+@dataclass(frozen=True)
+class TxInstalled:
+    """What `Workspace.install` just installed, for its `on_install` hook (under the workspace lock)."""
+
+    root: Path  # the workspace (`<home>/memory`)
+    record: TxRecord
+    start: int  # the record's line is txlog bytes [start, end)
+    end: int
+    before: Mapping[str, bytes | None]  # the old bytes of the files it touched (None: absent)
+    records: Sequence[ArchiveRecord]  # the archive records it consumed, when the caller has them
+    fsync: bool
+
+
+# Called after each install, under the lock; the install stands whatever it does (it must not raise for
+# a problem of its own: a cache behind the txlog is caught up by its readers).
+InstallHook = Callable[[TxInstalled], None]
 
 
 def check_workspace_paths(root: Path) -> None:
@@ -70,8 +93,10 @@ class Workspace:
         clock: Callable[[], float] = time.time,
         lock_timeout: float = 10.0,
         workspace_id: str | None = None,
+        on_install: InstallHook | None = None,
     ) -> None:
         self.root = Path(root)
+        self.on_install = on_install
         self.fsync = fsync
         self.clock = clock
         self.lock_timeout = lock_timeout
@@ -142,6 +167,30 @@ class Workspace:
                 report.temp_removed.append(stale)
         self.index.sync_txlog(self.txlog)
         return report
+
+    # -- the install -----------------------------------------------------------------------------------
+
+    def install(
+        self,
+        session_id: str,
+        consumed: Sequence[str],
+        files: Mapping[str, bytes | None],
+        *,
+        before: Mapping[str, bytes | None] | None = None,
+        records: Sequence[ArchiveRecord] = (),
+        migrated: bool = False,
+    ) -> TxRecord:
+        """Under the lock: commit one transaction (it consumes `consumed`, writes `files`), record it in
+        the index, then tell the `on_install` hook. `before`: the files' bytes as the caller checked them
+        (read here when not given and a hook wants them)."""
+        if before is None:
+            before = {path: self.read_bytes(path) for path in files} if self.on_install is not None else {}
+        record, end = self.installer.commit(session_id, consumed, files, at=self.clock(), migrated=migrated)
+        start = end - len(record.to_line())
+        self.index.add_tx(record, start=start, end=end, txlog=self.txlog)
+        if self.on_install is not None:
+            self.on_install(TxInstalled(self.root, record, start, end, before, records, self.fsync))
+        return record
 
     # -- evidence --------------------------------------------------------------------------------------
 

@@ -1,13 +1,14 @@
-"""The one write core (archive → distil → install → mark) and what feeds it: distillers, and the
-`dagmem write` pass over a home."""
+"""The one write core (archive → distil → install → mark) and what feeds it: distillers, the batch
+writer that drives it, and the `dagmem write` pass over a home. It never imports recall: the recall
+index is kept up to date by the `on_install` hook of the workspace, which its opener gives."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._apply import Applied as Applied
-from ._apply import BatchWriter as BatchWriter
-from ._apply import Installed as Installed
+from ._batch_writer import Applied as Applied
+from ._batch_writer import BatchWriter as BatchWriter
+from ._batch_writer import Installed as Installed
 from ._core import WriteOutcome as WriteOutcome
 from ._core import mark_nodes as mark_nodes
 from ._core import records_of as records_of
@@ -23,7 +24,7 @@ from ._named import DISTILLERS as DISTILLERS
 from ._named import distiller_named as distiller_named
 from ._pass import SessionResult as SessionResult
 from ._pass import pending_by_session as pending_by_session
-from ._pass import write_home as write_home
+from ._pass import write_pass as write_pass
 from ._pass import write_session as write_session
 from ._reorganise import DuplicateJudge as DuplicateJudge
 from ._reorganise import Reorganised as Reorganised
@@ -80,6 +81,6 @@ __all__ = [
     "records_of",
     "reorganise",
     "write_batch",
-    "write_home",
+    "write_pass",
     "write_session",
 ]

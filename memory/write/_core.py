@@ -1,9 +1,11 @@
-"""The write of one batch: archive → install → (the caller) mark (DESIGN §4).
+"""The one write core: one batch, archive → distil → install, then (the caller) mark (DESIGN §4).
 
 `write_batch` distils outside the lock, archives the evidence, and installs the edits as one transaction
-under the lock. It returns the node ids the caller may now mark: those it committed, or found already
-committed by an earlier (crashed, or concurrent) writer. Marking is the caller's step 3 (`mark_nodes`),
-so that in the runtime the session actor stays the only writer of its session's node metadata.
+under the lock, through `Workspace.install` (which also runs the workspace's `on_install` hook: the recall
+index's update, given by whoever opened the workspace). It returns the node ids the caller may now mark:
+those it committed, or found already committed by an earlier (crashed, or concurrent) writer. Marking is
+the caller's step 3 (`mark_nodes`), so that in the runtime the session actor stays the only writer of its
+session's node metadata.
 """
 
 from __future__ import annotations
@@ -171,17 +173,9 @@ def _write(
         if CORE_MASTER in changed:
             master = changed[CORE_MASTER]
             changed["core.md"] = None if master is None else render_core(master.decode()).encode()
-        record, end = workspace.installer.commit(
-            session_id, [r.source_id for r in todo], changed, at=workspace.clock()
-        )
-        start = end - len(record.to_line())
-        workspace.index.add_tx(record, start=start, end=end, txlog=workspace.txlog)
-        # The recall index, O(batch); a crash right here is repaired by the next reader and install.
-        # Imported here: the read side (numpy, the embedding model) loads when a write first installs.
-        from ..recall import after_install
-
-        after_install(
-            workspace.root, record, start=start, end=end, before=current, records=todo, fsync=workspace.fsync
+        # The install: commit, index, and the hook the workspace was opened with (recall's updater).
+        record = workspace.install(
+            session_id, [r.source_id for r in todo], changed, before=current, records=todo
         )
     log.debug("session %s: tx %s consumed %d records", session_id, record.tx, len(todo))
     return WriteOutcome(all_ids, record.tx, dict(record.files))

@@ -21,14 +21,14 @@ from ..outcomes import ReasonCode, WriteFailure
 from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
 from ..settings import DEFAULTS, check_seconds
 from ..store import FileSessionStore, SessionStore
-from ..workspace import Workspace
-from ._apply import BatchWriter
+from ..workspace import InstallHook, Workspace
+from ._batch_writer import BatchWriter
 from ._distill import Distiller, ExtractiveDistiller
 
 __all__ = [
     "SessionResult",
     "pending_by_session",
-    "write_home",
+    "write_pass",
     "write_session",
 ]
 
@@ -143,9 +143,10 @@ def _failed(result: SessionResult, failure: WriteFailure) -> None:
     result.detail = failure.detail
 
 
-def write_home(
+def write_pass(
     home: Path,
     *,
+    on_install: InstallHook | None = None,
     sessions: Iterable[str] | None = None,
     force: bool = False,
     distiller: Distiller | None = None,
@@ -155,7 +156,8 @@ def write_home(
     on_session: Callable[[SessionResult], None] | None = None,
 ) -> list[SessionResult]:
     """The write pass over a home (one result per session, in session-id order). A bad `threshold` or
-    `idle_after` raises `InvalidInput` before anything is opened."""
+    `idle_after` raises `InvalidInput` before anything is opened. `on_install`: the hook its workspace is
+    opened with (`dagmem.memory.writing.write_home` gives recall's updater)."""
     check_threshold(threshold, "threshold")
     check_seconds("idle_after", idle_after, zero_ok=True)  # 0: every session counts as ended now
     store = FileSessionStore(home)
@@ -170,7 +172,7 @@ def write_home(
     distiller = distiller or ExtractiveDistiller()
     now = time.time() if now is None else now
     results: list[SessionResult] = []
-    with Workspace(home / "memory") as workspace:
+    with Workspace(home / "memory", on_install=on_install) as workspace:
         writer = BatchWriter(workspace, store, distiller)
         for session_id in sessions if sessions is not None else store.session_ids():
             boundary = force

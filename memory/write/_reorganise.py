@@ -133,8 +133,7 @@ def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath 
         current_core = workspace.read_bytes("core.md") if "core.md" in changed else None
         if "core.md" in changed and changed["core.md"] == current_core:
             del changed["core.md"]
-        record, end = workspace.installer.commit("", [], changed, at=workspace.clock())
-        workspace.index.add_tx(record, start=end - len(record.to_line()), end=end, txlog=workspace.txlog)
+        record = workspace.install("", [], changed)
     log.info("reorganise: tx %s merged %d blocks in %d files", record.tx, merged, len(changed))
     return Reorganised(record.tx, tuple(sorted(changed)), merged)
 

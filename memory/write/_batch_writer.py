@@ -1,10 +1,11 @@
-"""The one write core: apply a batch — archive → distil → install → mark — and record the outcome.
+"""The batch writer: drives the write core (`write_batch`, then `mark_nodes`) one batch at a time, and
+records each outcome.
 
-Both drivers call it: the runtime's writer actor (one batch at a time, for every session) and `dagmem
-write` (`write_session`, over a home). It is synchronous and owns everything a batch's fate depends on,
-so the two cannot drift: reading the batch's nodes fresh from the store, the write itself (`write_batch`),
-step 3 (marking, in chunks so a host's appends interleave under the store's session lock), classifying
-any failure into a closed reason code, the no-progress guard, and `status.json`. A failure is returned,
+Both drivers use it: the runtime's writer actor (one batch at a time, for every session) and `dagmem
+write` (`write_session`, over a home). It is synchronous and owns what a batch's fate depends on beyond
+the write itself, so the two cannot drift: reading the batch's nodes fresh from the store, step 3
+(marking, in chunks so a host's appends interleave under the store's session lock), classifying any
+failure into a closed reason code, the no-progress guard, and `status.json`. A failure is returned,
 never raised; an injected crash (a simulated process death) is the only thing that propagates.
 
 Recording the status can fail too (a full disk, a `status.json` someone replaced with a directory). That
