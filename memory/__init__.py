@@ -9,5 +9,7 @@
 - `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache (the write refreshes it);
 - `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
 - `listing` (what a home's sessions hold, read-only) and `adopt` (migrate and import what hosts already
-  have): on top of the store and the write.
+  have): on top of the store and the write;
+- `audit`: the independent oracle `dagmem verify` runs, on the formats, the durable reads and the store
+  alone (never the policy, recall or the write: it must not share the writer's mistakes).
 """
