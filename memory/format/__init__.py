@@ -45,6 +45,7 @@ from ._session import graph_problems as graph_problems
 from ._session import parse_node as parse_node
 from ._session import walk_branch as walk_branch
 from ._tokens import count_tokens as count_tokens
+from ._tokens import encoding as token_encoding
 from ._topic_model import Block as Block
 from ._topic_model import Citation as Citation
 from ._topic_model import SourceRef as SourceRef
@@ -123,6 +124,7 @@ __all__ = [
     "restore_final_newline",
     "scan_archive",
     "shard_of",
+    "token_encoding",
     "validate_topic",
     "validation_problem",
     "walk_branch",
