@@ -36,10 +36,12 @@ from ._node import shard_of as shard_of
 from ._problems import EpochSeconds as EpochSeconds
 from ._problems import validation_problem as validation_problem
 from ._session import BranchInfo as BranchInfo
+from ._session import PredecessorMap as PredecessorMap
 from ._session import Problem as Problem
 from ._session import SessionMeta as SessionMeta
 from ._session import SessionSnapshot as SessionSnapshot
 from ._session import Tip as Tip
+from ._session import ancestors as ancestors
 from ._session import check_spawned_from as check_spawned_from
 from ._session import graph_problems as graph_problems
 from ._session import parse_node as parse_node
@@ -83,6 +85,7 @@ __all__ = [
     "Frame",
     "HeadType",
     "Node",
+    "PredecessorMap",
     "Problem",
     "Role",
     "ScanResult",
@@ -94,6 +97,7 @@ __all__ = [
     "TopicFormatError",
     "TxRecord",
     "TxlogCorrupt",
+    "ancestors",
     "anchor_of",
     "block_id",
     "block_links",
