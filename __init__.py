@@ -54,7 +54,7 @@ if _typing.TYPE_CHECKING:
     from .supervision import RestartIntensityExceeded as RestartIntensityExceeded
     from .supervision import SupervisorEvent as SupervisorEvent
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 __all__ = [
     "HEAD",

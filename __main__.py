@@ -9,7 +9,7 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:  # answered before any command module loads: a fresh process stays cheap
-        from . import __version__
+        from ._version import __version__
 
         print(f"dagmem {__version__}")
         return 0

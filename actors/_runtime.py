@@ -18,7 +18,7 @@ import logging
 import os
 import stat
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput, UnknownNode, UnknownSession
 from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
 from ..memory.outcomes import WriteFailure
-from ..memory.policy import DagView
 from ..memory.recall import (
     RECALL_FLOOR,
     Hit,
@@ -555,7 +554,7 @@ class Runtime:
             return frozenset()
         if tip not in view:
             raise UnknownNode(session_id, tip)
-        return path_to(_Predecessors(view), tip)
+        return path_to(view, tip)
 
     def core(self) -> str:
         """The rendered core block (`memory/core.md`), ready to inject; "" when there is none."""
@@ -627,21 +626,3 @@ class Runtime:
 
     def live_sessions(self) -> list[str]:
         return list(self._sessions)
-
-
-class _Predecessors(Mapping[str, str | None]):
-    """A DAG view seen as node id -> predecessor, for `path_to`."""
-
-    def __init__(self, view: DagView) -> None:
-        self._view = view
-
-    def __getitem__(self, node_id: str) -> str | None:
-        if node_id not in self._view:
-            raise KeyError(node_id)
-        return self._view.predecessor(node_id)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view)
-
-    def __len__(self) -> int:
-        return len(self._view)

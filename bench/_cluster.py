@@ -61,7 +61,7 @@ class InProcess:
 
 
 async def _timed(target: Any, homes: list[str], turns: int) -> dict[str, Any]:
-    from ..cluster._load import drive
+    from ..cluster import drive
 
     started = time.perf_counter()
     load = await drive(target, homes, sessions=2, tasks=TASKS, turns=turns // TASKS, seed=16)

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..memory.durable._atomic import atomic_write
+from ..memory.durable import atomic_write
 from ..memory.format import count_tokens, walk_branch
-from ..memory.format._tokens import encoding
+from ..memory.format import token_encoding as encoding
 from ..memory.policy import DagView
 from . import _kit as kit
 

@@ -39,7 +39,7 @@ def cli(
     """The body of `dagmem bench NAME [--quick] [--json]`: `measure(quick, progress)` with progress lines on
     stderr (after the seconds since the start if `elapsed`), then the report, or with `--json` the result as
     one JSON object. Report only: the exit status is 0 whatever the figures."""
-    from ..cli._console import console
+    from .._console import console
 
     quick = bool(getattr(args, "quick", False))
     as_json = bool(getattr(args, "json", False))
@@ -134,7 +134,7 @@ def growth(
 def report_console(width: int) -> Console:
     """The console a report prints to: the terminal's width, or whole lines when not a terminal (`width`
     is kept for the callers: rich wrapped piped output at it)."""
-    from ..cli._console import console
+    from .._console import console
 
     return console()
 

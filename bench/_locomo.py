@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.errors import InvalidInput
-from ..memory.recall import RecallIndex, analyse, search
-from ..memory.recall._text import date_words
+from ..memory.recall import RecallIndex, analyse, date_words, search
 from ..memory.store import FileSessionStore
 from ..memory.write import Distiller, distiller_named
 from ..memory.writing import write_home

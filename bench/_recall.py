@@ -33,13 +33,25 @@ import numpy as np
 
 from ..memory.durable import TxLog, sha256_hex
 from ..memory.format import ArchiveRecord, Topic, TxRecord, make_block, render_topic
-from ..memory.recall import RecallIndex, RecallUpdater, analyse, compact, recall_root, search
-from ..memory.recall._delta import append_record
-from ..memory.recall._embed import MODEL, embed
-from ..memory.recall._entries import Entry, Source
-from ..memory.recall._index import make_record
-from ..memory.recall._snapshot import VERSION, Snapshot, write_snapshot
-from ..memory.recall._update import delta_limit, index_arrays
+from ..memory.recall import EMBED_MODEL as MODEL
+from ..memory.recall import SNAPSHOT_VERSION as VERSION
+from ..memory.recall import (
+    Entry,
+    RecallIndex,
+    RecallUpdater,
+    Snapshot,
+    Source,
+    analyse,
+    append_record,
+    compact,
+    delta_limit,
+    embed,
+    index_arrays,
+    make_record,
+    recall_root,
+    search,
+    write_snapshot,
+)
 from . import _kit as kit
 
 __all__ = ["main", "run"]

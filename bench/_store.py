@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.format import SHARD_SIZE, Node, Role, SessionMeta, node_filename
+from ..memory.store import FileBackend as _FileBackend
 from ..memory.store import FileSessionStore, SessionGit
-from ..memory.store._file import _FileBackend
-from ..memory.store._git import _env
+from ..memory.store import git_env as _env
 from . import _kit as kit
 
 __all__ = ["main", "run"]

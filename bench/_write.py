@@ -57,12 +57,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..memory.audit import check_home
 from ..memory.format import ArchiveRecord, Node
 from ..memory.recall import RecallUpdater
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import TOPIC_FILE_LIMIT, ExtractiveDistiller, mark_nodes, records_of, write_batch
-from ..sim import check_home
 from . import _kit as kit
 
 __all__ = ["main", "run"]

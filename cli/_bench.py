@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..bench import _report as report
-from ..sim import _report as sim_report
+from ..bench import report
+from ..sim import report as sim_report
 
 __all__ = ["command"]
 
@@ -27,7 +27,7 @@ def command(args: argparse.Namespace) -> int:
 
         if list(args.names) != ["locomo"]:
             raise CommandError("dagmem bench locomo runs on its own: dagmem bench locomo --data PATH")
-        from ..bench import _locomo
+        from ..bench import locomo as _locomo
 
         return _locomo.main(args)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

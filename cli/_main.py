@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from .. import __version__
+from .._version import __version__
 from ..memory.errors import DagmemError
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
 from ._command import Command, Home

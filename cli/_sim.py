@@ -26,10 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..sim import SimConfig, SimResult, run
-from ..sim import _gitgrowth as gitgrowth
-from ..sim import _report as report
-from ..sim._content import load_content
+from ..sim import SimConfig, SimResult, gitgrowth, load_content, report, run
 from ._errors import CommandError
 from ._paths import out_directory
 from ._words import plural

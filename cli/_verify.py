@@ -14,14 +14,14 @@ import argparse
 import json
 from pathlib import Path
 
+from ..memory.audit import OracleReport, check_home
 from ..memory.durable import read_below, read_workspace_id
 from ..memory.errors import DagmemError
 from ..memory.format import Topic, TopicFormatError, parse_topic
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
-from ..memory.write._reorganise import identical_claims
-from ..sim import OracleReport, check_home
+from ..memory.write import identical_claims
 from ._words import plural
 
 __all__ = ["command", "duplicate_claims", "rebuild_index", "repair_markers", "unstrand"]

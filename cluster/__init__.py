@@ -11,6 +11,7 @@ from ._client import ACTOR_PREFIX as ACTOR_PREFIX
 from ._client import Cluster as Cluster
 from ._client import actor_name as actor_name
 from ._client import connect as connect
+from ._load import drive as drive
 from ._placement import rendezvous as rendezvous
 from ._ray import INSTALL as INSTALL
 from ._ray import NAMESPACE as NAMESPACE
@@ -29,6 +30,7 @@ __all__ = [
     "RayMissing",
     "actor_name",
     "connect",
+    "drive",
     "rendezvous",
     "require_ray",
 ]

@@ -11,5 +11,7 @@
 - `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache; its `RecallUpdater` is
   the install hook of a workspace opened for writing (the write core never imports it);
 - `writing` (the write pass with recall's updater), `listing` (what a home's sessions hold, read-only)
-  and `adopt` (migrate and import what hosts already have): on top of the store and the write.
+  and `adopt` (migrate and import what hosts already have): on top of the store and the write;
+- `audit`: the independent oracle `dagmem verify` runs, on the formats, the durable reads and the store
+  alone (never the policy, recall or the write: it must not share the writer's mistakes).
 """

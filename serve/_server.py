@@ -28,7 +28,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult
 from mcp_types import Resource as MCPResource
 from pydantic import Field, ValidationError
 
-from .. import __version__
+from .._version import __version__
 from ..actors import Runtime, RuntimeConfig
 from ._stdin import StdinLines
 from ._tools import MAX_K, ArgumentError, MemoryTools, topic_slugs

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..memory.audit import check_home
 from ..memory.durable import TxLog, ensure_workspace_id, is_temp_name, read_workspace_id, sha256_hex
 from ..memory.format import HEAD, HeadType, count_tokens, render_frame, scan_archive
 from ..memory.store import FileSessionStore
 from ..memory.write import SessionResult, records_of
 from ..memory.writing import write_home
-from ._oracle import check_home
 
 __all__ = [
     "SHARED_SESSION",

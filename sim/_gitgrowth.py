@@ -28,7 +28,7 @@ from typing import Any
 
 from ..memory.format import SHARD_SIZE
 from ..memory.store import SessionGit
-from ..memory.store._git import _env
+from ..memory.store import git_env as _env
 from ._recording import FileCounts, GitOp
 
 __all__ = ["SessionGrowth", "commits", "file_rewrites", "measure"]

@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..memory.audit import Violation
 from ..memory.format import TopicFormatError, anchor_of, parse_topic, scan_archive
 from ..memory.recall import RecallIndex, search
 from ..memory.store import SessionStore
-from ._oracle import Violation
 
 __all__ = ["check_recall"]
 

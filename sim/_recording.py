@@ -14,10 +14,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..memory.store import Backend as _Backend
+from ..memory.store import FileBackend as _FileBackend
+from ..memory.store import Held as _Held
+from ..memory.store import MemoryBackend as _MemoryBackend
 from ..memory.store import SessionStore
-from ..memory.store._base import _Backend, _Held
-from ..memory.store._file import _FileBackend
-from ..memory.store._memory import _MemoryBackend
 
 __all__ = ["FileCounts", "GitOp", "RecordingBackend", "SimStore"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from statistics import fmean, median
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ._gitgrowth import GOAL_RATIO, SessionGrowth, file_rewrites
 from ._runner import SimResult
 
@@ -116,7 +116,7 @@ def _bytes(n: float) -> str:
 def print_summary(report: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from ..cli._console import console as human_console
+    from .._console import console as human_console
 
     console = human_console()
     table = Table(title=f"dagmem sim — seed {report['seed']}", show_header=False)

@@ -33,6 +33,7 @@ import trio
 
 from ..actors import ActorStopped, MailboxClosed, Runtime, RuntimeConfig, RuntimeCrashed, SessionCrashed
 from ..memory import faults
+from ..memory.audit import OracleReport, Violation, check_home
 from ..memory.durable import ensure_workspace_id
 from ..memory.errors import InvalidInput
 from ..memory.format import HEAD, clear_caches
@@ -42,7 +43,6 @@ from ..supervision import SupervisorEvent
 from ._content import Content, load_content
 from ._determinism import Trace, Watchdog, run_virtual
 from ._faults import FaultPlan, FaultyDistiller
-from ._oracle import OracleReport, Violation, check_home
 from ._recall_oracle import check_recall
 from ._recording import FileCounts, GitOp, SimStore
 from ._rss import peak_rss_bytes

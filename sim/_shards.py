@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from multiprocessing.queues import Queue
 
-from ._oracle import OracleReport
+from ..memory.audit import OracleReport
 from ._rss import peak_rss_bytes
 from ._runner import Home, HomeResult, Observer, SimConfig, SimResult, run_home, trace_path_of
 

@@ -27,6 +27,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..memory.format import ancestors
 from ..memory.settings import DEFAULTS
 
 __all__ = [
@@ -165,12 +166,7 @@ class _Planner:
         self.steps.append(Step(self.now, "head", node))
 
     def head_path(self) -> list[str]:
-        path: list[str] = []
-        current = self.head
-        while current is not None:
-            path.append(current)
-            current = self.parent[current]
-        return path[::-1]
+        return [] if self.head is None else ancestors(self.parent, self.head)[::-1]
 
     def rewind(self, node: str) -> None:
         path = self.head_path()

@@ -15,7 +15,7 @@ import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..memory.format import Node
+from ..memory.format import Node, ancestors
 
 __all__ = ["MIN_RUN", "Item", "Layout", "layout"]
 
@@ -44,12 +44,9 @@ class Layout:
 
 
 def _head_path(nodes: Mapping[str, Node], head: str | None) -> set[str]:
-    path: set[str] = set()
-    current = head
-    while current is not None and current not in path:
-        path.add(current)
-        current = nodes[current].predecessor
-    return path
+    if head is None:
+        return set()
+    return set(ancestors({node_id: node.predecessor for node_id, node in nodes.items()}, head))
 
 
 def _time_order(nodes: Mapping[str, Node], children: Mapping[str, list[str]]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ...bench._report import BENCHMARKS
+from ...bench import report as bench_report
 from ...memory.write import DISTILLERS
 from .._command import Command
 
@@ -15,7 +15,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"any of: {', '.join(BENCHMARKS)} (default: all); or locomo --data PATH, on its own",
+        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or locomo --data PATH, on its own",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
     parser.add_argument(

@@ -4,6 +4,7 @@ and their recovery, reading an append-only file's end, the workspace id, the wri
 from __future__ import annotations
 
 from ._atomic import append_bytes as append_bytes
+from ._atomic import atomic_write as atomic_write
 from ._atomic import atomic_write_many as atomic_write_many
 from ._atomic import fsync_all as fsync_all
 from ._atomic import fsync_dir as fsync_dir
@@ -37,6 +38,7 @@ __all__ = [
     "TxLog",
     "WriterStatus",
     "append_bytes",
+    "atomic_write",
     "atomic_write_many",
     "check_dir",
     "check_file",

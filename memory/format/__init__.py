@@ -36,15 +36,18 @@ from ._node import shard_of as shard_of
 from ._problems import EpochSeconds as EpochSeconds
 from ._problems import validation_problem as validation_problem
 from ._session import BranchInfo as BranchInfo
+from ._session import PredecessorMap as PredecessorMap
 from ._session import Problem as Problem
 from ._session import SessionMeta as SessionMeta
 from ._session import SessionSnapshot as SessionSnapshot
 from ._session import Tip as Tip
+from ._session import ancestors as ancestors
 from ._session import check_spawned_from as check_spawned_from
 from ._session import graph_problems as graph_problems
 from ._session import parse_node as parse_node
 from ._session import walk_branch as walk_branch
 from ._tokens import count_tokens as count_tokens
+from ._tokens import encoding as token_encoding
 from ._topic_model import Block as Block
 from ._topic_model import Citation as Citation
 from ._topic_model import SourceRef as SourceRef
@@ -82,6 +85,7 @@ __all__ = [
     "Frame",
     "HeadType",
     "Node",
+    "PredecessorMap",
     "Problem",
     "Role",
     "ScanResult",
@@ -93,6 +97,7 @@ __all__ = [
     "TopicFormatError",
     "TxRecord",
     "TxlogCorrupt",
+    "ancestors",
     "anchor_of",
     "block_id",
     "block_links",
@@ -123,6 +128,7 @@ __all__ = [
     "restore_final_newline",
     "scan_archive",
     "shard_of",
+    "token_encoding",
     "validate_topic",
     "validation_problem",
     "walk_branch",

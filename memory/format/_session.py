@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -20,10 +20,12 @@ from ._problems import EpochSeconds, validation_problem
 
 __all__ = [
     "BranchInfo",
+    "PredecessorMap",
     "Problem",
     "SessionMeta",
     "SessionSnapshot",
     "Tip",
+    "ancestors",
     "check_spawned_from",
     "graph_problems",
     "walk_branch",
@@ -102,22 +104,39 @@ class Problem:
         return f"{self.path}: {self.reason}"
 
 
+class PredecessorMap(Protocol):
+    """Node id -> its predecessor: a plain mapping, a snapshot's `predecessors` or the runtime's DAG view."""
+
+    def __contains__(self, node_id: object, /) -> bool: ...
+
+    def __getitem__(self, node_id: str, /) -> str | None: ...
+
+
+def ancestors(predecessors: PredecessorMap, tip: str) -> list[str]:
+    """`tip` and its ancestors, `tip` first: the one walk to the root. It ends at a root, at a
+    predecessor `predecessors` does not hold (nothing when `tip` itself is unknown), or where the chain
+    comes back on itself, so a damaged DAG ends the walk and never loops (`walk_branch` says which)."""
+    path: list[str] = []
+    seen: set[str] = set()
+    current: str | None = tip
+    while current is not None and current in predecessors and current not in seen:
+        seen.add(current)
+        path.append(current)
+        current = predecessors[current]
+    return path
+
+
 def walk_branch(session_id: str, predecessors: Mapping[str, str | None], tip: str) -> list[str]:
     """Node ids from the root to `tip`, oldest first. A cycle or a missing predecessor raises
     `BrokenChain` naming the node."""
     if tip not in predecessors:
         raise UnknownNode(session_id, tip)
-    path: list[str] = []
-    seen: set[str] = set()
-    current: str | None = tip
-    while current is not None:
-        if current in seen:
-            raise BrokenChain(session_id, current, "predecessor chain has a cycle")
-        if current not in predecessors:
-            raise BrokenChain(session_id, path[-1], f"predecessor {current!r} does not exist")
-        seen.add(current)
-        path.append(current)
-        current = predecessors[current]
+    path = ancestors(predecessors, tip)
+    beyond = predecessors[path[-1]]  # None at a root; else the walk stopped short
+    if beyond is not None:
+        if beyond in predecessors:  # held but already walked: the chain came back on itself
+            raise BrokenChain(session_id, beyond, "predecessor chain has a cycle")
+        raise BrokenChain(session_id, path[-1], f"predecessor {beyond!r} does not exist")
     path.reverse()
     return path
 

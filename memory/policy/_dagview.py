@@ -116,6 +116,10 @@ class DagView:
         parent = self._parent[self._position(node_id)]
         return None if parent == _NONE else self._ids[parent]
 
+    def __getitem__(self, node_id: str) -> str | None:
+        """The view as node id -> predecessor (a `PredecessorMap`), for the one walk to the root."""
+        return self.predecessor(node_id)
+
     def tips(self) -> list[str]:
         return [self._ids[x] for x in self._tips]
 

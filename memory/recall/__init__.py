@@ -10,13 +10,21 @@ from ._branch import path_to as path_to
 from ._branch import session_path as session_path
 from ._core_text import core_facts as core_facts
 from ._core_text import core_lines as core_lines
+
+# What `dagmem bench recall` builds an index from, piece by piece:
+from ._delta import append_record as append_record
+from ._embed import MODEL as EMBED_MODEL
+from ._embed import embed as embed
 from ._embed import load_model as load_model
+from ._entries import Entry as Entry
+from ._entries import Source as Source
 from ._entries import clear_caches as clear_caches
 from ._hit import BranchClass as BranchClass
 from ._hit import Evidence as Evidence
 from ._hit import Hit as Hit
 from ._hit import Siblings as Siblings
 from ._index import RecallIndex as RecallIndex
+from ._index import make_record as make_record
 from ._index import recall_root as recall_root
 from ._pick import FLOOR as RECALL_FLOOR
 from ._pick import check_floor as check_floor
@@ -26,23 +34,35 @@ from ._render import in_time_order as in_time_order
 from ._render import render_context as render_context
 from ._search import SIBLINGS as SIBLINGS
 from ._search import search as search
+from ._snapshot import VERSION as SNAPSHOT_VERSION
+from ._snapshot import Snapshot as Snapshot
+from ._snapshot import write_snapshot as write_snapshot
 from ._text import analyse as analyse
+from ._text import date_words as date_words
 from ._update import RecallUpdater as RecallUpdater
 from ._update import after_install as after_install
 from ._update import compact as compact
+from ._update import delta_limit as delta_limit
+from ._update import index_arrays as index_arrays
 
 __all__ = [
+    "EMBED_MODEL",
     "MAX_QUERY_CHARS",
     "RECALL_FLOOR",
     "SIBLINGS",
+    "SNAPSHOT_VERSION",
     "BranchClass",
+    "Entry",
     "Evidence",
     "Hit",
     "RecallIndex",
     "RecallUpdater",
     "Siblings",
+    "Snapshot",
+    "Source",
     "after_install",
     "analyse",
+    "append_record",
     "branch_class",
     "check_floor",
     "check_query",
@@ -50,11 +70,17 @@ __all__ = [
     "compact",
     "core_facts",
     "core_lines",
+    "date_words",
+    "delta_limit",
+    "embed",
     "in_time_order",
+    "index_arrays",
     "load_model",
+    "make_record",
     "path_to",
     "recall_root",
     "render_context",
     "search",
     "session_path",
+    "write_snapshot",
 ]

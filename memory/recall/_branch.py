@@ -7,23 +7,19 @@ not empty and none of it does (an alternative the reader on T never saw).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from ..errors import UnknownNode, UnknownSession
+from ..format import PredecessorMap, ancestors
 from ..store import SessionStore
 from ._hit import BranchClass
 
 __all__ = ["branch_class", "path_to", "session_path"]
 
 
-def path_to(predecessors: Mapping[str, str | None], tip: str) -> frozenset[str]:
-    """`tip` and its ancestors (a walk that stops at a missing predecessor or a cycle)."""
-    path: set[str] = set()
-    current: str | None = tip
-    while current is not None and current not in path and current in predecessors:
-        path.add(current)
-        current = predecessors[current]
-    return frozenset(path)
+def path_to(predecessors: PredecessorMap, tip: str) -> frozenset[str]:
+    """path(tip): `tip` and its ancestors (the walk stops at a missing predecessor or a cycle)."""
+    return frozenset(ancestors(predecessors, tip))
 
 
 def session_path(store: SessionStore, session_id: str, tip: str | None) -> frozenset[str]:

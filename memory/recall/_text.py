@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import Stemmer
 
-from ..format._topic_path import TOPIC_SLUG_PATTERN
+from ..format import TOPIC_SLUG_PATTERN
 
 __all__ = ["STOPWORDS", "analyse", "date_words", "plain_claim", "terms"]
 

@@ -5,18 +5,28 @@ from __future__ import annotations
 
 from ._base import RESERVED_METADATA_KEYS as RESERVED_METADATA_KEYS
 from ._base import SessionStore as SessionStore
+from ._base import _Backend as Backend  # the backends' seam: the simulator and the benchmarks wrap them
+from ._base import _Held as Held
 from ._base import check_append_args as check_append_args
 from ._file import FileSessionStore as FileSessionStore
+from ._file import _FileBackend as FileBackend
 from ._git import GitError as GitError
 from ._git import SessionGit as SessionGit
+from ._git import _env as git_env
 from ._memory import MemorySessionStore as MemorySessionStore
+from ._memory import _MemoryBackend as MemoryBackend
 
 __all__ = [
     "RESERVED_METADATA_KEYS",
+    "Backend",
+    "FileBackend",
     "FileSessionStore",
     "GitError",
+    "Held",
+    "MemoryBackend",
     "MemorySessionStore",
     "SessionGit",
     "SessionStore",
     "check_append_args",
+    "git_env",
 ]

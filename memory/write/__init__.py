@@ -28,6 +28,7 @@ from ._pass import write_pass as write_pass
 from ._pass import write_session as write_session
 from ._reorganise import DuplicateJudge as DuplicateJudge
 from ._reorganise import Reorganised as Reorganised
+from ._reorganise import identical_claims as identical_claims
 from ._reorganise import one_path_in as one_path_in
 from ._reorganise import reorganise as reorganise
 
@@ -74,6 +75,7 @@ __all__ = [
     "TopicReader",
     "WriteOutcome",
     "distiller_named",
+    "identical_claims",
     "load_llm_settings",
     "mark_nodes",
     "one_path_in",

@@ -26,6 +26,7 @@ from ..format import (
     Citation,
     Topic,
     TopicFormatError,
+    ancestors,
     anchor_of,
     block_links,
     citation_id,
@@ -301,15 +302,8 @@ def one_path_in(store: SessionStore) -> OnePath:
         if any(node_id is None for node_id in chosen):
             return False
 
-        def ancestry(node_id: str) -> set[str]:
-            seen: set[str] = set()
-            current: str | None = node_id
-            while current is not None and current in nodes and current not in seen:
-                seen.add(current)
-                current = nodes[current].predecessor
-            return seen
-
-        paths = {node_id: ancestry(node_id) for node_id in chosen if node_id is not None}
+        predecessors = {node_id: node.predecessor for node_id, node in nodes.items()}
+        paths = {node_id: set(ancestors(predecessors, node_id)) for node_id in chosen if node_id is not None}
         deepest = max(paths, key=lambda node_id: len(paths[node_id]))
         return all(node_id in paths[deepest] for node_id in paths)
 

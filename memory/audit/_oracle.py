@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..memory.durable import read_regular
-from ..memory.errors import UnsafePath
-from ..memory.format import (
+from ..durable import read_regular
+from ..errors import UnsafePath
+from ..format import (
     MARKER_KEY,
     TopicFormatError,
     anchor_of,
@@ -28,7 +28,7 @@ from ..memory.format import (
     restore_final_newline,
     scan_archive,
 )
-from ..memory.store import SessionStore
+from ..store import SessionStore
 
 __all__ = ["OracleReport", "Violation", "check_home", "check_workspace"]
 
