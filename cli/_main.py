@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from .. import __version__
 from ..memory.errors import DagmemError
+from ..memory.format import HomePaths
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
 from ..memory.settings import DEFAULTS, check_seconds
 from ..memory.write import DISTILLERS
@@ -348,7 +349,7 @@ def _check_home(command: str, home: Path) -> None:
         raise CommandError(f"--home {home}: a broken symbolic link")
     if home.exists() and not home.is_dir():
         raise CommandError(f"--home {home}: not a directory")
-    if command == "write" and not (home / "sessions").is_dir():
+    if command == "write" and not HomePaths(home).sessions.is_dir():
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )
