@@ -86,7 +86,7 @@ def _strings(tree: ast.AST) -> list[tuple[int, str]]:
 
 
 def test_the_layouts_file_names_are_spelled_only_in_the_layout() -> None:
-    offenders = []
+    offenders: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE)
         if relative.parts[0] in ("tests", ".venv", ".pp") or path == LAYOUT:
