@@ -1,10 +1,12 @@
 """The independent oracle (DESIGN §6): checks a home from its files alone.
 
-It shares only the file-format parsers with the writer (the strict archive scanner and the topic
-parser); it never reads the index, the planner or the DAG view, and it computes branches with its own
-walk. After a drain, every record reachable from a tip must be consumed exactly once and cited; in any
-state, no marker may exist without its consumption, no record may be stranded behind a marker, no source
-may be archived twice, and every consumed record must be archived and (unless migrated) cited.
+It shares only the file format with the writer (the strict archive scanner, the topic parser and the
+layout's file names, `WorkspacePaths`, which are names, not rules of the writer); it never reads the
+index, the planner or the DAG view, and it computes branches with its own walk. It judges a stage
+itself too (it does not call the writer's `Stages`). After a drain, every record reachable from a tip
+must be consumed exactly once and cited; in any state, no marker may exist without its consumption, no
+record may be stranded behind a marker, no source may be archived twice, and every consumed record must
+be archived and (unless migrated) cited.
 """
 
 from __future__ import annotations
