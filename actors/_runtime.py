@@ -27,7 +27,17 @@ from pydantic import BaseModel, ConfigDict
 
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput, UnknownNode, UnknownSession
-from ..memory.format import HEAD, HeadType, Node, Role, check_content, check_id, check_metadata
+from ..memory.format import (
+    HEAD,
+    HeadType,
+    HomePaths,
+    Node,
+    Role,
+    WorkspacePaths,
+    check_content,
+    check_id,
+    check_metadata,
+)
 from ..memory.outcomes import WriteFailure
 from ..memory.recall import (
     RECALL_FLOOR,
@@ -200,20 +210,20 @@ class Runtime:
                     f"pass {', '.join(clash)} inside config=, not beside it (config= sets all)"
                 )
         store = store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync)
-        memory = home / "memory"
+        paths = HomePaths(home).workspace
+        memory = paths.root
         offload = store.blocking if offload is None else offload
         check_workspace_paths(memory)  # a symlink or a FIFO in the workspace: refused before any write
         workspace_id = (
-            await anyio.to_thread.run_sync(ensure_workspace_id, memory / ".dagmem" / "workspace-id")
+            await anyio.to_thread.run_sync(ensure_workspace_id, paths.workspace_id)
             if offload
-            else ensure_workspace_id(memory / ".dagmem" / "workspace-id", fsync=config.fsync)
+            else ensure_workspace_id(paths.workspace_id, fsync=config.fsync)
         )
         # One live runtime per home: a second one fails here, at once (`HomeBusy`), never interleaves.
-        state = memory / ".dagmem"
         serving = (
-            await anyio.to_thread.run_sync(ServingLock.acquire, state)
+            await anyio.to_thread.run_sync(ServingLock.acquire, paths.serving_lock)
             if offload
-            else ServingLock.acquire(state)
+            else ServingLock.acquire(paths.serving_lock)
         )
         ctx = Context(  # nothing between here and the `try` below does I/O or can fail but by a bug
             config=config,
@@ -559,7 +569,7 @@ class Runtime:
     def core(self) -> str:
         """The rendered core block (`memory/core.md`), ready to inject; "" when there is none."""
         try:
-            return (self._ctx.workspace_root / "core.md").read_text(encoding="utf-8")
+            return WorkspacePaths(self._ctx.workspace_root).core.read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.durable import atomic_write
-from ..memory.format import count_tokens, walk_branch
+from ..memory.format import HomePaths, count_tokens, walk_branch
 from ..memory.format import token_encoding as encoding
 from ..memory.policy import DagView
 from . import _kit as kit
@@ -101,7 +101,7 @@ def durable_replace(directory: Path, count: int) -> dict[str, float]:
 def workspace_copy(root: Path, topics: int, reps: int) -> dict[str, float]:
     """ms to stage a copy of a workspace of `topics` topic files (~2 KB each), as the peer's writer does
     before every write; the median of `reps` copies."""
-    source = root / "memory" / "topics"
+    source = HomePaths(root).workspace.topics
     source.mkdir(parents=True)
     rng = random.Random(topics)
     for i in range(topics):

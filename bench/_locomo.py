@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.errors import InvalidInput
+from ..memory.format import HomePaths
 from ..memory.recall import RecallIndex, analyse, date_words, search
 from ..memory.store import FileSessionStore
 from ..memory.write import Distiller, distiller_named
@@ -166,7 +167,7 @@ def run(data: Path, distiller_name: str, progress: kit.Progress, home: Path | No
             home = Path(scratch) / f"home-{number}"
             distiller = distiller_named(distiller_name, home)
             _write(conversation, home, distiller)
-            index = RecallIndex.open(home / "memory")
+            index = RecallIndex.open(HomePaths(home).memory)
             ids = [dia for dia, *_ in conversation.turns]
             bm25 = BM25Okapi(
                 [analyse(f"{date_words(when)} {who}: {text}") for _dia, who, text, when in conversation.turns]

@@ -32,7 +32,14 @@ from typing import Any
 import numpy as np
 
 from ..memory.durable import TxLog, sha256_hex
-from ..memory.format import ArchiveRecord, Topic, TxRecord, make_block, render_topic
+from ..memory.format import (
+    ArchiveRecord,
+    Topic,
+    TxRecord,
+    WorkspacePaths,
+    make_block,
+    render_topic,
+)
 from ..memory.recall import EMBED_MODEL as MODEL
 from ..memory.recall import SNAPSHOT_VERSION as VERSION
 from ..memory.recall import (
@@ -94,11 +101,12 @@ def _entries(texts: list[str], start: int, topic_prefix: str) -> list[Entry]:
 
 def _workspace(memory: Path, count: int, rng: random.Random, topics: list[str]) -> list[str]:
     """A workspace whose index holds `count` blocks (as one snapshot matching txlog line 1)."""
-    (memory / "topics").mkdir(parents=True)
-    (memory / "sources").mkdir()
+    paths = WorkspacePaths(memory)
+    paths.topics.mkdir(parents=True)
+    paths.sources.mkdir()
     line = TxRecord("00000001-bench000", 1, 1.0, "s0", ("s0/u0",), {}).to_line()
-    (memory / ".dagmem").mkdir()
-    (memory / ".dagmem" / "txlog.jsonl").write_bytes(line)
+    paths.state.mkdir()
+    paths.txlog.write_bytes(line)
     index = RecallIndex(memory, Snapshot.empty())
     texts = _texts(count, rng, topics)
     for start in range(0, count, 10_000):
@@ -160,7 +168,7 @@ def _install(updater: RecallUpdater, memory: Path, seq: int, rng: random.Random,
     ]
     data = render_topic(Topic("New", tuple(blocks))).encode()
     (memory / path).write_bytes(data)
-    txlog = TxLog(memory / ".dagmem" / "txlog.jsonl", fsync=False)
+    txlog = TxLog(WorkspacePaths(memory).txlog, fsync=False)
     start = txlog.size()
     record = TxRecord(
         f"{seq:08d}-bench000", seq, 2.0, "s0", tuple(r.source_id for r in records), {path: sha256_hex(data)}
@@ -222,7 +230,7 @@ def _big_delta(memory: Path, rng: random.Random, topics: list[str]) -> tuple[int
     snapshot = max(recall_root(memory).glob("snap-*"))
     delta, limit = snapshot / "delta.jsonl", delta_limit(snapshot)
     index = RecallIndex.open(memory)
-    txlog = TxLog(memory / ".dagmem" / "txlog.jsonl", fsync=False)
+    txlog = TxLog(WorkspacePaths(memory).txlog, fsync=False)
     seq, extra = index.seq, 0
     while delta.stat().st_size < limit:
         entries = _entries(_texts(500, rng, topics), 1_000_000 + extra, "d")

@@ -80,7 +80,7 @@ from typing import Any, cast
 import anyio
 
 from ..actors import Runtime, RuntimeConfig
-from ..memory.format import count_tokens
+from ..memory.format import HomePaths, count_tokens
 from ..memory.policy import DEFAULT_THRESHOLD
 from ..memory.store import FileSessionStore
 from ..sim import check_home, peak_rss_bytes
@@ -528,7 +528,7 @@ async def _throughput(conn: Connection, spec: _Spec) -> dict[str, Any]:
             flush_s = time.perf_counter() - started
             pending = rt.status().pending_turns
             workspace_id = rt.workspace_id
-        report = check_home(FileSessionStore(home), home / "memory", workspace_id, drained=True)
+        report = check_home(FileSessionStore(home), HomePaths(home).memory, workspace_id, drained=True)
         runs.append(
             {
                 "threshold": threshold,

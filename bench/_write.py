@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.audit import check_home
-from ..memory.format import ArchiveRecord, Node
+from ..memory.format import ArchiveRecord, HomePaths, Node, WorkspacePaths
 from ..memory.recall import RecallUpdater
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
@@ -218,7 +218,7 @@ class _Setup:
 
     @property
     def memory(self) -> Path:
-        return self.home / "memory"
+        return HomePaths(self.home).memory
 
     def session(self, rep: int) -> str:
         return LONG_SESSION if self.name == "long_archive" else f"w{rep:04d}"
@@ -365,24 +365,25 @@ def _open_part(memory: Path, relpath: str) -> str:
 
 
 def _count_topics(memory: Path) -> int:
-    return sum(1 for path in (memory / "topics").iterdir() if path.suffix == ".md")
+    return sum(1 for path in WorkspacePaths(memory).topics.iterdir() if path.suffix == ".md")
 
 
 def _txlog_lines(memory: Path) -> int:
-    with (memory / ".dagmem" / "txlog.jsonl").open("rb") as f:
+    with WorkspacePaths(memory).txlog.open("rb") as f:
         return sum(1 for _ in f)
 
 
 def _facts(setup: _Setup) -> dict[str, Any]:
     memory = setup.memory
-    sources = list((memory / "sources").glob("*.md"))
+    paths = WorkspacePaths(memory)
+    sources = list(paths.sources.glob("*.md"))
     return {
         "topic_files": _count_topics(memory),
         "txlog_lines": _txlog_lines(memory),
         "session_archives": len(sources),
         "archive_bytes": sum(p.stat().st_size for p in sources),
-        "topic_bytes": sum(p.stat().st_size for p in (memory / "topics").glob("*.md")),
-        "index_bytes": sum(p.stat().st_size for p in (memory / ".dagmem").glob("index.sqlite3*")),
+        "topic_bytes": sum(p.stat().st_size for p in paths.topics.glob("*.md")),
+        "index_bytes": sum(p.stat().st_size for p in paths.state.glob(paths.index.name + "*")),
     }
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory.format import Role
+from ..memory.format import HomePaths, Role
 from ..memory.store import FileSessionStore
 from ..memory.writing import write_home
 from ._words import plural
@@ -41,8 +41,8 @@ def run_demo(home: Path, session_id: str, *, as_json: bool = False) -> int:
     [result] = write_home(home, sessions=[session_id], force=True)
     snapshot = store.load(session_id)
     tips = snapshot.tips()
-    memory = home / "memory"
-    topics = sorted(p.relative_to(memory).as_posix() for p in (memory / "topics").glob("*.md"))
+    paths = HomePaths(home).workspace
+    topics = sorted(p.relative_to(paths.root).as_posix() for p in paths.topics.glob("*.md"))
     if as_json:
         branches = {tip.id: [n.id for n in snapshot.branch(tip.id)] for tip in tips}
         print(
@@ -71,10 +71,10 @@ def run_demo(home: Path, session_id: str, *, as_json: bool = False) -> int:
         f"\nwritten now: {plural(result.records, 'record')} in {plural(result.batches, 'batch')}; "
         f"owed: {result.pending}"
     )
-    print(f"evidence: {memory / 'sources' / (session_id + '.md')}")
+    print(f"evidence: {paths.source(session_id)}")
     for relpath in topics:
         print(f"\n--- {relpath}")
-        print((memory / relpath).read_text(encoding="utf-8").rstrip())
+        print((paths.root / relpath).read_text(encoding="utf-8").rstrip())
     return 0
 
 

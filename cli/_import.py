@@ -23,6 +23,7 @@ from pathlib import Path
 import anyio
 
 from ..memory.adopt import Follower, Importer, ImportReport, SourceClock, import_into_store
+from ..memory.format import HomePaths
 from ..memory.store import FileSessionStore
 from ..memory.workspace import HomeBusy, ServingLock
 from ._errors import EXIT_FAILED, CommandError
@@ -70,11 +71,11 @@ def command(args: argparse.Namespace) -> int:
 def _serving_lock(home: Path) -> ServingLock | None:
     """The home's serving lock, held for the import; a one-line refusal when a runtime serves it. A home
     with no workspace state has no runtime (a runtime creates it before it takes the lock)."""
-    state = home / "memory" / ".dagmem"
-    if not state.is_dir():
+    paths = HomePaths(home).workspace
+    if not paths.state.is_dir():
         return None
     try:
-        return ServingLock.acquire(state)
+        return ServingLock.acquire(paths.serving_lock)
     except HomeBusy as busy:
         raise CommandError(
             f"--home {home}: a dagmem runtime is serving it ({busy.holder}); an import beside it would not "

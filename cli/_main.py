@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from .._version import __version__
 from ..memory.errors import DagmemError
+from ..memory.format import HomePaths
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
 from ._command import Command, Home
 from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
@@ -64,7 +65,7 @@ def _check_home(command: Command, home: Path) -> None:
         raise CommandError(f"--home {home}: a broken symbolic link")
     if home.exists() and not home.is_dir():
         raise CommandError(f"--home {home}: not a directory")
-    if command.home is Home.SESSIONS and not (home / "sessions").is_dir():
+    if command.home is Home.SESSIONS and not HomePaths(home).sessions.is_dir():
         raise CommandError(
             f"--home {home}: no sessions/ directory, so not a dagmem home (nothing was created)"
         )

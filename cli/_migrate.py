@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..memory.adopt import RUNTIME_FILE, migrate_home, read_cursors
+from ..memory.format import HomePaths
 from ..memory.store import FileSessionStore
 from ._errors import CommandError
 from ._words import plural
@@ -18,7 +19,7 @@ def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     if not home.is_dir():
         raise CommandError(f"--home {home}: no such directory")
-    memory = home / "memory"
+    memory = HomePaths(home).memory
     if read_cursors(memory) is None:  # nothing to adopt: create nothing (not even the workspace)
         if args.json:
             print(json.dumps({"home": str(home), "found": False, "ok": True, "sessions": []}))

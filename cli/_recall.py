@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..memory.durable import read_below
+from ..memory.format import CORE_FILE, HomePaths
 from ..memory.listing import resolve_stored
 from ..memory.recall import (
     RecallIndex,
@@ -29,7 +30,7 @@ __all__ = ["core_command", "recall_command"]
 
 
 def _memory(home: Path) -> Path:
-    memory = home / "memory"
+    memory = HomePaths(home).memory
     if not memory.is_dir():
         raise CommandError(f"--home {home}: no memory/ directory (nothing has been written yet)")
     return memory
@@ -65,7 +66,7 @@ def recall_command(args: argparse.Namespace) -> int:
 
 
 def _core(memory: Path) -> str:
-    data = read_below(memory, "core.md")  # never through a symlink: UnsafePath (exit 2) instead
+    data = read_below(memory, CORE_FILE)  # never through a symlink: UnsafePath (exit 2) instead
     return "" if data is None else data.decode("utf-8", "replace")
 
 

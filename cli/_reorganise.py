@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..memory.format import HomePaths
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import distiller_named, one_path_in, reorganise
@@ -21,11 +22,12 @@ __all__ = ["command"]
 
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
-    memory = home / "memory"
-    if not (memory / ".dagmem").is_dir():
+    layout = HomePaths(home)
+    memory = layout.memory
+    if not layout.workspace.state.is_dir():
         raise CommandError(f"--home {home}: no memory/ workspace yet, so nothing to reorganise")
     judge = distiller_named(args.distiller, home)
-    store = FileSessionStore(home, read_only=True) if (home / "sessions").is_dir() else None
+    store = FileSessionStore(home, read_only=True) if layout.sessions.is_dir() else None
     from ..memory.recall import RecallUpdater  # the read side loads only when a reorganisation runs
 
     with Workspace(memory, on_install=RecallUpdater()) as workspace:

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..memory.audit import OracleReport, check_home
 from ..memory.durable import read_below, read_workspace_id
 from ..memory.errors import DagmemError
-from ..memory.format import Topic, TopicFormatError, parse_topic
+from ..memory.format import HomePaths, Topic, TopicFormatError, WorkspacePaths, parse_topic
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
@@ -72,7 +72,7 @@ def duplicate_claims(memory: Path) -> list[str]:
     copies, carrying every citation). Not a violation: nothing is lost or wrong, only repeated. Files that
     do not parse are the oracle's to report, not this check's."""
     topics: dict[str, Topic] = {}
-    for found in sorted((memory / "topics").glob("*.md")):
+    for found in sorted(WorkspacePaths(memory).topics.glob("*.md")):
         relpath = found.relative_to(memory).as_posix()
         try:  # never through a link (the oracle reports one)
             data = read_below(memory, relpath)
@@ -98,8 +98,9 @@ def rebuild_index(memory: Path) -> tuple[bool, list[str]]:
 
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
-    memory = home / "memory"
-    workspace_id = read_workspace_id(memory / ".dagmem" / "workspace-id")
+    paths = HomePaths(home).workspace
+    memory = paths.root
+    workspace_id = read_workspace_id(paths.workspace_id)
     store = FileSessionStore(home, read_only=not args.repair)
     report = check_home(store, memory, workspace_id, drained=args.strict)
     repaired: list[str] = []

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.durable import load_status, read_workspace_id
+from ..memory.format import HomePaths
 from ..memory.outcomes import RETRYABLE
 from ..memory.store import FileSessionStore
 from ..memory.write import SessionResult, distiller_named, pending_by_session
@@ -87,9 +88,9 @@ def write_command(args: argparse.Namespace) -> int:
 
 def status_command(args: argparse.Namespace) -> int:
     home: Path = args.home
-    state = home / "memory" / ".dagmem"
-    workspace_id = read_workspace_id(state / "workspace-id")
-    status = load_status(state / "status.json")
+    paths = HomePaths(home).workspace
+    workspace_id = read_workspace_id(paths.workspace_id)
+    status = load_status(paths.status)
     pending = pending_by_session(home, workspace_id)
     failure = status.last_failure
     report: dict[str, Any] = {

@@ -22,7 +22,7 @@ import anyio
 from ..actors import Runtime
 from ..memory.durable import read_workspace_id
 from ..memory.errors import DagmemError
-from ..memory.format import HeadType
+from ..memory.format import HeadType, HomePaths
 from ..memory.write import pending_by_session
 from ._ray import require_ray
 from ._wire import Reply, failure_of
@@ -172,5 +172,5 @@ class HomeServer:
 
 
 def _owed(home: Path) -> dict[str, int | str]:
-    workspace_id = read_workspace_id(home / "memory" / ".dagmem" / "workspace-id")
+    workspace_id = read_workspace_id(HomePaths(home).workspace.workspace_id)
     return pending_by_session(home, workspace_id)

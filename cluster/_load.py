@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import anyio
 
 from ..memory.durable import TxLog
-from ..memory.format import HEAD, HeadType
+from ..memory.format import HEAD, HeadType, HomePaths
 from ..memory.store import FileSessionStore
 
 __all__ = ["Audit", "Kill", "Load", "Target", "audit", "drive", "fault_run", "kill_loop"]
@@ -187,7 +187,7 @@ def audit(root: Path, load: Load) -> Audit:
                 found = proc.stdout + proc.stderr
             result.verify_failures[home] = str(found)[:2000]
         consumed: Counter[str] = Counter()
-        txlog = path / "memory" / ".dagmem" / "txlog.jsonl"
+        txlog = HomePaths(path).workspace.txlog
         for _offset, record in TxLog(txlog, fsync=False).read_from(0):
             consumed.update(record.consumed)
         result.consumed_twice += [f"{home}:{source}" for source, n in consumed.items() if n > 1]

@@ -13,6 +13,7 @@ from typing import Any
 
 from .durable import read_workspace_id
 from .errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
+from .format import HomePaths
 from .store import FileSessionStore, SessionStore
 from .write import pending_by_session
 
@@ -104,7 +105,7 @@ class SessionSummary:
 def list_sessions(home: Path, sessions: Iterable[str] | None = None) -> list[SessionSummary]:
     """Every session of `home` (or those named), sorted by id. A missing `sessions/` is no sessions."""
     store = FileSessionStore(home, read_only=True)
-    workspace_id = read_workspace_id(home / "memory" / ".dagmem" / "workspace-id")
+    workspace_id = read_workspace_id(HomePaths(home).workspace.workspace_id)
     owed = pending_by_session(home, workspace_id)
     out: list[SessionSummary] = []
     for session_id in sorted(store.session_ids() if sessions is None else sessions):

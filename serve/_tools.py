@@ -17,7 +17,16 @@ from pydantic import BaseModel
 from ..actors import Runtime
 from ..memory.durable import check_dir, read_below
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession, UnsafePath
-from ..memory.format import HEAD, HeadType, content_problem, is_topic_slug, is_valid_id
+from ..memory.format import (
+    CORE_FILE,
+    HEAD,
+    HeadType,
+    HomePaths,
+    WorkspacePaths,
+    content_problem,
+    is_topic_slug,
+    is_valid_id,
+)
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
 from ..memory.store import FileSessionStore
 
@@ -47,7 +56,7 @@ def _jsonable(value: object) -> Any:
 
 def topic_slugs(memory: Path) -> list[str]:
     """The slugs of the topic files in `memory/topics/`, sorted: regular files only, never a symlink."""
-    directory = memory / "topics"
+    directory = WorkspacePaths(memory).topics
     try:
         if not check_dir(directory):
             return []
@@ -62,7 +71,8 @@ class MemoryTools:
     def __init__(self, runtime: Runtime, home: Path) -> None:
         self.runtime = runtime
         self.home = home
-        self.memory = home / "memory"
+        self.layout = HomePaths(home)
+        self.memory = self.layout.memory
 
     # -- argument checks -------------------------------------------------------------------------------
 
@@ -74,7 +84,7 @@ class MemoryTools:
 
     def _session(self, argument: str, value: str) -> str:
         self._id(argument, value)
-        if not (self.home / "sessions" / value).is_dir():
+        if not self.layout.session(value).is_dir():
             raise ArgumentError(argument, f"no session {value!r}")
         return value
 
@@ -121,7 +131,7 @@ class MemoryTools:
 
     def core(self) -> str:
         """core.md's text ("" when none); never through a symlink (`UnsafePath`), like the archive."""
-        data = read_below(self.memory, "core.md")
+        data = read_below(self.memory, CORE_FILE)
         return "" if data is None else data.decode("utf-8", "replace")
 
     def status(self) -> dict[str, Any]:
@@ -146,7 +156,7 @@ class MemoryTools:
             raise ArgumentError("content", problem)
         if predecessor is not None:
             self._id("predecessor", predecessor)
-            if not (self.home / "sessions" / session_id).is_dir():
+            if not self.layout.session(session_id).is_dir():
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
             return await self._append(

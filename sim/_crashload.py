@@ -39,7 +39,16 @@ from typing import Any, TextIO
 
 from ..memory.audit import check_home
 from ..memory.durable import TxLog, ensure_workspace_id, is_temp_name, read_workspace_id, sha256_hex
-from ..memory.format import HEAD, HeadType, count_tokens, render_frame, scan_archive
+from ..memory.format import (
+    CORE_FILE,
+    HEAD,
+    HeadType,
+    HomePaths,
+    WorkspacePaths,
+    count_tokens,
+    render_frame,
+    scan_archive,
+)
 from ..memory.store import FileSessionStore
 from ..memory.write import SessionResult, records_of
 from ..memory.writing import write_home
@@ -341,7 +350,7 @@ def serve(commands: TextIO, replies: TextIO) -> None:
 def find_leftovers(home: Path) -> list[str]:
     """Temp files anywhere under the home, and stages under `memory/.dagmem/stage/`."""
     found = [p.relative_to(home).as_posix() for p in home.rglob("*") if is_temp_name(p.name)]
-    stage = home / "memory" / ".dagmem" / "stage"
+    stage = HomePaths(home).workspace.stage_root
     if stage.is_dir():
         found.extend(p.relative_to(home).as_posix() for p in stage.iterdir())
     return sorted(found)
@@ -349,12 +358,13 @@ def find_leftovers(home: Path) -> list[str]:
 
 def _installed_problems(memory: Path) -> list[str]:
     """Every topic file (and `core.md`) is exactly the version its last txlog line installed."""
+    paths = WorkspacePaths(memory)
     expected: dict[str, str | None] = {}
-    for _end, record in TxLog(memory / ".dagmem" / "txlog.jsonl").read_from(0):
+    for _end, record in TxLog(paths.txlog).read_from(0):
         expected.update(record.files)
-    present = {p.relative_to(memory).as_posix() for p in (memory / "topics").rglob("*") if p.is_file()}
-    if (memory / "core.md").exists():
-        present.add("core.md")
+    present = {p.relative_to(memory).as_posix() for p in paths.topics.rglob("*") if p.is_file()}
+    if paths.core.exists():
+        present.add(CORE_FILE)
     problems = []
     for path in sorted(present | set(expected)):
         digest = expected.get(path)
@@ -368,7 +378,7 @@ def _archive_problems(home: Path) -> list[str]:
     """Every archive is complete, and each frame is exactly the rendering of the record it names."""
     store = FileSessionStore(home)
     problems = []
-    for path in sorted((home / "memory" / "sources").glob("*.md")):
+    for path in sorted(HomePaths(home).workspace.sources.glob("*.md")):
         sid = path.stem
         data = path.read_bytes()
         scan = scan_archive(data, sid)
@@ -386,9 +396,10 @@ def _archive_problems(home: Path) -> list[str]:
 
 def verify_home(home: Path, *, drained: bool = True) -> list[str]:
     """What is wrong with a home, from its files alone (an empty list: nothing)."""
-    memory = home / "memory"
+    paths = HomePaths(home).workspace
+    memory = paths.root
     problems = [f"leftover: {path}" for path in find_leftovers(home)]
-    workspace_id = read_workspace_id(memory / ".dagmem" / "workspace-id")
+    workspace_id = read_workspace_id(paths.workspace_id)
     report = check_home(FileSessionStore(home), memory, workspace_id, drained=drained)
     problems.extend(f"oracle: {violation}" for violation in report.violations)
     problems.extend(_archive_problems(home))

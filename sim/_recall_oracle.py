@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..memory.audit import Violation
-from ..memory.format import TopicFormatError, anchor_of, parse_topic, scan_archive
+from ..memory.format import TopicFormatError, WorkspacePaths, anchor_of, parse_topic, scan_archive
 from ..memory.recall import RecallIndex, search
 from ..memory.store import SessionStore
 
@@ -29,13 +29,13 @@ def _evidence(memory: Path) -> dict[tuple[str, str], tuple[set[tuple[str, str]],
 
     def node_of(session: str, anchor: str) -> str | None:
         if session not in nodes:
-            path = memory / "sources" / f"{session}.md"
+            path = WorkspacePaths(memory).source(session)
             data = path.read_bytes() if path.exists() else b""
             nodes[session] = {anchor_of(f.source_id): f.node_id for f in scan_archive(data, session).frames}
         return nodes[session].get(anchor)
 
     blocks: dict[tuple[str, str], tuple[set[tuple[str, str]], str]] = {}
-    topics = memory / "topics"
+    topics = WorkspacePaths(memory).topics
     for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
         relpath = path.relative_to(memory).as_posix()
         try:

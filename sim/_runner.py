@@ -36,7 +36,7 @@ from ..memory import faults
 from ..memory.audit import OracleReport, Violation, check_home
 from ..memory.durable import ensure_workspace_id
 from ..memory.errors import InvalidInput
-from ..memory.format import HEAD, clear_caches
+from ..memory.format import HEAD, HomePaths, clear_caches
 from ..memory.recall import clear_caches as clear_recall_caches
 from ..memory.write import ExtractiveDistiller
 from ..supervision import SupervisorEvent
@@ -445,9 +445,10 @@ def run_home(config: SimConfig, shard: Home, *, observer: Observer | None = None
     else:
         home = config.home if config.homes == 1 else config.home / f"{shard.index:03d}"
     home.mkdir(parents=True, exist_ok=True)
-    memory = home / "memory"
+    paths = HomePaths(home).workspace
+    memory = paths.root
     new_id = workspace_id_for(shard.key(config))
-    workspace_id = ensure_workspace_id(memory / ".dagmem" / "workspace-id", fsync=False, new_id=new_id)
+    workspace_id = ensure_workspace_id(paths.workspace_id, fsync=False, new_id=new_id)
     state: _Run | None = None
     try:
         with contextlib.ExitStack() as stack:

@@ -13,12 +13,15 @@ from typing import Literal
 from ..memory.durable import WriterStatus, check_dir, load_status, read_below, read_workspace_id
 from ..memory.errors import UnknownSession, UnsafePath
 from ..memory.format import (
+    CORE_FILE,
     MARKER_KEY,
     Frame,
+    HomePaths,
     Node,
     Role,
     Topic,
     TopicFormatError,
+    WorkspacePaths,
     graph_problems,
     is_topic_path,
     parse_topic,
@@ -165,7 +168,7 @@ def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_i
         states, reasons = _states(nodes, children, workspace_id)
     else:
         states, reasons = {}, {}
-    archive = _read(memory, f"sources/{session_id}.md") or b""
+    archive = _read(memory, WorkspacePaths.source_relpath(session_id)) or b""
     frames: dict[str, Frame] = {}
     archive_problem = None
     if archive:
@@ -191,7 +194,7 @@ def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_i
 
 
 def _topics(memory: Path) -> list[TopicView]:
-    directory = memory / "topics"
+    directory = WorkspacePaths(memory).topics
     try:
         if not check_dir(directory):
             return []
@@ -216,9 +219,9 @@ def _topics(memory: Path) -> list[TopicView]:
 def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
     """Read `home` for the page (only `sessions` when given). Never writes, never creates a file: the store
     is opened read-only (no sweep of dead writers' temp files) and the workspace id is only read."""
-    memory = home / "memory"
-    state = memory / ".dagmem"
-    workspace_id = read_workspace_id(state / "workspace-id")
+    paths = HomePaths(home).workspace
+    memory = paths.root
+    workspace_id = read_workspace_id(paths.workspace_id)
     store = FileSessionStore(home, read_only=True)
     wanted = list(sessions) if sessions else store.session_ids()
     views: list[SessionView] = []
@@ -226,11 +229,11 @@ def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
         if sessions and not store.has_session(session_id):
             raise UnknownSession(session_id)
         views.append(_session(store, memory, session_id, workspace_id))
-    core = _read(memory, "core.md")
+    core = _read(memory, CORE_FILE)
     return HomeView(
         home=home,
         workspace_id=workspace_id,
-        status=load_status(state / "status.json"),
+        status=load_status(paths.status),
         core=None if core is None else core.decode("utf-8", "replace"),
         sessions=views,
         topics=_topics(memory),

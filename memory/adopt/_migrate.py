@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..durable import atomic_write_many
 from ..errors import InvalidInput
-from ..format import Node, is_valid_id, scan_archive
+from ..format import Node, WorkspacePaths, is_valid_id, scan_archive
 from ..outcomes import classify
 from ..policy import is_marked, is_record_node
 from ..store import SessionStore
@@ -41,7 +41,7 @@ __all__ = [
     "read_cursors",
 ]
 
-RUNTIME_FILE = Path(".dagmem") / "runtime.json"
+RUNTIME_FILE = WorkspacePaths(Path()).runtime  # relative to the workspace root
 _MARK_CHUNK = 256
 
 

@@ -1,10 +1,12 @@
 """The independent oracle (DESIGN §6): checks a home from its files alone.
 
-It shares only the file-format parsers with the writer (the strict archive scanner and the topic
-parser); it never reads the index, the planner or the DAG view, and it computes branches with its own
-walk. After a drain, every record reachable from a tip must be consumed exactly once and cited; in any
-state, no marker may exist without its consumption, no record may be stranded behind a marker, no source
-may be archived twice, and every consumed record must be archived and (unless migrated) cited.
+It shares only the file format with the writer (the strict archive scanner, the topic parser and the
+layout's file names, `WorkspacePaths`, which are names, not rules of the writer); it never reads the
+index, the planner or the DAG view, and it computes branches with its own walk. It judges a stage
+itself too (it does not call the writer's `Stages`). After a drain, every record reachable from a tip
+must be consumed exactly once and cited; in any state, no marker may exist without its consumption, no
+record may be stranded behind a marker, no source may be archived twice, and every consumed record must
+be archived and (unless migrated) cited.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..errors import UnsafePath
 from ..format import (
     MARKER_KEY,
     TopicFormatError,
+    WorkspacePaths,
     anchor_of,
     parse_topic,
     restore_final_newline,
@@ -143,13 +146,13 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     """Read the txlog, archives and topics of a workspace, reporting what is wrong with them alone."""
     if not _real_dir(memory, report):  # missing, or a symlink (reported): nothing of it is read
         return _Workspace(Counter(), set(), {}, set())
-    consumed, migrated = _read_txlog(memory / ".dagmem", report)
+    consumed, migrated = _read_txlog(WorkspacePaths(memory), report)
     for source_id, times in consumed.items():
         if times > 1:
             report.violations.append(Violation("consumed-twice", source_id, f"{times} txlog lines"))
     archived: dict[str, set[str]] = {}
     frames: dict[str, dict[str, _Archived]] = {}
-    sources = memory / "sources"
+    sources = WorkspacePaths(memory).sources
     for path in sorted(sources.glob("*.md")) if _real_dir(sources, report) else []:
         session = path.stem
         data = _read(path, "archive-unreadable", report)
@@ -194,7 +197,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
 
     cited: set[tuple[str, str]] = set()
     claims: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}  # (claim, its sources) -> first block
-    topics = memory / "topics"
+    topics = WorkspacePaths(memory).topics
     for path in sorted(topics.rglob("*.md")) if _real_dir(topics, report) else []:
         relpath = path.relative_to(memory).as_posix()
         raw = _read(path, "topic-unreadable", report)
@@ -242,7 +245,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     return _Workspace(consumed, migrated, archived, cited, frames)
 
 
-def _read_txlog(state: Path, report: OracleReport) -> tuple[Counter[str], set[str]]:
+def _read_txlog(paths: WorkspacePaths, report: OracleReport) -> tuple[Counter[str], set[str]]:
     """(times each source id was consumed, ids consumed by migration) from the committed txlog lines.
 
     Every line must be a transaction: a blank or unreadable one is a violation. At the end of the file, a
@@ -251,12 +254,12 @@ def _read_txlog(state: Path, report: OracleReport) -> tuple[Counter[str], set[st
     lost its newline counts as committed unless its stage still exists."""
     consumed: Counter[str] = Counter()
     migrated: set[str] = set()
-    path = state / "txlog.jsonl"
+    state, path = paths.state, paths.txlog
     data = b""
     if _real_dir(state, report) and os.path.lexists(path):
         data = _read(path, "txlog-unreadable", report) or b""
     body = data.rstrip(b"\n")
-    stage = state / "stage"
+    stage = paths.stage_root
     stages = {p.name for p in stage.iterdir()} if _real_dir(stage, report) else set()
     lines = body.split(b"\n") if body else []
     for number, line in enumerate(lines, 1):

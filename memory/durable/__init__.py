@@ -1,5 +1,6 @@
 """Durability: atomic replace and fsynced appends, the txlog, transactions (stage, commit point, move)
-and their recovery, reading an append-only file's end, the workspace id, the writer's status file."""
+and their recovery, the one rule for reading a committed stage (`Stages`), reading an append-only file's
+end, the workspace id, the writer's status file."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ._safe import exclusive_lock as exclusive_lock
 from ._safe import open_regular as open_regular
 from ._safe import read_below as read_below
 from ._safe import read_regular as read_regular
+from ._stage import Stages as Stages
 from ._status import LastFailure as LastFailure
 from ._status import WriterStatus as WriterStatus
 from ._status import load_status as load_status
@@ -35,6 +37,7 @@ __all__ = [
     "Installer",
     "LastFailure",
     "Recovery",
+    "Stages",
     "TxLog",
     "WriterStatus",
     "append_bytes",

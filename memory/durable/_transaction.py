@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import faults
 from ..format import TxRecord
 from ._atomic import Pins, atomic_write_many, fsync_dirs, sweep_temp
+from ._stage import Stages
 from ._txlog import TxLog
 
 __all__ = ["Installer", "Recovery", "sha256_hex", "tx_id"]
@@ -65,6 +66,7 @@ class Installer:
     def __init__(self, root: Path, stage_root: Path, txlog: TxLog, *, fsync: bool = True) -> None:
         self.root = root
         self.stage_root = stage_root
+        self.stages = Stages(stage_root)
         self.txlog = txlog
         self.fsync = fsync
 
@@ -89,9 +91,9 @@ class Installer:
             files=hashes,
             migrated=migrated,
         )
-        stage = self.stage_root / record.tx
+        stage = self.stages.of(record.tx)
         # Staged even when empty: a stage is how recovery tells a torn line from a damaged committed one.
-        self._stage(stage, files)
+        self._stage(record.tx, files)
         size = self.txlog.size()
         try:
             end = self.txlog.append(record)  # the commit point
@@ -117,14 +119,15 @@ class Installer:
             self.apply(record)
         return record, end
 
-    def _stage(self, stage: Path, files: Mapping[str, bytes | None]) -> None:
+    def _stage(self, tx: str, files: Mapping[str, bytes | None]) -> None:
+        stage = self.stages.of(tx)
         try:
             stage.mkdir(parents=True)
             items = []
             for relpath, data in files.items():
                 if data is None:
                     continue
-                target = stage / relpath
+                target = self.stages.file(tx, relpath)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 items.append((target, data))
             # The stage's own entry in stage_root is fsynced in the same round as its files.
@@ -137,7 +140,7 @@ class Installer:
 
     def apply(self, record: TxRecord) -> None:
         """Move a committed transaction's staged files into place (idempotent: safe to redo)."""
-        stage = self.stage_root / record.tx
+        stage = self.stages.of(record.tx)
         directories: dict[Path, None] = {}
         pins = Pins()  # the replaced topics' inodes are freed together at the end, not one per rename
         try:
@@ -149,7 +152,7 @@ class Installer:
                     target.unlink(missing_ok=True)
                     directories[target.parent] = None
                     continue
-                staged = stage / relpath
+                staged = self.stages.file(record.tx, relpath)
                 if staged.exists():
                     target.parent.mkdir(parents=True, exist_ok=True)
                     faults.hit("install:rename")

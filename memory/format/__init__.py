@@ -1,6 +1,6 @@
 """On-disk formats, pure: node files and session meta, the evidence archive's frames (codec and strict
-scanner), topic files (model, parse, validate), txlog lines, the core block, token counting. Bytes in,
-models out; nothing here writes a file."""
+scanner), topic files (model, parse, validate), txlog lines, the core block, token counting, the layout of a home (`WorkspacePaths`).
+Bytes in, models out; nothing here writes a file."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ from ._core import plan_core as plan_core
 from ._core import render_core as render_core
 from ._ids import check_id as check_id
 from ._ids import is_valid_id as is_valid_id
+from ._layout import CORE_FILE as CORE_FILE
+from ._layout import CORE_MASTER as CORE_MASTER
+from ._layout import HomePaths as HomePaths
+from ._layout import WorkspacePaths as WorkspacePaths
 from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
 from ._limits import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
 from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
@@ -69,6 +73,8 @@ from ._txrecord import TxlogCorrupt as TxlogCorrupt
 from ._txrecord import TxRecord as TxRecord
 
 __all__ = [
+    "CORE_FILE",
+    "CORE_MASTER",
     "HEAD",
     "HEADER",
     "MARKER_KEY",
@@ -84,6 +90,7 @@ __all__ = [
     "EpochSeconds",
     "Frame",
     "HeadType",
+    "HomePaths",
     "Node",
     "PredecessorMap",
     "Problem",
@@ -97,6 +104,7 @@ __all__ = [
     "TopicFormatError",
     "TxRecord",
     "TxlogCorrupt",
+    "WorkspacePaths",
     "ancestors",
     "anchor_of",
     "block_id",

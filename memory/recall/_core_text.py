@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from ..format import TopicFormatError, parse_topic
+from ..format import CORE_FILE, TopicFormatError, parse_topic
 from ._text import plain_claim
 
 __all__ = ["CoreFact", "core_facts", "core_lines"]
@@ -35,7 +35,7 @@ def core_facts(core: str) -> tuple[CoreFact, ...]:
     # Record text is inert (`](` is escaped in it), so only real links match these.
     as_topic = core.replace("](sources/", "](../sources/").replace("](topics/", "](")
     try:
-        topic = parse_topic(as_topic if as_topic.endswith("\n") else as_topic + "\n", "core.md")
+        topic = parse_topic(as_topic if as_topic.endswith("\n") else as_topic + "\n", CORE_FILE)
     except (TopicFormatError, ValueError):
         return _lenient(core)
     return tuple(

@@ -21,7 +21,16 @@ import numpy.typing as npt
 
 from ..durable import read_regular
 from ..errors import UnsafePath
-from ..format import ArchiveRecord, Block, Topic, anchor_of, parse_topic, render_block, scan_archive
+from ..format import (
+    ArchiveRecord,
+    Block,
+    Topic,
+    WorkspacePaths,
+    anchor_of,
+    parse_topic,
+    render_block,
+    scan_archive,
+)
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
 
@@ -179,7 +188,7 @@ class ArchiveSources:
         if found is None and session not in self._scanned:
             self._scanned.add(session)
             try:
-                data = read_regular(self.memory / "sources" / f"{session}.md") or b""
+                data = read_regular(WorkspacePaths(self.memory).source(session)) or b""
             except (NotADirectoryError, UnsafePath):
                 data = b""
             for frame in scan_archive(data, session).frames:

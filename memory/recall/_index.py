@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..durable import TxLog, read_regular, sha256_hex
+from ..durable import Stages, TxLog, read_regular, sha256_hex
 from ..errors import DagmemError, UnsafePath
-from ..format import TopicFormatError, TxRecord
+from ..format import TopicFormatError, TxRecord, WorkspacePaths
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
@@ -50,7 +50,7 @@ Key = tuple[str, str]
 
 
 def recall_root(memory: Path) -> Path:
-    return memory / ".dagmem" / "recall"
+    return WorkspacePaths(memory).recall
 
 
 class _Stale(DagmemError):
@@ -89,7 +89,9 @@ class _Delta:
 class RecallIndex:
     def __init__(self, memory: Path, snapshot: Snapshot) -> None:
         self.memory = memory
-        self.txlog = TxLog(memory / ".dagmem" / "txlog.jsonl", fsync=False)
+        self.paths = WorkspacePaths(memory)
+        self.txlog = TxLog(self.paths.txlog, fsync=False)
+        self.stages = Stages(self.paths.stage_root)
         self.snapshot = snapshot
         self.lock = threading.RLock()
         arrays = snapshot.arrays
@@ -125,7 +127,7 @@ class RecallIndex:
     def open(cls, memory: Path) -> RecallIndex:
         """The index of the workspace at `memory`, caught up with its txlog (see the module's doc)."""
         memory = Path(memory)
-        txlog = TxLog(memory / ".dagmem" / "txlog.jsonl", fsync=False)
+        txlog = TxLog(WorkspacePaths(memory).txlog, fsync=False)
         for _seq, path in list_snapshots(recall_root(memory)):
             try:
                 snapshot = Snapshot.load(path)
@@ -227,7 +229,7 @@ class RecallIndex:
                         last[path] = (digest, record.tx)
                 begin, end = end, line_end
             if full:
-                topics = self.memory / "topics"
+                topics = self.paths.topics
                 for found in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
                     last.setdefault(found.relative_to(self.memory).as_posix(), ("?", ""))
             if record is None and not full:
@@ -256,11 +258,10 @@ class RecallIndex:
         recovers first), wait for the move, a few milliseconds. A stage that outlives INSTALL_WAIT is a
         writer that died after its commit point: its committed bytes are read from the stage (the next
         writer's open installs exactly those)."""
-        stage = self.memory / ".dagmem" / "stage" / record.tx
-        if record.tx in self._stuck or not stage.exists():
+        if record.tx in self._stuck or not self.stages.pending(record.tx):
             return
         deadline = time.monotonic() + INSTALL_WAIT
-        while stage.exists():
+        while self.stages.pending(record.tx):
             if time.monotonic() >= deadline:
                 self._stuck.add(record.tx)
                 log.warning(
@@ -280,8 +281,8 @@ class RecallIndex:
             return data, True
         if digest is None:
             return None, True  # committed as deleted; the unlink is under way
-        staged = _read(self.memory / ".dagmem" / "stage" / tx / path)
-        if staged is not None and sha256_hex(staged) == digest:
+        staged = self.stages.read_committed(tx, path, digest)
+        if staged is not None:
             return staged, True
         data = _read(target)  # moved into place between the two reads
         return data, data is not None and sha256_hex(data) == digest

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from ..format import CORE_MASTER
 from ._core_text import core_facts, core_lines
 from ._hit import Evidence, Hit
 from ._pick import same_claim
@@ -28,7 +29,7 @@ __all__ = ["SIBLING_LABEL", "in_time_order", "render_context"]
 OPEN: Final = "<memory-context>"
 CLOSE: Final = "</memory-context>"
 SIBLING_LABEL: Final = "(from another branch of this conversation, not the current one)"
-CORE_TOPIC: Final = "topics/core.md"
+CORE_TOPIC: Final = CORE_MASTER
 
 # "<" as a reader may see it: itself, full-width or small, or a character reference (HTML decodes `&lt`
 # without its semicolon too); then "/" likewise, optional; then the name in any case, full-width letters

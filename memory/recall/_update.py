@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .. import faults
 from ..durable import TxLog
-from ..format import ArchiveRecord, TopicFormatError, TxRecord
+from ..format import ArchiveRecord, TopicFormatError, TxRecord, WorkspacePaths
 from ..workspace import TxInstalled
 from ._arrays import index_arrays, write_index
 from ._delta import append_line, append_record, check_lines, encode, last_record
@@ -233,7 +233,7 @@ def _next(
     files = _changes(memory, record, index, before, records)
     line = record.to_line()
     sha = hashlib.sha256(line).hexdigest() if len(line) == end - start else None
-    body = make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl"), sha=sha)
+    body = make_record(record, start, end, files, TxLog(WorkspacePaths(memory).txlog), sha=sha)
     size = append_line(known.snapshot / "delta.jsonl", encode(body), known.stamp[1])
     if index is not None:
         index.apply(files, seq=record.seq, start=start, end=end, sha=str(body["sha"]), tx=record.tx)
@@ -294,7 +294,7 @@ def _after_install(
         held.replayed, held.replayed_to = {}, None
     else:
         files = _changes(memory, record, held, before, records)
-        body = make_record(record, start, end, files, TxLog(memory / ".dagmem" / "txlog.jsonl"))
+        body = make_record(record, start, end, files, TxLog(WorkspacePaths(memory).txlog))
         append_record(delta, body)
         if held is not None:
             held.apply(files, seq=record.seq, start=start, end=end, sha=str(body["sha"]), tx=record.tx)

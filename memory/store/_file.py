@@ -22,6 +22,7 @@ from ..durable import (
     sweep_temp,
 )
 from ..errors import SessionInvalid, UnsafePath
+from ..format import HomePaths
 from ._base import Clock, SessionStore
 from ._git import SessionGit
 
@@ -69,7 +70,7 @@ class _Unflushed:
 
 class _FileBackend:
     def __init__(self, home: Path, *, git: bool, fsync: bool) -> None:
-        self.root = home / "sessions"
+        self.root = HomePaths(home).sessions
         self.git = git
         self.fsync = fsync
         self._gits: dict[str, SessionGit] = {}  # one per session: each keeps its last commit's trees
@@ -271,7 +272,7 @@ class FileSessionStore(SessionStore):
         self.home = Path(home)
         if not read_only:  # a writer refuses a symlinked sessions/ before anything (readers report it)
             with contextlib.suppress(NotADirectoryError):  # a home below a file: its first use says so
-                check_dir(self.home / "sessions")
+                check_dir(HomePaths(self.home).sessions)
         self._files = _FileBackend(self.home, git=git, fsync=fsync)
         super().__init__(self._files, clock=clock)
         self._read_only = read_only

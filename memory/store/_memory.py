@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .. import faults
+from ..format import HomePaths
 from ._base import Clock, SessionStore
 
 __all__ = ["MemorySessionStore"]
@@ -74,7 +75,7 @@ class _MemoryBackend:
         return session
 
     def path(self, sid: str, relpath: str = "") -> Path:
-        base = Path("<memory>") / "sessions" / sid
+        base = HomePaths(Path("<memory>")).session(sid)
         return base / relpath if relpath else base
 
     def sessions(self) -> list[str]:

@@ -43,9 +43,9 @@ class ServingLock:
         self.path = path
 
     @classmethod
-    def acquire(cls, state: Path) -> ServingLock:
-        """Take `state/runtime.lock` without waiting; `HomeBusy` when another holds it."""
-        path = state / "runtime.lock"
+    def acquire(cls, path: Path) -> ServingLock:
+        """Take the serving lock file `path` (`WorkspacePaths.serving_lock`) without waiting; `HomeBusy`
+        when another holds it."""
         fd = open_regular(path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -38,7 +38,7 @@ from ..durable import (
     read_regular,
 )
 from ..errors import UnsafePath
-from ..format import HEADER, ArchiveRecord, TxRecord, anchor_of, is_valid_id, scan_archive
+from ..format import HEADER, ArchiveRecord, TxRecord, WorkspacePaths, anchor_of, is_valid_id, scan_archive
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._dedupe import drop_exact_duplicates
@@ -73,15 +73,15 @@ def check_workspace_paths(root: Path) -> None:
     """Nothing of a workspace is written through a symlink (it would land outside the home) or opened if
     it is a FIFO (it would hang): such a workspace is refused before anything is written (`UnsafePath`,
     `WORKSPACE_INVALID`). The archives of sessions are checked when they are opened."""
-    state = root / ".dagmem"
-    for directory in (root, root / "sources", root / "topics", state, state / "stage"):
+    paths = WorkspacePaths(root)
+    for directory in paths.directories():
         check_dir(directory)
-    for name in ("txlog.jsonl", "lock", "runtime.lock", "workspace-id", "index.sqlite3"):
-        check_file(state / name)
+    for path in paths.state_files():
+        check_file(path)
     # status.json only reports: one that cannot be written (a directory in its place) never stops the
     # writer (it says so in `status_problem`), but it is never written through a symlink.
-    if (state / "status.json").is_symlink():
-        raise UnsafePath(state / "status.json", "symbolic link")
+    if paths.status.is_symlink():
+        raise UnsafePath(paths.status, "symbolic link")
 
 
 class Workspace:
@@ -100,16 +100,17 @@ class Workspace:
         self.fsync = fsync
         self.clock = clock
         self.lock_timeout = lock_timeout
-        self.sources = self.root / "sources"
-        self.topics = self.root / "topics"
-        self.state = self.root / ".dagmem"
+        self.paths = WorkspacePaths(self.root)
+        self.sources = self.paths.sources
+        self.topics = self.paths.topics
+        self.state = self.paths.state
         check_workspace_paths(self.root)
         for directory in (self.root, self.sources, self.topics, self.state):
             directory.mkdir(parents=True, exist_ok=True)
-        self.workspace_id = ensure_workspace_id(self.state / "workspace-id", fsync=fsync, new_id=workspace_id)
-        self.txlog = TxLog(self.state / "txlog.jsonl", fsync=fsync)
-        self.installer = Installer(self.root, self.state / "stage", self.txlog, fsync=fsync)
-        self.index = Index(self.state / "index.sqlite3")
+        self.workspace_id = ensure_workspace_id(self.paths.workspace_id, fsync=fsync, new_id=workspace_id)
+        self.txlog = TxLog(self.paths.txlog, fsync=fsync)
+        self.installer = Installer(self.root, self.paths.stage_root, self.txlog, fsync=fsync)
+        self.index = Index(self.paths.index)
         self._archives: OrderedDict[str, SessionArchive] = OrderedDict()
         with self.lock():
             report = self.recover(full=True)
@@ -132,7 +133,7 @@ class Workspace:
         """Hold the workspace lock; `CONCURRENT_UPDATE` (retryable) if it stays busy past `timeout`."""
         faults.hit("lock")
         deadline = time.monotonic() + (self.lock_timeout if timeout is None else timeout)
-        fd = open_regular(self.state / "lock", os.O_RDWR | os.O_CREAT)
+        fd = open_regular(self.paths.lock, os.O_RDWR | os.O_CREAT)
         try:
             delay = 0.001
             while True:
@@ -162,7 +163,7 @@ class Workspace:
         if full:
             # The recall index's snapshot being written when its writer died (only writers, under this
             # lock, write one; the cache is rebuilt from the files).
-            for stale in sorted((self.state / "recall").glob(".snap-*.tmp")):
+            for stale in sorted(self.paths.recall.glob(".snap-*.tmp")):
                 shutil.rmtree(stale, ignore_errors=True)
                 report.temp_removed.append(stale)
         self.index.sync_txlog(self.txlog)
@@ -199,7 +200,7 @@ class Workspace:
         if archive is not None:
             self._archives.move_to_end(session_id)
             return archive
-        path = self.sources / f"{session_id}.md"
+        path = self.paths.source(session_id)
         state = self.index.archive_state(session_id)
         consumed = self._consumed_in(session_id)
         archive = SessionArchive(path, session_id, fsync=self.fsync, consumed=consumed)
@@ -336,7 +337,7 @@ class Workspace:
         # index lost (a failed index write) or never saw (another process's append).
         if self.index.archive_state(session_id) is None:
             return self._index_archive(session_id, anchor)
-        path = self.sources / f"{session_id}.md"
+        path = self.paths.source(session_id)
         if not path.is_file():
             return False
         self._archives.pop(session_id, None)  # an appender opened before now re-reads its state too
@@ -350,7 +351,7 @@ class Workspace:
         return self.index.has_anchor(session_id, anchor)
 
     def _index_archive(self, session_id: str, anchor: str) -> bool:
-        path = self.sources / f"{session_id}.md"
+        path = self.paths.source(session_id)
         try:
             data = read_regular(path)  # never a FIFO, never through a symlink
             mtime_ns = path.stat().st_mtime_ns
@@ -384,7 +385,7 @@ class Workspace:
 
     @property
     def status_path(self) -> Path:
-        return self.state / "status.json"
+        return self.paths.status
 
     def status(self) -> WriterStatus:
         return load_status(self.status_path)

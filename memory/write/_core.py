@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..durable import sha256_hex
 from ..format import (
+    CORE_FILE,
     ArchiveRecord,
     Node,
     TopicFormatError,
@@ -26,6 +27,7 @@ from ..format import (
     render_core,
     validate_topic,
 )
+from ..format import CORE_MASTER as LAYOUT_CORE_MASTER
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import with_marker
 from ..store import SessionStore
@@ -36,7 +38,7 @@ __all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
 
 log = logging.getLogger("dagmem.write")
 
-CORE_MASTER = "topics/core.md"
+CORE_MASTER = LAYOUT_CORE_MASTER
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def _write(
         _validate(workspace, changed, current, [r.source_id for r in todo])
         if CORE_MASTER in changed:
             master = changed[CORE_MASTER]
-            changed["core.md"] = None if master is None else render_core(master.decode()).encode()
+            changed[CORE_FILE] = None if master is None else render_core(master.decode()).encode()
         # The install: commit, index, and the hook the workspace was opened with (recall's updater).
         record = workspace.install(
             session_id, [r.source_id for r in todo], changed, before=current, records=todo

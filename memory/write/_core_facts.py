@@ -13,11 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from ..format import ArchiveRecord
+from ..format import CORE_MASTER, ArchiveRecord
 
 __all__ = ["CORE_PATH", "CORE_TITLE", "core_facts"]
 
-CORE_PATH: Final = "topics/core.md"
+CORE_PATH: Final = CORE_MASTER
 CORE_TITLE: Final = "Core"
 _MAX_FACT = 240  # characters: longer sentences are stories, not facts
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import SessionInvalid, UnknownSession
-from ..format import check_id, count_tokens
+from ..format import HomePaths, check_id, count_tokens
 from ..outcomes import ReasonCode, WriteFailure
 from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
 from ..settings import DEFAULTS, check_seconds
@@ -172,7 +172,7 @@ def write_pass(
     distiller = distiller or ExtractiveDistiller()
     now = time.time() if now is None else now
     results: list[SessionResult] = []
-    with Workspace(home / "memory", on_install=on_install) as workspace:
+    with Workspace(HomePaths(home).memory, on_install=on_install) as workspace:
         writer = BatchWriter(workspace, store, distiller)
         for session_id in sessions if sessions is not None else store.session_ids():
             boundary = force

@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 from ..durable import sha256_hex
 from ..errors import DagmemError
 from ..format import (
+    CORE_FILE,
     Block,
     Citation,
     Topic,
@@ -130,10 +131,10 @@ def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath 
         if CORE_MASTER in changed:
             master = changed[CORE_MASTER]
             assert master is not None
-            changed["core.md"] = render_core(master.decode()).encode()
-        current_core = workspace.read_bytes("core.md") if "core.md" in changed else None
-        if "core.md" in changed and changed["core.md"] == current_core:
-            del changed["core.md"]
+            changed[CORE_FILE] = render_core(master.decode()).encode()
+        current_core = workspace.read_bytes(CORE_FILE) if CORE_FILE in changed else None
+        if CORE_FILE in changed and changed[CORE_FILE] == current_core:
+            del changed[CORE_FILE]
         record = workspace.install("", [], changed)
     log.info("reorganise: tx %s merged %d blocks in %d files", record.tx, merged, len(changed))
     return Reorganised(record.tx, tuple(sorted(changed)), merged)

@@ -1,0 +1,159 @@
+"""The on-disk layout of a home, pure: where each file of the format lives (DESIGN §2).
+
+    <home>/sessions/<sid>/...            the session store
+    <home>/memory/                       the workspace root
+        sources/<sid>.md                 the evidence archive of one session
+        topics/<slug>.md                 topic files; topics/core.md is the core block's master
+        core.md                          the rendered core block
+        .dagmem/                         the writer's state
+            txlog.jsonl                  the transaction log (the commit point)
+            workspace-id                 the workspace's identity
+            lock, runtime.lock           the workspace lock and the serving lock
+            status.json                  the writer's status (reporting only)
+            index.sqlite3                the writer's index (a cache of the files)
+            stage/<tx>/<relpath>         a transaction's staged files
+            recall/                      the recall index's snapshots (a cache)
+            runtime.json                 a position-cursor system's cursors (only in a home being adopted)
+
+Every layer builds its paths here, so the layout is spelled once. Nothing here touches the disk: a
+`WorkspacePaths` is just names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+__all__ = ["CORE_FILE", "CORE_MASTER", "SOURCES_DIR", "TOPICS_DIR", "HomePaths", "WorkspacePaths"]
+
+SESSIONS_DIR: Final = "sessions"
+MEMORY_DIR: Final = "memory"
+SOURCES_DIR: Final = "sources"
+TOPICS_DIR: Final = "topics"
+CORE_FILE: Final = "core.md"  # relative to the workspace root
+CORE_MASTER: Final = f"{TOPICS_DIR}/core.md"  # relative to the workspace root
+STATE_DIR: Final = ".dagmem"
+TXLOG_FILE: Final = "txlog.jsonl"
+WORKSPACE_ID_FILE: Final = "workspace-id"
+LOCK_FILE: Final = "lock"
+SERVING_LOCK_FILE: Final = "runtime.lock"
+STATUS_FILE: Final = "status.json"
+INDEX_FILE: Final = "index.sqlite3"
+STAGE_DIR: Final = "stage"
+RECALL_DIR: Final = "recall"
+RUNTIME_FILE: Final = "runtime.json"
+
+
+@dataclass(frozen=True)
+class WorkspacePaths:
+    """Every path of the workspace rooted at `root` (a home's `memory/`)."""
+
+    root: Path
+
+    @classmethod
+    def of(cls, root: Path | str) -> WorkspacePaths:
+        return cls(Path(root))
+
+    @property
+    def sources(self) -> Path:
+        return self.root / SOURCES_DIR
+
+    def source(self, session_id: str) -> Path:
+        """The evidence archive of session `session_id`."""
+        return self.sources / f"{session_id}.md"
+
+    @staticmethod
+    def source_relpath(session_id: str) -> str:
+        return f"{SOURCES_DIR}/{session_id}.md"
+
+    @property
+    def topics(self) -> Path:
+        return self.root / TOPICS_DIR
+
+    @property
+    def core_master(self) -> Path:
+        return self.root / CORE_MASTER
+
+    @property
+    def core(self) -> Path:
+        return self.root / CORE_FILE
+
+    @property
+    def state(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def txlog(self) -> Path:
+        return self.state / TXLOG_FILE
+
+    @property
+    def workspace_id(self) -> Path:
+        return self.state / WORKSPACE_ID_FILE
+
+    @property
+    def lock(self) -> Path:
+        return self.state / LOCK_FILE
+
+    @property
+    def serving_lock(self) -> Path:
+        return self.state / SERVING_LOCK_FILE
+
+    @property
+    def status(self) -> Path:
+        return self.state / STATUS_FILE
+
+    @property
+    def index(self) -> Path:
+        return self.state / INDEX_FILE
+
+    @property
+    def stage_root(self) -> Path:
+        return self.state / STAGE_DIR
+
+    def stage(self, tx: str) -> Path:
+        """The stage of transaction `tx`."""
+        return self.stage_root / tx
+
+    @property
+    def recall(self) -> Path:
+        return self.state / RECALL_DIR
+
+    @property
+    def runtime(self) -> Path:
+        """A position-cursor system's cursors, present only in a home being adopted (`dagmem migrate`)."""
+        return self.state / RUNTIME_FILE
+
+    def directories(self) -> tuple[Path, ...]:
+        """The workspace's directories, outermost first."""
+        return (self.root, self.sources, self.topics, self.state, self.stage_root)
+
+    def state_files(self) -> tuple[Path, ...]:
+        """The state files that are regular files when present (never a symlink or a FIFO)."""
+        return (self.txlog, self.lock, self.serving_lock, self.workspace_id, self.index)
+
+
+@dataclass(frozen=True)
+class HomePaths:
+    """A home: its session store `sessions/` and its workspace `memory/`."""
+
+    home: Path
+
+    @classmethod
+    def of(cls, home: Path | str) -> HomePaths:
+        return cls(Path(home))
+
+    @property
+    def sessions(self) -> Path:
+        return self.home / SESSIONS_DIR
+
+    def session(self, session_id: str) -> Path:
+        return self.sessions / session_id
+
+    @property
+    def memory(self) -> Path:
+        return self.home / MEMORY_DIR
+
+    @property
+    def workspace(self) -> WorkspacePaths:
+        return WorkspacePaths(self.memory)
