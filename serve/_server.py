@@ -200,7 +200,7 @@ async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
                 tg.start_soon(stop_on_signal)
                 # `MCPServer.run_stdio_async` with our stdin: the SDK types `stdin` as an AsyncFile but only
                 # iterates over it, and MCPServer has no public handle on its low-level server (mcp is
-                # pinned to 2.x; tests/test_mcp.py fails loudly if this changes).
+                # pinned to 2.x; tests/serve/test_mcp.py fails loudly if this changes).
                 lowlevel = server._lowlevel_server
                 async with (
                     stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write),

@@ -21,7 +21,7 @@ Then the redo (fresh objects, no faults) must end byte-identical to the clean ru
 
 The simulated death happens in this process, so the temp files it leaves carry this process's pid: the
 fresh objects are built under `restarted()`, which makes `durable.pid_alive` see this pid as dead, as a new
-process would see the dead writer's. `tests/test_crash_kill.py` does the same with real processes and
+process would see the dead writer's. `tests/crash/test_crash_kill.py` does the same with real processes and
 SIGKILL.
 """
 
@@ -202,7 +202,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def memory_files(home: Path) -> dict[str, bytes]:
-    # The recall index is a cache too (tests/test_recall.py checks it against the files after crashes).
+    # The recall index is a cache too (tests/memory/recall/test_recall.py checks it against the files after crashes).
     return {
         k: v
         for k, v in tree(home / "memory").items()
@@ -833,7 +833,7 @@ def test_io_error_at_every_fault_site_is_classified_and_leaves_the_workspace_as_
             assert [p for p in left if "/.dagmem/stage/" not in f"/{p}"] == []
             assert left == [] or n > commit_point
             # The batch was written; only its report (status) or the recall cache's update failed (readers
-            # replay what the cache lacks from the txlog: tests/test_recall.py), or a move of its committed
+            # replay what the cache lacks from the txlog: tests/memory/recall/test_recall.py), or a move of its committed
             # transaction, rolled forward in the same call.
             if site.startswith(("status:", "recall:")) or (site.startswith("install:") and n > commit_point):
                 assert result.outcome == "written"

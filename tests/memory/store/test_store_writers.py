@@ -1,7 +1,7 @@
 """More than one writer on a session (issue 17, case 2): node files are created exclusively (a file that is
 there, such as a host's node not announced yet, is never overwritten), and writers in different processes
 take turns on the session's lock and see each other's nodes and head. The two-process SIGKILL loop is in
-tests/test_crash_kill.py."""
+tests/crash/test_crash_kill.py."""
 
 from __future__ import annotations
 

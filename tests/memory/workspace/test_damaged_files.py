@@ -4,7 +4,7 @@ An end-of-file fixer or an editor can trim the last newline of an archive or of 
 of the last frame, or leave a blank or garbage line in the txlog. None of that may cost a consumed source
 or file a claim twice: what can be undone exactly is repaired (a missing final newline), anything else
 is refused with a clear, permanent error, keeping every byte. A crash's torn write (nothing consumed it,
-or its stage still exists) is still truncated; `tests/test_crash*.py` prove that part.
+or its stage still exists) is still truncated; `tests/crash/test_crash*.py` prove that part.
 """
 
 from __future__ import annotations
