@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+import dagmem
 from dagmem.memory import faults
 from dagmem.memory.durable import Installer, Stages, TxLog
 from dagmem.memory.format import CORE_FILE, CORE_MASTER, HomePaths, WorkspacePaths
 from dagmem.memory.workspace import Workspace
 
-PACKAGE = Path(__file__).resolve().parent.parent
+PACKAGE = Path(dagmem.__file__).resolve().parent
 LAYOUT = PACKAGE / "memory" / "format" / "_layout.py"
 # The layout's own file names: spelled nowhere in the package but the layout module.
 NAMES = ("txlog.jsonl", "workspace-id", "status.json", "runtime.json", "runtime.lock", "index.sqlite3")

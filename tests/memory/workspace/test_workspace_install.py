@@ -15,7 +15,7 @@ from dagmem.memory.recall import _update as update
 from dagmem.memory.workspace import TxInstalled, Workspace
 from dagmem.memory.write import reorganise
 from dagmem.memory.writing import write_home
-from dagmem.tests.test_reorganise import duplicated_home
+from dagmem.tests.memory.write.test_reorganise import duplicated_home
 
 
 def test_install_commits_and_indexes_before_it_calls_the_hook(tmp_path: Path) -> None:
