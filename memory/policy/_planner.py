@@ -8,8 +8,9 @@ same decisions run under asyncio, trio, virtual time and the CLI.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..format import PredecessorMap
 from ..settings import DEFAULTS, check_threshold
 from ._dagview import DagView
 
@@ -34,6 +35,10 @@ class Batch:
     tokens: int
     target: str
     forced: bool
+    # The session's DAG as its actor holds it, for the one walk to the root (`ancestors`) a distiller may
+    # ask for: predecessors never change once added, so reading it from the writer's task is safe, and
+    # the walk costs dictionary lookups instead of one node-file read per ancestor. None: read the store.
+    dag: PredecessorMap | None = field(default=None, compare=False, repr=False)
 
 
 def split_batches(records: Sequence[tuple[str, int]], threshold: int) -> list[tuple[list[str], bool]]:
@@ -233,7 +238,7 @@ class SessionPlanner:
         if not (complete or forced):
             return None
         tokens = sum(view.tokens(i) for i in first)
-        return Batch(view.session_id, tuple(first), tokens, target, forced)
+        return Batch(view.session_id, tuple(first), tokens, target, forced, dag=view)
 
     def next_deadline(self) -> float | None:
         """The earliest time something becomes due without a new event (an abandoned branch, a retry).

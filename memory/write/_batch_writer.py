@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .. import faults
 from ..durable import WriterStatus, save_status
-from ..format import Node, anchor_of
+from ..format import Node, PredecessorMap, ancestors, anchor_of
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import Batch
 from ..store import SessionStore
@@ -60,17 +60,35 @@ class Applied:
         return () if self.outcome is None else self.outcome.node_ids
 
 
-def lineage(store: SessionStore, session_id: str, nodes: Sequence[Node]) -> frozenset[str]:
-    """The archive anchors of the batch's path: its nodes and every ancestor (a walk up, O(depth))."""
+def lineage(
+    store: SessionStore, session_id: str, nodes: Sequence[Node], dag: PredecessorMap | None = None
+) -> frozenset[str]:
+    """The archive anchors of the batch's path: its nodes and every ancestor (a walk up, O(depth)). With
+    the session's `dag` (what its actor holds) the walk reads no file; without, one node file each."""
     anchors = {anchor_of(f"{session_id}/{node.id}") for node in nodes}
-    seen: set[str] = set()
-    predecessor = nodes[0].predecessor if nodes else None
-    while predecessor is not None and predecessor not in seen:
-        seen.add(predecessor)
-        anchors.add(anchor_of(f"{session_id}/{predecessor}"))
-        (node,) = store.read_nodes(session_id, [predecessor])
-        predecessor = node.predecessor
+    start = nodes[0].predecessor if nodes else None
+    if start is None:
+        return frozenset(anchors)
+    if dag is not None and start in dag:
+        path = ancestors(dag, start)
+    else:
+        path = ancestors(_StoreDag(store, session_id), start)
+    anchors.update(anchor_of(f"{session_id}/{node_id}") for node_id in path)
     return frozenset(anchors)
+
+
+class _StoreDag:
+    """A session's predecessors read from its node files on demand (no actor holds its DAG)."""
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self.store, self.session_id = store, session_id
+
+    def __contains__(self, node_id: object) -> bool:
+        return isinstance(node_id, str)
+
+    def __getitem__(self, node_id: str) -> str | None:
+        (node,) = self.store.read_nodes(self.session_id, [node_id])
+        return node.predecessor
 
 
 class BatchWriter:
@@ -112,7 +130,7 @@ class BatchWriter:
                 session_id,
                 records_of(session_id, nodes),
                 self.distiller,
-                lineage=lambda: lineage(self.store, session_id, nodes),
+                lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
             )
         except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
             return self._failed(batch, exc)
