@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from ...memory.settings import DEFAULTS
-from .._arguments import positive_int, seconds
+from .._arguments import add_knobs
 from .._command import Command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--threshold",
-        type=positive_int,
-        default=DEFAULTS.token_threshold,
-        help=f"batch size in tokens (default {DEFAULTS.token_threshold})",
-    )
-    parser.add_argument(
-        "--idle-after",
-        type=seconds,
-        default=DEFAULTS.idle_after,
-        help=f"seconds of quiet that end a session (default {DEFAULTS.idle_after:g})",
-    )
+    add_knobs(parser)
 
 
 def _run(args: argparse.Namespace) -> int:
