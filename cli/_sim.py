@@ -61,10 +61,10 @@ def replay_command(config: SimConfig, out: Path) -> str:
 
 
 class _Interrupt:
-    """Ctrl-C for the whole command, remembered. Python raises `KeyboardInterrupt` wherever the main thread
-    is, and one raised inside a finaliser (`__del__`, run by the garbage collector at any allocation) is
-    printed and dropped: the run went on to its end. So the signal is remembered too, and `check` raises it
-    again at the next progress report, so that one Ctrl-C always stops the run."""
+    """Ctrl-C for the whole command, remembered, and raised by `check` at the next progress report (every
+    session done, every phase, every git commit), so that one Ctrl-C always stops the run at a point it
+    can stop at. (Raised by the handler, it was printed and dropped inside a finaliser, or hung the
+    event loop it landed in.)"""
 
     def __init__(self) -> None:
         self.hit = False
@@ -87,8 +87,12 @@ class _Interrupt:
             self._unraisable(unraisable)
 
     def _handler(self, signum: int, frame: object) -> None:
+        # The first Ctrl-C is only remembered: raised here it lands wherever the main thread is, inside
+        # the event loop's own bookkeeping too, which it can leave hung (seen under load). `check` raises
+        # it at the next progress report, a point where the run can stop. A second Ctrl-C raises at once.
+        if self.hit:
+            raise KeyboardInterrupt
         self.hit = True
-        raise KeyboardInterrupt
 
     def check(self, *, any_thread: bool = False) -> None:
         """Raise the remembered Ctrl-C: in the main thread, or in this one (a git replay's worker, which
