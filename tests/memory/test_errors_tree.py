@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dagmem
 import dagmem.memory.errors
+from dagmem.tests._source import package_sources
 
 ROOT = Path(dagmem.__file__).parent
 LINE = re.compile(
@@ -92,9 +93,7 @@ def test_no_exception_class_hides_in_a_function() -> None:
     # Classes a module defines inside a function or class are not module attributes: none derives from an
     # exception, or the walk above could not see it.
     names = set(drawn())
-    for path in ROOT.rglob("*.py"):
-        if "tests" in path.relative_to(ROOT).parts or path.name == "conftest.py" or ".pp" in path.parts:
-            continue
+    for path in package_sources():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         top = {id(node) for node in tree.body}
         for node in ast.walk(tree):

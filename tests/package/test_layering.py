@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dagmem
 import dagmem.memory
+from dagmem.tests._source import package_sources
 
 ROOT = Path(dagmem.__file__).parent
 
@@ -62,10 +63,8 @@ PACKAGES: dict[str, set[str]] = {
 
 
 def _modules() -> Iterator[tuple[Path, list[str]]]:
-    for path in sorted(ROOT.rglob("*.py")):
+    for path in package_sources():
         parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[0] in {"tests", "build"} or parts[0].startswith("."):
-            continue
         yield path, ["dagmem", *(parts[:-1] if parts[-1] == "__init__" else parts)]
 
 

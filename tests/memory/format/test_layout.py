@@ -13,6 +13,7 @@ from dagmem.memory import faults
 from dagmem.memory.durable import Installer, Stages, TxLog
 from dagmem.memory.format import CORE_FILE, CORE_MASTER, HomePaths, WorkspacePaths
 from dagmem.memory.workspace import Workspace
+from dagmem.tests._source import package_sources
 
 PACKAGE = Path(dagmem.__file__).resolve().parent
 LAYOUT = PACKAGE / "memory" / "format" / "_layout.py"
@@ -88,9 +89,9 @@ def _strings(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_the_layouts_file_names_are_spelled_only_in_the_layout() -> None:
     offenders: list[str] = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in package_sources():
         relative = path.relative_to(PACKAGE)
-        if relative.parts[0] in ("tests", ".venv", ".pp") or path == LAYOUT:
+        if path == LAYOUT:
             continue
         for line, value in _strings(ast.parse(path.read_text(encoding="utf-8"))):
             offenders.extend(f"{relative}:{line}: {name}" for name in NAMES if name in value)
