@@ -40,7 +40,6 @@ from ._snapshot import write_snapshot as write_snapshot
 from ._text import analyse as analyse
 from ._text import date_words as date_words
 from ._update import RecallUpdater as RecallUpdater
-from ._update import after_install as after_install
 from ._update import compact as compact
 from ._update import delta_limit as delta_limit
 from ._update import index_arrays as index_arrays
@@ -60,7 +59,6 @@ __all__ = [
     "Siblings",
     "Snapshot",
     "Source",
-    "after_install",
     "analyse",
     "append_record",
     "branch_class",

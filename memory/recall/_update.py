@@ -49,7 +49,7 @@ from ._snapshot import (
     write_snapshot,
 )
 
-__all__ = ["RecallUpdater", "after_install", "compact", "delta_limit", "index_arrays", "write_index"]
+__all__ = ["RecallUpdater", "compact", "delta_limit", "index_arrays", "write_index"]
 
 log = logging.getLogger("dagmem.recall")
 
@@ -174,22 +174,6 @@ class RecallUpdater:
         with self._lock:
             self._root, self._writer = memory, writer
         return writer.snapshot
-
-
-def after_install(
-    memory: Path,
-    record: TxRecord,
-    *,
-    start: int,
-    end: int,
-    before: Mapping[str, bytes | None],
-    records: Sequence[ArchiveRecord],
-    fsync: bool,
-) -> None:
-    """`RecallUpdater.after_install` by an updater that knows nothing yet (as a new process would)."""
-    RecallUpdater().after_install(
-        memory, record, start=start, end=end, before=before, records=records, fsync=fsync
-    )
 
 
 def _changes(
