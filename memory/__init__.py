@@ -8,7 +8,8 @@
   the one install (commit, index, then the `on_install` hook its opener gave);
 - `policy`: records, the DAG view and the planner, pure;
 - `currency`: what is `current`, `superseded` or `left`, from the DAG alone (alternatives, left branches,
-  readers, spawn across sessions), pure;
+  readers, spawn across sessions), pure; `shapes`: where its session shapes come from cheaply (a cache
+  every install keeps current, rebuilt from the session files);
 - `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
 - `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache; its `RecallUpdater` is
   the install hook of a workspace opened for writing (the write core never imports it);
