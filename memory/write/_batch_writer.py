@@ -167,7 +167,15 @@ class BatchWriter:
         def record() -> None:
             cache.update(session_id, dag, head=batch.head, known=batch.known, spawned_from=spawned_from)
 
-        return InstallCurrency(shapes, head_moved=not held or head != batch.head, record=record)
+        # The head left a branch since the last install when the old head is not on the new head's path
+        # (an append that continues the branch moves the head too, and leaves nothing): O(log depth).
+        moved = not held or (
+            head != batch.head
+            and (
+                head is None or batch.head is None or head not in dag or not dag.is_ancestor(head, batch.head)
+            )
+        )
+        return InstallCurrency(shapes, head_moved=moved, record=record)
 
     def mark(self, installed: Installed) -> Applied:
         """Step 3 for an installed batch, and its outcome recorded."""
