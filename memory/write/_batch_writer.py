@@ -94,6 +94,23 @@ class _StoreDag:
         return node.predecessor
 
 
+def _left_a_branch(dag: DagView, old: str | None, new: str | None) -> bool:
+    """Whether moving the head from `old` to `new` may have left a branch: unless the new head continues
+    the old one's path through no fork (an append that goes on leaves nothing). O(the nodes between)."""
+    if old == new:
+        return False
+    if old is None or new is None or old not in dag or new not in dag or not dag.is_ancestor(old, new):
+        return True
+    node = dag.predecessor(new)
+    while node is not None:
+        if dag.child_count(node) > 1:
+            return True  # a fork on the way: its other children are alternatives the head left
+        if node == old:
+            return False
+        node = dag.predecessor(node)
+    return False
+
+
 class BatchWriter:
     """Applies batches to one workspace. Not thread-safe: one caller at a time (the writer actor, or the
     write pass), which is what serialises a workspace's transactions within a process."""
@@ -167,14 +184,7 @@ class BatchWriter:
         def record() -> None:
             cache.update(session_id, dag, head=batch.head, known=batch.known, spawned_from=spawned_from)
 
-        # The head left a branch since the last install when the old head is not on the new head's path
-        # (an append that continues the branch moves the head too, and leaves nothing): O(log depth).
-        moved = not held or (
-            head != batch.head
-            and (
-                head is None or batch.head is None or head not in dag or not dag.is_ancestor(head, batch.head)
-            )
-        )
+        moved = not held or _left_a_branch(dag, head, batch.head)
         return InstallCurrency(shapes, head_moved=moved, record=record)
 
     def mark(self, installed: Installed) -> Applied:

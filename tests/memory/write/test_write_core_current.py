@@ -100,3 +100,20 @@ def test_a_superseded_block_is_skipped_and_a_left_successor_does_not_hide_it() -
     by_rome = render(edited_away.id)  # a correction said on a branch the user edited away
     assert "Paris" in by_rome
     assert "Rome" not in by_rome
+
+
+def test_a_head_moved_back_to_a_fork_then_continued_re_renders_the_core(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    store.append("s", "user", "Hello there, planning a trip.")
+    hi = store.append("s", "assistant", "Hi! Where to?")
+    store.append("s", "user", "I live in Paris.")
+    store.append("s", "assistant", "Noted: Paris.")
+    write_pass(tmp_path, force=True, threshold=10_000)
+    store.set_head("s", hi.id)  # back to the fork; an install sees the head there (a side branch's turn)
+    store.append("s", "user", "Sub-agent: checking trains.", predecessor=hi.id, spawned=True)
+    write_pass(tmp_path, force=True, threshold=10_000)
+    assert "Paris" in core(tmp_path)  # nothing is left while the head waits at the fork
+    store.append("s", "user", "I live in Berlin.")  # the head continues from the fork: Paris is left
+    write_pass(tmp_path, force=True, threshold=10_000)
+    assert "Berlin" in core(tmp_path)
+    assert "Paris" not in core(tmp_path)
