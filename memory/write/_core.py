@@ -142,7 +142,8 @@ def _write(
     # distiller that fails (a model server that says no) leaves the workspace byte-identical.
     reader = _Reader(workspace)
     try:
-        edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage), reader)
+        shapes = None if currency is None else currency.shapes
+        edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage, shapes), reader)
     except WriteFailure:
         raise
     except Exception as exc:
