@@ -204,7 +204,7 @@ def measure(
     turns = 0
     with tempfile.TemporaryDirectory(prefix="dagmem-bench-currency-") as scratch:
         for index in range(homes):
-            workload = data.generate(seed, index, sessions)
+            workload = data.generate(seed, index, SESSIONS if sessions is None else sessions)
             turns += len(workload.turns)
             progress(f"currency: home {index + 1}/{homes}, {len(workload.turns)} turns")
             rng = random.Random(f"questions:{seed}:{index}")
