@@ -18,12 +18,40 @@ def _fork_workload() -> data.Workload:
     w = data.Workload("hand")
     w.slots["user:city"] = data.Slot("user:city", "city", "update", True, "en", ("where do I live?",))
     add = w.turns.append
-    add(data.Turn("s1", "a", "user", "I live in Paris.", None, states=(("user:city", "Paris"),), event="first"))
-    add(data.Turn("s2", "b", "user", "I moved to Berlin.", None, states=(("user:city", "Berlin"),), event="update"))
+    add(
+        data.Turn(
+            "s1", "a", "user", "I live in Paris.", None, states=(("user:city", "Paris"),), event="first"
+        )
+    )
+    add(
+        data.Turn(
+            "s2", "b", "user", "I moved to Berlin.", None, states=(("user:city", "Berlin"),), event="update"
+        )
+    )
     add(data.Turn("s3", "c", "user", "Plan a trip.", None))
-    add(data.Turn("s3", "d", "user", "Lisbon, I live there now.", "c", states=(("user:city", "Lisbon"),), event="edited"))
+    add(
+        data.Turn(
+            "s3",
+            "d",
+            "user",
+            "Lisbon, I live there now.",
+            "c",
+            states=(("user:city", "Lisbon"),),
+            event="edited",
+        )
+    )
     add(data.Turn("s3", "e", "assistant", "Lisbon it is.", "d"))
-    add(data.Turn("s3", "f", "user", "Kyoto, I live there now.", "c", states=(("user:city", "Kyoto"),), event="edited"))
+    add(
+        data.Turn(
+            "s3",
+            "f",
+            "user",
+            "Kyoto, I live there now.",
+            "c",
+            states=(("user:city", "Kyoto"),),
+            event="edited",
+        )
+    )
     add(data.Turn("s3", "g", "user", "Side task.", "c", spawned=True))
     w.forks["s3"] = [(("d", "f"), 1)]
     return w  # fmt: skip
@@ -56,7 +84,9 @@ def test_first_citing_judges_the_first_hit_that_cites_any_statement_of_the_fact(
 
 
 def test_summarise_counts_rates_on_a_hand_checked_case() -> None:
-    def q(memory: currency.Outcome, baseline: currency.Outcome, wrong: bool | None, reader: str) -> currency.Question:
+    def q(
+        memory: currency.Outcome, baseline: currency.Outcome, wrong: bool | None, reader: str
+    ) -> currency.Question:
         return currency.Question("user:city", "city", "update", reader, memory, baseline, wrong)
 
     rows = [
@@ -101,7 +131,8 @@ def test_the_generator_is_seeded_varied_and_covers_every_kind_of_change() -> Non
         for key in w.slots:
             for reader in w.readers(key):
                 truth = w.truth(key, reader)
-                assert truth.current and not truth.current & truth.stale
+                assert truth.current
+                assert not truth.current & truth.stale
 
 
 def test_dagmem_bench_currency_runs_a_tiny_home_through_the_runtime(
@@ -113,7 +144,8 @@ def test_dagmem_bench_currency_runs_a_tiny_home_through_the_runtime(
     printed = json.loads(capsys.readouterr().out)
     assert printed["benchmarks"] == ["currency"]
     raw = printed["raw"]["currency"]
-    assert raw["homes"] == 1 and raw["questions"] > 10
+    assert raw["homes"] == 1
+    assert raw["questions"] > 10
     assert raw["current_at_1"] + raw["stale_first"] + raw["miss"] == pytest.approx(1.0, abs=1e-3)
     assert sum(row["questions"] for row in raw["by_reader"].values()) == raw["questions"]
     assert sum(row["questions"] for row in raw["by_event"].values()) == raw["questions"]
