@@ -157,10 +157,8 @@ def _supersessions(memory: Path) -> tuple[dict[str, str], list[tuple[str, str]]]
             continue  # the main oracle reports it
         for block in topic.blocks:
             claims[block.id] = block.claim
-            # `Block.superseded` (a `Supersession`, or None): files without one read as all current.
-            superseded = getattr(block, "superseded", None)
-            if superseded is not None:
-                links.append((block.id, str(superseded.by)))
+            if block.superseded is not None:  # files without one read as all current
+                links.append((block.id, block.superseded.by))
     return claims, links
 
 

@@ -14,8 +14,6 @@ from dagmem.memory import format as fmt
 from dagmem.memory.recall import RecallIndex
 from dagmem.sim import _recall_oracle as oracle
 
-HAS_SUPERSESSION = hasattr(fmt, "Supersession")
-
 
 @pytest.mark.anyio
 async def test_the_check_is_off_without_supersessions(
@@ -40,8 +38,8 @@ def _workspace(memory: Path) -> tuple[str, str]:
     source = [("2026-01-01", [("user s1/a", "s1/a")])]
     old = fmt.make_block("topics/home.md", "User: “I live in Paris.”", source, taken)
     new = fmt.make_block("topics/home.md", "User: “I moved to Berlin, no longer Paris.”", source, taken)
-    mark = fmt.Supersession(by=new.id, topic="topics/home.md", date="2026-01-02", reason="update")  # type: ignore[attr-defined,unused-ignore]
-    old = dataclasses.replace(old, superseded=mark)  # type: ignore[call-arg,unused-ignore]
+    mark = fmt.Supersession(by=new.id, topic="topics/home.md", date="2026-01-02", reason="update")
+    old = dataclasses.replace(old, superseded=mark)
     (memory / "topics").mkdir(parents=True)
     (memory / "topics" / "home.md").write_text(
         fmt.render_topic(fmt.Topic("Home", (old, new))), encoding="utf-8"
@@ -55,7 +53,6 @@ def _hit(block_id: str, **extra: Any) -> dagmem.Hit:
     return hit.model_copy(update=extra)
 
 
-@pytest.mark.skipif(not HAS_SUPERSESSION, reason="needs cur-format's Supersession in the topic format")
 def test_a_superseded_block_above_its_current_successor_is_a_violation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
