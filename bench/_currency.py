@@ -197,9 +197,10 @@ async def _home(
 
 
 def measure(
-    homes: int, progress: kit.Progress, *, sessions: int = SESSIONS, seed: int = SEED
+    homes: int, progress: kit.Progress, *, sessions: int | None = None, seed: int = SEED
 ) -> dict[str, Any]:
-    """Generate `homes` homes, append and ask each, and return the summary with the per-question rows."""
+    """Generate `homes` homes (of `SESSIONS` sessions each unless `sessions`), append and ask each, and
+    return the summary."""
     import anyio
 
     started = time.perf_counter()

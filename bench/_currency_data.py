@@ -494,10 +494,12 @@ class _Fact:
         fresh = [c for c in choices if c not in self.said] or choices
         return self.rng.choice(fresh)
 
-    def sentence(self, change: bool) -> tuple[str, str]:
-        """(text, value) of a first statement or of a change, on from the newest value said."""
+    def sentence(self, change: bool, old: str | None = None) -> tuple[str, str]:
+        """(text, value) of a first statement or of a change, on from `old` (default: the newest value
+        said)."""
         value = self._value(change)
-        old = self.said[-1] if self.said else value
+        if old is None:
+            old = self.said[-1] if self.said else value
         if self.who is None:
             templates = self.attr.change if change else self.attr.first
         else:
@@ -549,7 +551,8 @@ def generate(seed: int, index: int, sessions: int = 5) -> Workload:
     for fact in facts:
         at = rng.randrange(max(1, sessions // 2))
         plan[at].append((fact, False))
-        for _ in range(rng.choice((0, 1, 1, 2))):
+        # A retraction is said once: there is nothing left to take back.
+        for _ in range(rng.choice((0, 1)) if fact.attr.kind == "retraction" else rng.choice((0, 1, 1, 2))):
             at = rng.randrange(at, sessions)
             plan[at].append((fact, True))
     specials = {rng.randrange(1, sessions): "edited", rng.randrange(1, sessions): "retry"}
@@ -596,11 +599,12 @@ def generate(seed: int, index: int, sessions: int = 5) -> Workload:
         if special is not None and changeable():
             fact = rng.choice(changeable())
             if special == "edited":  # a user prompt, then that prompt edited to say another value
+                before = fact.said[-1]  # the edit replaces the first prompt: both change this value
                 first_text, first_value = fact.sentence(True)
                 fact.said.append(first_value)
                 u1 = b.add(sid, "user", first_text, tail, states=((fact.key, first_value),), event="edited")
                 b.reply(sid, fact.lang, u1)
-                text, value = fact.sentence(True)
+                text, value = fact.sentence(True, before)
                 fact.said.append(value)
                 u2 = b.add(sid, "user", text, tail, states=((fact.key, value),), event="edited")
                 w.forks.setdefault(sid, []).append(((u1, u2), 1))
@@ -608,11 +612,12 @@ def generate(seed: int, index: int, sessions: int = 5) -> Workload:
             else:  # a question and a reply the user retried; after each reply the user says a value
                 ask = b.add(sid, "user", rng.choice(_SMALL_TALK[fact.lang]), tail)
                 r1 = b.reply(sid, fact.lang, ask)
+                before = fact.said[-1]
                 first_text, first_value = fact.sentence(True)
                 fact.said.append(first_value)
                 b.add(sid, "user", first_text, r1, states=((fact.key, first_value),), event="retry")
                 r2 = b.reply(sid, fact.lang, ask)
-                text, value = fact.sentence(True)
+                text, value = fact.sentence(True, before)
                 fact.said.append(value)
                 tail = b.add(sid, "user", text, r2, states=((fact.key, value),), event="retry")
                 w.forks.setdefault(sid, []).append(((r1, r2), 1))
