@@ -32,7 +32,7 @@ log = logging.getLogger("dagmem.bench")
 
 __all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
 
-BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster", "cold")
+BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster", "cold", "currency")
 NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
 
 Result = dict[str, Any]
@@ -354,6 +354,13 @@ def _cold(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str,
     ], raw  # fmt: skip
 
 
+def _currency(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """current@1, stale-first, wrong labels and the core's staleness beside rank-bm25 (bench/_currency.py)."""
+    from . import _currency as bench
+
+    return bench.results(quick, say)
+
+
 _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
     "runtime": _runtime,
     "store": _store,
@@ -364,6 +371,7 @@ _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, An
     "sim": _sim,
     "cluster": _cluster,
     "cold": _cold,
+    "currency": _currency,
 }
 
 

@@ -1,5 +1,6 @@
-"""The oracle's recall check (DESIGN §8): with the default ranking, no sibling block outranks an
-on-branch block for a query that matches both, and every hit's branch class is the one its files say.
+"""The oracle's recall checks (DESIGN §8, §12): with the default ranking, no sibling block outranks an
+on-branch block for a query that matches both, every hit's branch class is the one its files say, and no
+superseded block outranks its successor (when the successor is current for the reader).
 
 Independent of the index: blocks and their evidence come from the topic files and the archives (the
 strict parsers only), branch paths from the oracle's own walk over the session's nodes. Only the ranking
@@ -17,7 +18,7 @@ from ..memory.format import TopicFormatError, WorkspacePaths, anchor_of, parse_t
 from ..memory.recall import RecallIndex, search
 from ..memory.store import SessionStore
 
-__all__ = ["check_recall"]
+__all__ = ["check_recall", "check_successors"]
 
 _WORD = re.compile(r"[^\W\d_]{4,}")
 _CLASSES = ("on", "sibling", "other")
@@ -142,3 +143,58 @@ def _shared_word(
     everywhere = words(mine)
     shared = set(words(on)) & set(words(sibling))
     return min(shared, key=lambda w: (everywhere[w], w)) if shared else None
+
+
+def _supersessions(memory: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Every block's claim by id, and each (superseded block id, successor id) the topic files record."""
+    claims: dict[str, str] = {}
+    links: list[tuple[str, str]] = []
+    topics = WorkspacePaths(memory).topics
+    for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
+        try:
+            topic = parse_topic(path.read_text(encoding="utf-8"), path.relative_to(memory).as_posix())
+        except (TopicFormatError, UnicodeDecodeError):
+            continue  # the main oracle reports it
+        for block in topic.blocks:
+            claims[block.id] = block.claim
+            if block.superseded is not None:  # files without one read as all current
+                links.append((block.id, block.superseded.by))
+    return claims, links
+
+
+def check_successors(memory: Path, *, limit: int = 20) -> list[Violation]:
+    """For up to `limit` supersessions A -> B: a query of a word both claims say (the rarest in the
+    workspace), asked by nobody in particular with the default ranking, must not rank A above B when B is
+    current. Off (no index opened) when no block is superseded."""
+    claims, links = _supersessions(memory)
+    if not links:
+        return []
+    counts: dict[str, int] = {}
+    for claim in claims.values():
+        for word in {w.casefold() for w in _WORD.findall(claim)}:
+            counts[word] = counts.get(word, 0) + 1
+    index = RecallIndex.open(memory)
+    violations: list[Violation] = []
+    for old, new in links[:limit]:
+        if new not in claims:
+            continue  # a missing successor: `verify` reports it
+        shared = {w.casefold() for w in _WORD.findall(claims[old])} & {
+            w.casefold() for w in _WORD.findall(claims[new])
+        }
+        if not shared:
+            continue
+        query = min(shared, key=lambda w: (counts.get(w, 0), w))
+        hits = search(index, query, k=50)
+        ranks = {h.block_id: i for i, h in reversed(list(enumerate(hits)))}  # each block's best rank
+        if old not in ranks or new not in ranks:
+            continue
+        if getattr(hits[ranks[new]], "status", "current") == "current" and ranks[old] < ranks[new]:
+            violations.append(
+                Violation(
+                    "recall-superseded-above-successor",
+                    old,
+                    f"query {query!r}: superseded {old} at rank {ranks[old] + 1}, "
+                    f"its successor {new} at rank {ranks[new] + 1}",
+                )
+            )
+    return violations

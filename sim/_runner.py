@@ -43,7 +43,7 @@ from ..supervision import SupervisorEvent
 from ._content import Content, load_content
 from ._determinism import Trace, Watchdog, run_virtual
 from ._faults import FaultPlan, FaultyDistiller
-from ._recall_oracle import check_recall
+from ._recall_oracle import check_recall, check_successors
 from ._recording import FileCounts, GitOp, SimStore
 from ._rss import peak_rss_bytes
 from ._workload import AT_HEAD, SessionScript, Step, WorkloadParams, outline, plan_session, session_id
@@ -468,6 +468,7 @@ def run_home(config: SimConfig, shard: Home, *, observer: Observer | None = None
         report = check_home(state.store, memory, workspace_id, drained=drained, sessions=None)
         if drained:  # DESIGN §8: no sibling block above an on-branch block, classes as the files say
             state.violations.extend(check_recall(state.store, memory))
+            state.violations.extend(check_successors(memory))  # DESIGN §12; off without supersessions
         oracle_s = time.perf_counter() - started
         # O(batch) marking: a node file is rewritten once when it gets its marker (never by a sweep, never
         # again for the same marker), plus once per rewind that names it.

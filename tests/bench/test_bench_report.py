@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dagmem.bench import _cluster, _runtime, _store, _write
+from dagmem.bench import _cluster, _currency, _runtime, _store, _write
 from dagmem.bench import _report as report
 from dagmem.cli import main
 
@@ -39,6 +39,7 @@ def tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_write, "run", lambda *_sizes, **kw: real_write(10, 50, 3, 2, 1, **kw))
     monkeypatch.setattr(_cluster, "QUICK_TURNS", 24)
     monkeypatch.setattr(_cluster, "QUICK_LATENCY_TURNS", 10)
+    monkeypatch.setattr(_currency, "QUICK_HOMES", 1)
     real_sim = report._sim_run
     monkeypatch.setattr(
         report,
