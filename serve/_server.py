@@ -30,8 +30,9 @@ from pydantic import Field, ValidationError
 
 from .._version import __version__
 from ..actors import Runtime, RuntimeConfig
+from ..memory.trust import OWNER, Scope
 from ._stdin import StdinLines
-from ._tools import MAX_K, ArgumentError, MemoryTools, topic_slugs
+from ._tools import MAX_K, ArgumentError, MemoryTools
 
 __all__ = ["DagmemServer", "build_server", "serve"]
 
@@ -85,7 +86,7 @@ class DagmemServer(MCPServer[Any]):
 
     async def list_resources(self) -> list[MCPResource]:
         listed = await super().list_resources()
-        for slug in await anyio.to_thread.run_sync(topic_slugs, self.tools.memory):
+        for slug in await anyio.to_thread.run_sync(self.tools.readable_slugs):
             listed.append(
                 MCPResource(
                     uri=f"memory://topics/{slug}",
@@ -107,10 +108,13 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         session_id: Annotated[str | None, Field(description="rank relative to this session")] = None,
         tip: Annotated[str | None, Field(description="the branch's last node (default: the head)")] = None,
         k: Annotated[int, Field(description=f"how many hits (1 to {MAX_K})")] = 5,
+        held: Annotated[
+            bool, Field(strict=True, description="also candidate core facts held for review (labelled)")
+        ] = False,
     ) -> list[dict[str, Any]]:
-        """Search memory: the best topic blocks, each with its evidence (the archived turns it cites) and,
-        with a session, its branch class (on / sibling / other) relative to `tip`."""
-        return await tools.recall(query, session_id, tip, k)
+        """Search memory: the best topic blocks, each with its evidence (the archived turns it cites, with
+        each one's origin) and, with a session, its branch class (on / sibling / other) relative to `tip`."""
+        return await tools.recall(query, session_id, tip, k, held=held)
 
     @server.tool()
     async def core() -> str:
@@ -127,6 +131,10 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         """Each session of the home: its node count, head, tips (each with its last turn's first words;
         any unique prefix of an id is accepted wherever a node id is asked for) and records still owed."""
         return await anyio.to_thread.run_sync(tools.sessions)
+
+    if tools.scope.read_only:
+        _resources(server, tools)
+        return server
 
     @server.tool()
     async def flush() -> dict[str, Any]:
@@ -164,6 +172,11 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         to memory if the head does not return to it soon."""
         return await tools.set_head(session_id, node_id)
 
+    _resources(server, tools)
+    return server
+
+
+def _resources(server: DagmemServer, tools: MemoryTools) -> None:
     @server.resource(
         "memory://topics/{slug}",
         name="topic",
@@ -176,17 +189,15 @@ def build_server(tools: MemoryTools) -> DagmemServer:
             raise ResourceNotFoundError(f"no topic {slug!r}")
         return text
 
-    return server
 
-
-async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
+async def serve(home: Path, *, config: RuntimeConfig | None = None, scope: Scope = OWNER) -> None:
     """Serve MCP on stdin/stdout until stdin ends or a SIGTERM/SIGINT, then boundary-write everything.
 
     The signal handlers stay installed through the final write, so a second SIGTERM (a host that gives up
     waiting) does not cut it short; only SIGKILL does, and that loses nothing (the next start writes it)."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with Runtime.open(home, config=config) as runtime:
-            server = build_server(MemoryTools(runtime, home))
+            server = build_server(MemoryTools(runtime, home, scope=scope))
             lines = StdinLines()
             lines.start()
             async with anyio.create_task_group() as tg:
@@ -212,3 +223,7 @@ async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
                 tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await runtime.flush(force=True)
+    # Everything is written: a host's SIGTERM from now on (while the event loop and the interpreter shut
+    # down, which takes seconds on a loaded machine) has nothing left to stop, and must not turn this clean
+    # exit into a kill. (The receiver above, on its way out, put back the default action: terminate.)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -43,6 +43,10 @@ from ._update import RecallUpdater as RecallUpdater
 from ._update import compact as compact
 from ._update import delta_limit as delta_limit
 from ._update import index_arrays as index_arrays
+from ._visible import Visible as Visible
+from ._visible import core_for as core_for
+from ._visible import topic_for as topic_for
+from ._visible import visible as visible
 
 __all__ = [
     "EMBED_MODEL",
@@ -59,6 +63,7 @@ __all__ = [
     "Siblings",
     "Snapshot",
     "Source",
+    "Visible",
     "analyse",
     "append_record",
     "branch_class",
@@ -67,6 +72,7 @@ __all__ = [
     "clear_caches",
     "compact",
     "core_facts",
+    "core_for",
     "core_lines",
     "date_words",
     "delta_limit",
@@ -80,5 +86,7 @@ __all__ = [
     "render_context",
     "search",
     "session_path",
+    "topic_for",
+    "visible",
     "write_snapshot",
 ]
