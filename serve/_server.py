@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError
 
 from .._version import __version__
 from ..actors import Runtime, RuntimeConfig
-from ..memory.trust import OWNER, Scope
+from ..memory.trust import OWNER, Origin, Scope
 from ._stdin import StdinLines
 from ._tools import MAX_K, ArgumentError, MemoryTools
 
@@ -150,18 +150,27 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         predecessor: Annotated[
             str | None, Field(description="the node it answers; omitted: after the head (a fork otherwise)")
         ] = None,
+        *,
         spawned: Annotated[
             bool,
             Field(
                 strict=True, description="a side branch (a sub-agent's turns): the head stays where it was"
             ),
         ] = False,
+        origin: Annotated[
+            Origin | None,
+            Field(
+                description="where the text came from, when not the role's default: tool for a fetched page "
+                "or a command's output pasted as a user turn, imported for another program's transcript; "
+                "only text the person typed (user) may become a core fact"
+            ),
+        ] = None,
     ) -> str:
         """Append a turn to a session and return its node id; the head moves to it. Without `predecessor`
         the turn continues the head. Naming an earlier node forks there (an edited prompt, a retry): the
         conversation goes on from the new turn and the branch it left is written to memory as it stands.
         `spawned=true` adds a sub-agent's turn on a side branch and leaves the head where it was."""
-        return await tools.append_turn(session_id, role, content, predecessor, spawned=spawned)
+        return await tools.append_turn(session_id, role, content, predecessor, spawned=spawned, origin=origin)
 
     @server.tool()
     async def set_head(

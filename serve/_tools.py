@@ -171,7 +171,14 @@ class MemoryTools:
         return self.status()
 
     async def append_turn(
-        self, session_id: str, role: str, content: str, predecessor: str | None, *, spawned: bool = False
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        predecessor: str | None,
+        *,
+        spawned: bool = False,
+        origin: str | None = None,
     ) -> str:
         self._id("session_id", session_id)
         self._in_scope("session_id", session_id)
@@ -186,7 +193,12 @@ class MemoryTools:
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
             return await self._append(
-                session_id, role, content, HEAD if predecessor is None else predecessor, spawned=spawned
+                session_id,
+                role,
+                content,
+                HEAD if predecessor is None else predecessor,
+                spawned=spawned,
+                origin=origin,
             )
         except UnknownNode:
             if predecessor is None:
@@ -194,17 +206,24 @@ class MemoryTools:
         # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
         whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
         try:
-            return await self._append(session_id, role, content, whole, spawned=spawned)
+            return await self._append(session_id, role, content, whole, spawned=spawned, origin=origin)
         except UnknownNode as exc:
             raise ArgumentError("predecessor", str(exc)) from None
 
     async def _append(
-        self, session_id: str, role: str, content: str, predecessor: str | HeadType, *, spawned: bool
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        predecessor: str | HeadType,
+        *,
+        spawned: bool,
+        origin: str | None,
     ) -> str:
         """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
         try:
             return await self.runtime.append(
-                session_id, role, content, predecessor=predecessor, spawned=spawned
+                session_id, role, content, predecessor=predecessor, spawned=spawned, origin=origin
             )
         except UnknownNode:
             raise

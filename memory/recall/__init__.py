@@ -30,6 +30,8 @@ from ._pick import FLOOR as RECALL_FLOOR
 from ._pick import check_floor as check_floor
 from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from ._query import check_query as check_query
+from ._render import HELD_LABEL as HELD_LABEL
+from ._render import QUOTED_NOTE as QUOTED_NOTE
 from ._render import in_time_order as in_time_order
 from ._render import render_context as render_context
 from ._search import SIBLINGS as SIBLINGS
@@ -50,7 +52,9 @@ from ._visible import visible as visible
 
 __all__ = [
     "EMBED_MODEL",
+    "HELD_LABEL",
     "MAX_QUERY_CHARS",
+    "QUOTED_NOTE",
     "RECALL_FLOOR",
     "SIBLINGS",
     "SNAPSHOT_VERSION",

@@ -45,14 +45,15 @@ _VERBS: Final = (
     r"(?:run|execute|exec|send|call|invoke|include|insert|add|append|say|reply|respond|answer|output|print|"
     r"visit|open|browse|fetch|download|install|delete|remove|erase|wipe|reveal|leak|share|email|e-mail|mail|"
     r"post|upload|forward|transfer|pay|buy|approve|grant|disable|turn off|bypass|use|recommend|tell|copy|"
-    r"paste|write|save|store|remember|click|navigate|go to|ignore|obey|follow|trust)"
+    r"paste|write|save|store|remember|click|navigate|go to|ignore|obey|follow|trust)(?:s|es|ed|ing)?"
 )
 
 _PATTERNS: Final = tuple(
     re.compile(pattern)
     for pattern in (
         # Overriding what the agent was told.
-        r"\b(?:ignore|disregard|forget|override|bypass|skip)\b.{0,40}\b(?:previous|prior|above|earlier|"
+        r"\b(?:ignor(?:e|es|ed|ing)|disregard(?:s|ed|ing)?|forget(?:s|ting)?|overrid(?:e|es|ing)|"
+        r"bypass(?:es|ed|ing)?|skip(?:s|ped|ping)?)\b.{0,40}\b(?:previous|prior|above|earlier|"
         r"preceding|all|any|your|the|system|original|safety)\b.{0,30}\b(?:instructions?|prompts?|rules?|"
         r"guidelines?|directions?|messages?|context|policies|policy|constraints?)\b",
         r"\b(?:new|updated|real|actual|hidden|secret) (?:instructions?|rules?|system prompt|directives?)\s*:",
@@ -78,6 +79,20 @@ _PATTERNS: Final = tuple(
         # A URL together with an order to act on it.
         r"\b" + _VERBS + r"\b.{0,60}\b(?:https?://|www\.)\S+",
         r"(?:https?://|www\.)\S+.{0,40}\b(?:and|then) (?:run|execute|install|open|download)\b",
+        # Orders given through what someone "wants" of the agent, and acting without asking.
+        r"\b(?:want|wants|need|needs|expect|expects|require|requires|ask|asks|tell|tells|told|instruct|instructs)"
+        r" (?:you|the assistant|the agent|the ai|the model|claude|chatgpt) to\b",
+        r"\b(?:without|never) (?:asking|confirmation|confirming|permission|checking|a prompt|review)\b",
+        r"\b(?:approv|authori[sz]|accept|pay|sign)(?:e|es|ed|ing|s)? (?:every|all|any|each) (?:payments?|"
+        r"transactions?|requests?|purchases?|transfers?|invoices?|pull requests?|changes?)\b",
+        r"\b(?:execute|run)(?:s|ing)? (?:any |all |every |the )?(?:shell |terminal |system )?commands?\b",
+        # Sending away what is private.
+        r"\b(?:send|email|e-mail|mail|forward|share|upload|post|leak|publish|transfer|give)(?:s|es|ed|ing)?\b"
+        r".{0,40}\b(?:passwords?|passcodes?|api keys?|keys|tokens?|secrets?|credentials?|cookies|ssh|"
+        r"private|address|credit card|bank|account numbers?|chat logs?|conversations?|history)\b",
+        r"\b(?:share|post|publish|leak)(?:s|ed|ing)?\b.{0,30}\b(?:publicly|online|with (?:partners|third "
+        r"parties|everyone|strangers))\b",
+        r"\b(?:send|email|e-mail|mail|forward|upload|post)(?:s|es|ed|ing)?\b.{0,60}[\w.+-]+@[\w-]+\.\w",
         # Fake role and prompt markers.
         r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>|### ?(?:instruction|"
         r"system|response)\b|^(?:system|assistant)\s*:",
@@ -89,6 +104,9 @@ _PATTERNS: Final = tuple(
         r"(?:运行|执行|下载|安装|访问|打开|发送|删除|转账)(?:以下|下面|这个|此)?(?:命令|脚本|代码|链接|网址|程序|文件)",
         r"(?:总是|永远|始终|每次)(?:要|都要|都)?(?:运行|执行|回复|回答|发送|推荐|访问|打开|包含|加上)",
         r"(?:新的|真正的|隐藏的)(?:指令|指示|系统提示)",
+        r"(?:密码|密钥|口令|令牌|地址|信用卡|银行|账号|聊天记录).{0,12}(?:发送|发给|分享|上传|转发|公开)",
+        r"(?:发送|发给|分享|上传|转发)(?:到|给)?.{0,12}(?:@|https?://|www\.)",
+        r"(?:下载|安装|运行|执行).{0,8}(?:https?://|www\.|\.exe|\.sh\b)",
     )
 )
 
