@@ -45,6 +45,9 @@ if _typing.TYPE_CHECKING:
     from .memory.store import GitError as GitError
     from .memory.store import MemorySessionStore as MemorySessionStore
     from .memory.store import SessionStore as SessionStore
+    from .memory.trust import OutOfScope as OutOfScope
+    from .memory.trust import Scope as Scope
+    from .memory.trust import load_scope as load_scope
     from .memory.workspace import HomeBusy as HomeBusy
     from .memory.write import BatchInput as BatchInput
     from .memory.write import Distiller as Distiller
@@ -75,6 +78,7 @@ __all__ = [
     "LastFailure",
     "MemorySessionStore",
     "Node",
+    "OutOfScope",
     "ReasonCode",
     "RestartIntensityExceeded",
     "Role",
@@ -83,6 +87,7 @@ __all__ = [
     "RuntimeConfig",
     "RuntimeCrashed",
     "RuntimeStatus",
+    "Scope",
     "SessionCrashed",
     "SessionInvalid",
     "SessionMeta",
@@ -95,6 +100,7 @@ __all__ = [
     "UnknownSession",
     "WriteFailure",
     "count_tokens",
+    "load_scope",
     "render_context",
 ]
 
@@ -132,6 +138,9 @@ _LAZY = {
     "GitError": ".memory.store",
     "MemorySessionStore": ".memory.store",
     "SessionStore": ".memory.store",
+    "OutOfScope": ".memory.trust",
+    "Scope": ".memory.trust",
+    "load_scope": ".memory.trust",
     "HomeBusy": ".memory.workspace",
     "BatchInput": ".memory.write",
     "Distiller": ".memory.write",

@@ -39,6 +39,7 @@ class Append:
     metadata: dict[str, Any] | None = None
     spawned: bool = False
     spawned_from: str | None = None
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

@@ -46,12 +46,15 @@ from ..memory.recall import (
     Siblings,
     check_floor,
     check_query,
+    core_for,
     path_to,
     search,
     session_path,
+    visible,
 )
 from ..memory.settings import DEFAULTS
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
+from ..memory.trust import OutOfScope, Scope
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
     Distiller,
@@ -402,12 +405,15 @@ class Runtime:
         metadata: Mapping[str, Any] | None = None,
         spawned: bool = False,
         spawned_from: str | None = None,
+        origin: str | None = None,
     ) -> str:
         """Append a turn and return its node id. `predecessor=HEAD` continues the head, `None` starts a new
         root, an id forks there; the head moves to the new node, so a fork (an edited prompt, a retry) goes
         on from there and the branch it leaves is force-written after `abandon_after`. `spawned=True` adds
         a side branch (a sub-agent's turns) and leaves the head where it was. `spawned_from="<sid>/<node>"`,
-        at a session's first append, says where the session was spawned from. Bad input raises
+        at a session's first append, says where the session was spawned from. `origin` says where the text
+        came from when it is not the role's default (`"tool"` for a user-role row that carries a pasted or
+        fetched page): only text a person typed (`"user"`) may become a core fact. Bad input raises
         `InvalidInput`; nothing is written."""
         # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
         # an actor crash (and a restart's backoff).
@@ -420,8 +426,9 @@ class Runtime:
             metadata=metadata,
             spawned=spawned,
             spawned_from=spawned_from,
+            origin=origin,
         )
-        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from)
+        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin)
         node = await self._request(session_id, message)
         assert isinstance(node, Node)
         return node.id
@@ -493,18 +500,24 @@ class Runtime:
             await anyio.sleep(delay)  # let the supervisor finish restarting it
             delay = min(1.0, delay * 2)
 
-    def status(self) -> RuntimeStatus:
-        """The writer's last outcome and the records the live sessions still owe."""
+    def status(self, *, scope: Scope | None = None) -> RuntimeStatus:
+        """The writer's last outcome and the records the live sessions still owe (under a `scope`, only
+        the sessions it may see are counted)."""
         # Each session actor publishes its snapshot after every event it handles: summing them reads no
         # planner from this task, and status() stays synchronous.
-        pending = sum(handle.snapshot.pending_records for handle in self._sessions.values())
+        seen = {
+            sid: handle
+            for sid, handle in self._sessions.items()
+            if scope is None or scope.allows_session(sid)
+        }
+        pending = sum(handle.snapshot.pending_records for handle in seen.values())
         status = self._ctx.status
         return RuntimeStatus(
             last_outcome=status.last_outcome,
             last_success_at=status.last_success_at,
             last_failure=status.last_failure,
             pending_turns=pending,
-            live_sessions=len(self._sessions),
+            live_sessions=len(seen),
             status_problem=self._ctx.status_problem,
         )
 
@@ -517,13 +530,25 @@ class Runtime:
         siblings: Siblings = "demote",
         *,
         floor: float = RECALL_FLOOR,
+        held: bool = False,
+        scope: Scope | None = None,
     ) -> list[Hit]:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
         any other). Each claim comes once, and a hit scoring below `floor` times the best is left out (it only
-        pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction."""
+        pads `k`; 0 keeps every one). Candidate core facts held for review come back only with
+        `held=True` (labelled `held`). Under a `scope` only what it allows is returned; a session outside
+        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. Reads files
+        only: no lock, and never half a transaction."""
         check_query(query)
+        if not isinstance(held, bool):
+            raise InvalidInput(f"held must be True or False, not {held!r}")
+        if scope is not None:
+            if session_id is not None and not scope.allows_session(session_id):
+                raise OutOfScope("that session")
+            if held and not scope.held:
+                raise OutOfScope("held items")
         if session_id is not None:
             check_id(session_id, "session id")
         if tip is not None:
@@ -549,6 +574,7 @@ class Runtime:
             path=path or frozenset(),
             siblings=siblings,
             floor=check_floor(floor),
+            keep=visible(held=held, scope=scope),
         )
 
     def _live_path(self, session_id: str, tip: str | None) -> frozenset[str] | None:
@@ -566,8 +592,11 @@ class Runtime:
             raise UnknownNode(session_id, tip)
         return path_to(view, tip)
 
-    def core(self) -> str:
-        """The rendered core block (`memory/core.md`), ready to inject; "" when there is none."""
+    def core(self, *, scope: Scope | None = None) -> str:
+        """The rendered core block (`memory/core.md`), ready to inject; "" when there is none. Under a
+        `scope`, only the facts whose evidence it may see (`OutOfScope` when it excludes the core)."""
+        if scope is not None and not scope.is_owner:
+            return core_for(self._ctx.workspace_root, scope)
         try:
             return WorkspacePaths(self._ctx.workspace_root).core.read_text(encoding="utf-8")
         except FileNotFoundError:

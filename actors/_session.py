@@ -220,6 +220,7 @@ class SessionActor:
                 metadata=message.metadata,
                 spawned=message.spawned,
                 spawned_from=message.spawned_from,
+                origin=message.origin,
             )
             event, result = m.Turn(node, store.head(self.sid), arrived), node
         elif isinstance(message, SetHead):

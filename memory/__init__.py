@@ -3,6 +3,8 @@
 - `errors`, `outcomes`, `faults`, `settings`: the shared vocabulary (exceptions, reason codes, named fault
   sites, the knobs' defaults and checks);
 - `format`: the on-disk formats, pure (the topic-path rule among them);
+- `trust`: where a memory came from and who may read it, pure (the hold rule of the core, the
+  instruction tripwire, a reader's scope);
 - `durable`: atomic writes, appends, the txlog, transactions and recovery;
 - `store` (sessions) and `workspace` (memory/): files through the durable layer; `Workspace.install` is
   the one install (commit, index, then the `on_install` hook its opener gave);

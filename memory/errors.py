@@ -22,6 +22,7 @@ Exception tree:
                 BadLine  memory/adopt/_entries.py  -- an importer skips the line
                 LLMConfigError  memory/write/_llm_config.py
                 ArgumentError  serve/_tools.py  -- an MCP tool's argument
+                OutOfScope  memory/trust/_scope.py  -- a reader asked for what its scope does not allow
             ArchiveCorrupt  memory/errors.py
             TxlogCorrupt  memory/format/_txrecord.py
             UnsafePath  memory/errors.py

@@ -30,8 +30,9 @@ from pydantic import Field, ValidationError
 
 from .._version import __version__
 from ..actors import Runtime, RuntimeConfig
+from ..memory.trust import OWNER, Origin, Scope
 from ._stdin import StdinLines
-from ._tools import MAX_K, ArgumentError, MemoryTools, topic_slugs
+from ._tools import MAX_K, ArgumentError, MemoryTools
 
 __all__ = ["DagmemServer", "build_server", "serve"]
 
@@ -85,7 +86,7 @@ class DagmemServer(MCPServer[Any]):
 
     async def list_resources(self) -> list[MCPResource]:
         listed = await super().list_resources()
-        for slug in await anyio.to_thread.run_sync(topic_slugs, self.tools.memory):
+        for slug in await anyio.to_thread.run_sync(self.tools.readable_slugs):
             listed.append(
                 MCPResource(
                     uri=f"memory://topics/{slug}",
@@ -107,10 +108,13 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         session_id: Annotated[str | None, Field(description="rank relative to this session")] = None,
         tip: Annotated[str | None, Field(description="the branch's last node (default: the head)")] = None,
         k: Annotated[int, Field(description=f"how many hits (1 to {MAX_K})")] = 5,
+        held: Annotated[
+            bool, Field(strict=True, description="also candidate core facts held for review (labelled)")
+        ] = False,
     ) -> list[dict[str, Any]]:
-        """Search memory: the best topic blocks, each with its evidence (the archived turns it cites) and,
-        with a session, its branch class (on / sibling / other) relative to `tip`."""
-        return await tools.recall(query, session_id, tip, k)
+        """Search memory: the best topic blocks, each with its evidence (the archived turns it cites, with
+        each one's origin) and, with a session, its branch class (on / sibling / other) relative to `tip`."""
+        return await tools.recall(query, session_id, tip, k, held=held)
 
     @server.tool()
     async def core() -> str:
@@ -128,6 +132,10 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         any unique prefix of an id is accepted wherever a node id is asked for) and records still owed."""
         return await anyio.to_thread.run_sync(tools.sessions)
 
+    if tools.scope.read_only:
+        _resources(server, tools)
+        return server
+
     @server.tool()
     async def flush() -> dict[str, Any]:
         """Write everything owed now: every session of the home is boundary-written (the server also does
@@ -142,18 +150,27 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         predecessor: Annotated[
             str | None, Field(description="the node it answers; omitted: after the head (a fork otherwise)")
         ] = None,
+        *,
         spawned: Annotated[
             bool,
             Field(
                 strict=True, description="a side branch (a sub-agent's turns): the head stays where it was"
             ),
         ] = False,
+        origin: Annotated[
+            Origin | None,
+            Field(
+                description="where the text came from, when not the role's default: tool for a fetched page "
+                "or a command's output pasted as a user turn, imported for another program's transcript; "
+                "only text the person typed (user) may become a core fact"
+            ),
+        ] = None,
     ) -> str:
         """Append a turn to a session and return its node id; the head moves to it. Without `predecessor`
         the turn continues the head. Naming an earlier node forks there (an edited prompt, a retry): the
         conversation goes on from the new turn and the branch it left is written to memory as it stands.
         `spawned=true` adds a sub-agent's turn on a side branch and leaves the head where it was."""
-        return await tools.append_turn(session_id, role, content, predecessor, spawned=spawned)
+        return await tools.append_turn(session_id, role, content, predecessor, spawned=spawned, origin=origin)
 
     @server.tool()
     async def set_head(
@@ -164,6 +181,11 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         to memory if the head does not return to it soon."""
         return await tools.set_head(session_id, node_id)
 
+    _resources(server, tools)
+    return server
+
+
+def _resources(server: DagmemServer, tools: MemoryTools) -> None:
     @server.resource(
         "memory://topics/{slug}",
         name="topic",
@@ -176,17 +198,15 @@ def build_server(tools: MemoryTools) -> DagmemServer:
             raise ResourceNotFoundError(f"no topic {slug!r}")
         return text
 
-    return server
 
-
-async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
+async def serve(home: Path, *, config: RuntimeConfig | None = None, scope: Scope = OWNER) -> None:
     """Serve MCP on stdin/stdout until stdin ends or a SIGTERM/SIGINT, then boundary-write everything.
 
     The signal handlers stay installed through the final write, so a second SIGTERM (a host that gives up
     waiting) does not cut it short; only SIGKILL does, and that loses nothing (the next start writes it)."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with Runtime.open(home, config=config) as runtime:
-            server = build_server(MemoryTools(runtime, home))
+            server = build_server(MemoryTools(runtime, home, scope=scope))
             lines = StdinLines()
             lines.start()
             async with anyio.create_task_group() as tg:
@@ -212,3 +232,7 @@ async def serve(home: Path, *, config: RuntimeConfig | None = None) -> None:
                 tg.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await runtime.flush(force=True)
+    # Everything is written: a host's SIGTERM from now on (while the event loop and the interpreter shut
+    # down, which takes seconds on a loaded machine) has nothing left to stop, and must not turn this clean
+    # exit into a kill. (The receiver above, on its way out, put back the default action: terminate.)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -15,10 +15,9 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from ..actors import Runtime
-from ..memory.durable import check_dir, read_below
+from ..memory.durable import check_dir
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession, UnsafePath
 from ..memory.format import (
-    CORE_FILE,
     HEAD,
     HeadType,
     HomePaths,
@@ -28,7 +27,9 @@ from ..memory.format import (
     is_valid_id,
 )
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
+from ..memory.recall import core_for, topic_for
 from ..memory.store import FileSessionStore
+from ..memory.trust import OWNER, OutOfScope, Scope
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
 
@@ -68,11 +69,16 @@ def topic_slugs(memory: Path) -> list[str]:
 
 
 class MemoryTools:
-    def __init__(self, runtime: Runtime, home: Path) -> None:
+    """The tools for one reader. `scope` is what it may see and do (default: the owner, everything); a
+    request outside it is refused with a message that names nothing beyond the argument, so an existing
+    session outside the scope and a missing one look the same."""
+
+    def __init__(self, runtime: Runtime, home: Path, *, scope: Scope = OWNER) -> None:
         self.runtime = runtime
         self.home = home
         self.layout = HomePaths(home)
         self.memory = self.layout.memory
+        self.scope = scope
 
     # -- argument checks -------------------------------------------------------------------------------
 
@@ -82,8 +88,14 @@ class MemoryTools:
             raise ArgumentError(argument, f"{value!r} is not an id ([A-Za-z0-9][A-Za-z0-9_-]{{0,63}})")
         return value
 
+    def _in_scope(self, argument: str, value: str) -> str:
+        if not self.scope.allows_session(value):
+            raise ArgumentError(argument, "that session is outside this reader's scope")
+        return value
+
     def _session(self, argument: str, value: str) -> str:
         self._id(argument, value)
+        self._in_scope(argument, value)
         if not self.layout.session(value).is_dir():
             raise ArgumentError(argument, f"no session {value!r}")
         return value
@@ -99,7 +111,7 @@ class MemoryTools:
     # -- the tools -------------------------------------------------------------------------------------
 
     async def recall(
-        self, query: str, session_id: str | None, tip: str | None, k: int
+        self, query: str, session_id: str | None, tip: str | None, k: int, *, held: bool = False
     ) -> list[dict[str, Any]]:
         if not query.strip():
             raise ArgumentError("query", "empty")
@@ -111,14 +123,21 @@ class MemoryTools:
             if session_id is None:
                 raise ArgumentError("tip", "a tip needs its session: pass session_id too")
             self._id("tip", tip)
+        if held and not self.scope.held:
+            raise ArgumentError("held", "held items are outside this reader's scope")
+        scope = None if self.scope.is_owner else self.scope
         try:
-            hits: Sequence[object] = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+            hits: Sequence[object] = await self.runtime.recall(
+                query, session_id=session_id, tip=tip, k=k, held=held, scope=scope
+            )
         except UnknownNode:
             if session_id is None or tip is None:  # only a named tip can be unknown
                 raise
             tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
-                hits = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+                hits = await self.runtime.recall(
+                    query, session_id=session_id, tip=tip, k=k, held=held, scope=scope
+                )
             except UnknownNode as exc:
                 raise ArgumentError("tip", str(exc)) from None
         except UnknownSession as exc:
@@ -127,18 +146,24 @@ class MemoryTools:
 
     def sessions(self) -> list[dict[str, Any]]:
         """Each session of the home: nodes, head, tips (with their last turn's first words), records owed."""
-        return [summary.as_json() for summary in list_sessions(self.home)]
+        return [
+            summary.as_json() for summary in list_sessions(self.home) if self.scope.allows_session(summary.id)
+        ]
 
     def core(self) -> str:
-        """core.md's text ("" when none); never through a symlink (`UnsafePath`), like the archive."""
-        data = read_below(self.memory, CORE_FILE)
-        return "" if data is None else data.decode("utf-8", "replace")
+        """core.md's text ("" when none); never through a symlink (`UnsafePath`), like the archive. Under
+        a scope, only the facts whose evidence it may see."""
+        try:
+            return core_for(self.memory, self.scope)
+        except OutOfScope:
+            raise ArgumentError("core", "the core block is outside this reader's scope") from None
 
     def status(self) -> dict[str, Any]:
+        scope = None if self.scope.is_owner else self.scope
         return {
             "home": str(self.home),
             "workspace_id": self.runtime.workspace_id,
-            **self.runtime.status().model_dump(mode="json"),
+            **self.runtime.status(scope=scope).model_dump(mode="json"),
         }
 
     async def flush(self) -> dict[str, Any]:
@@ -146,9 +171,17 @@ class MemoryTools:
         return self.status()
 
     async def append_turn(
-        self, session_id: str, role: str, content: str, predecessor: str | None, *, spawned: bool = False
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        predecessor: str | None,
+        *,
+        spawned: bool = False,
+        origin: str | None = None,
     ) -> str:
         self._id("session_id", session_id)
+        self._in_scope("session_id", session_id)
         if not isinstance(spawned, bool):
             raise ArgumentError("spawned", f"must be true or false, not {spawned!r}")
         problem = content_problem(content)
@@ -160,7 +193,12 @@ class MemoryTools:
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
             return await self._append(
-                session_id, role, content, HEAD if predecessor is None else predecessor, spawned=spawned
+                session_id,
+                role,
+                content,
+                HEAD if predecessor is None else predecessor,
+                spawned=spawned,
+                origin=origin,
             )
         except UnknownNode:
             if predecessor is None:
@@ -168,17 +206,24 @@ class MemoryTools:
         # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
         whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
         try:
-            return await self._append(session_id, role, content, whole, spawned=spawned)
+            return await self._append(session_id, role, content, whole, spawned=spawned, origin=origin)
         except UnknownNode as exc:
             raise ArgumentError("predecessor", str(exc)) from None
 
     async def _append(
-        self, session_id: str, role: str, content: str, predecessor: str | HeadType, *, spawned: bool
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        predecessor: str | HeadType,
+        *,
+        spawned: bool,
+        origin: str | None,
     ) -> str:
         """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
         try:
             return await self.runtime.append(
-                session_id, role, content, predecessor=predecessor, spawned=spawned
+                session_id, role, content, predecessor=predecessor, spawned=spawned, origin=origin
             )
         except UnknownNode:
             raise
@@ -200,12 +245,18 @@ class MemoryTools:
                 raise ArgumentError("node_id", str(exc)) from None
         return {"session_id": session_id, "head": node_id}
 
+    def readable_slugs(self) -> list[str]:
+        """The topics this reader may list: every one for the owner, else those with a block it may see."""
+        slugs = topic_slugs(self.memory)
+        return slugs if self.scope.is_owner else [slug for slug in slugs if self.topic(slug) is not None]
+
     def topic(self, slug: str) -> str | None:
         """The text of `topics/<slug>.md`, or None when there is no such topic."""
         if not is_topic_slug(slug):
             return None
         try:
-            data = read_below(self.memory, f"topics/{slug}.md")
+            return topic_for(self.memory, f"topics/{slug}.md", self.scope)
         except UnsafePath:  # a planted link: served as no topic at all, never the file it names
             return None
-        return None if data is None else data.decode("utf-8", "replace")
+        except InvalidInput:  # a damaged topic file: only the owner reads it (whole, unparsed)
+            return None

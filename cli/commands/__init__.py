@@ -18,6 +18,7 @@ _MODULES = (
     "reorganise",
     "recall",
     "core",
+    "held",
     "sessions",
     "show",
     "verify",

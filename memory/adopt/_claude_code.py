@@ -153,10 +153,12 @@ def _turn_of(value: dict[str, Any], kind: str) -> tuple[Turn, str | None, list[s
         role = "system"  # made up by the CLI, not said by the model
     tool_uses: list[str] = []
     answers: list[str] = []
+    # A sub-agent's prompt is written by the agent that spawned it, not typed by the person.
+    origin = "imported" if kind == "user" and value.get("isSidechain") is True else None
     if isinstance(content, str):
         if role == "user":
             role = _chrome_role(content) or role
-        return Turn(role, content, info), message_id, tool_uses, answers
+        return Turn(role, content, info, origin if role == "user" else None), message_id, tool_uses, answers
     if not isinstance(content, list):
         raise BadLine("message.content is neither a string nor a list of blocks")
     parts: list[str] = []
@@ -179,7 +181,7 @@ def _turn_of(value: dict[str, Any], kind: str) -> tuple[Turn, str | None, list[s
         info["tools"] = tools
     elif role == "user":
         role = _chrome_role(text) or role
-    return Turn(role, text, info), message_id, tool_uses, answers
+    return Turn(role, text, info, origin if role == "user" else None), message_id, tool_uses, answers
 
 
 def _chrome_role(text: str) -> str | None:

@@ -55,6 +55,7 @@ class Turn:
     info: dict[str, Any] = field(
         default_factory=dict
     )  # kept under metadata["source"] (the line's type, tools)
+    origin: str | None = None  # who wrote the text, when not the role's default (`format.ORIGINS`)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ class RuntimeLike(Protocol):
         node_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         spawned: bool = False,
+        origin: str | None = None,
     ) -> str: ...
 
     async def set_head(self, session_id: str, node_id: str | None) -> None: ...
@@ -77,6 +78,7 @@ class Follower:
                         node_id=node.node_id,
                         metadata=node.metadata,
                         spawned=node.spawned,
+                        origin=node.origin,
                     )
                 except InvalidInput as exc:
                     sink.refused(node, exc)

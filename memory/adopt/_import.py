@@ -306,6 +306,7 @@ class StoreSink:
                 node_id=planned.node_id,
                 metadata=planned.metadata,
                 spawned=planned.spawned,
+                origin=planned.origin,
             )
         except InvalidInput as exc:
             self.refused(planned, exc)

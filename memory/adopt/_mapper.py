@@ -38,6 +38,7 @@ class Planned:
     time: float
     metadata: dict[str, Any] = field(default_factory=dict)
     spawned: bool = False
+    origin: str | None = None
 
 
 _MISSING = object()
@@ -106,4 +107,5 @@ class SessionMapper:
             default_time if time is None else time,
             {"source": source},
             spawned=not entry.moves_head,
+            origin=entry.turn.origin,
         )

@@ -47,7 +47,10 @@ class OpenAIParser:
             info["tools"] = [_tool_name(call) for call in calls]
             turn = Turn("tool", render_json(calls), info)
         elif isinstance(role, str) and role in _ROLES:
-            turn = Turn(_ROLES[role], text, info)
+            # A bare messages array says nothing of who typed its user messages (API logs carry retrieved
+            # documents and templated prompts there): imported, never taken as the person's own words.
+            kind = _ROLES[role]
+            turn = Turn(kind, text, info, "imported" if kind == "user" else None)
         else:
             raise BadLine(f"a message with an unknown role {role!r}")
         time = next(

@@ -5,8 +5,10 @@ Bytes in, models out; nothing here writes a file."""
 from __future__ import annotations
 
 from ._archive_codec import HEADER as HEADER
+from ._archive_codec import ORIGINS as ORIGINS
 from ._archive_codec import ArchiveRecord as ArchiveRecord
 from ._archive_codec import anchor_of as anchor_of
+from ._archive_codec import default_origin as default_origin
 from ._archive_codec import render_frame as render_frame
 from ._archive_scan import Frame as Frame
 from ._archive_scan import ScanResult as ScanResult
@@ -19,6 +21,8 @@ from ._ids import check_id as check_id
 from ._ids import is_valid_id as is_valid_id
 from ._layout import CORE_FILE as CORE_FILE
 from ._layout import CORE_MASTER as CORE_MASTER
+from ._layout import HELD_TOPIC as HELD_TOPIC
+from ._layout import REJECTED_TOPIC as REJECTED_TOPIC
 from ._layout import HomePaths as HomePaths
 from ._layout import WorkspacePaths as WorkspacePaths
 from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
@@ -29,6 +33,7 @@ from ._limits import check_metadata as check_metadata
 from ._limits import content_problem as content_problem
 from ._node import HEAD as HEAD
 from ._node import MARKER_KEY as MARKER_KEY
+from ._node import ORIGIN_KEY as ORIGIN_KEY
 from ._node import SHARD_SIZE as SHARD_SIZE
 from ._node import SPAWNED_KEY as SPAWNED_KEY
 from ._node import HeadType as HeadType
@@ -81,10 +86,14 @@ __all__ = [
     "CORE_MASTER",
     "HEAD",
     "HEADER",
+    "HELD_TOPIC",
     "MARKER_KEY",
     "MAX_CONTENT_BYTES",
     "MAX_METADATA_DEPTH",
     "MAX_RECORD_LINES",
+    "ORIGINS",
+    "ORIGIN_KEY",
+    "REJECTED_TOPIC",
     "SHARD_SIZE",
     "SPAWNED_KEY",
     "TOPIC_SLUG_PATTERN",
@@ -125,6 +134,7 @@ __all__ = [
     "clear_caches",
     "content_problem",
     "count_tokens",
+    "default_origin",
     "graph_problems",
     "inert",
     "is_topic_path",

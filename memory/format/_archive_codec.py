@@ -28,12 +28,33 @@ from ..errors import InvalidInput
 from ._ids import check_id
 from ._limits import MAX_RECORD_LINES, MAX_SEQ, check_content, time_problem
 
-__all__ = ["HEADER", "MAX_RECORD_LINES", "MAX_SEQ", "ROLES", "ArchiveRecord", "anchor_of", "render_frame"]
+__all__ = [
+    "HEADER",
+    "MAX_RECORD_LINES",
+    "MAX_SEQ",
+    "ORIGINS",
+    "ROLES",
+    "ArchiveRecord",
+    "anchor_of",
+    "default_origin",
+    "render_frame",
+]
 
 HEADER: Final = b"<!-- dagmem-archive:v1 -->\n\n"
 
 
 ROLES: Final = frozenset({"user", "assistant", "tool", "system"})
+
+
+#: Where a record's text came from: `user` (typed by the person), `assistant`, `tool` (a tool's output, a
+#: file or page read, pasted material), `imported` (brought in from another program's transcript), `system`.
+ORIGINS: Final = frozenset({"user", "assistant", "tool", "imported", "system"})
+
+
+def default_origin(role: str) -> str:
+    """The origin a record of `role` has unless told otherwise (and that every frame written before origins
+    existed reads as): its role's name."""
+    return role
 
 
 @dataclass(frozen=True)
@@ -46,6 +67,11 @@ class ArchiveRecord:
     seq: int
     created_at: float
     content: str
+    origin: str | None = None  # None: the role's default (`default_origin`)
+
+    @property
+    def effective_origin(self) -> str:
+        return self.origin if self.origin is not None else default_origin(self.role)
 
     @property
     def source_id(self) -> str:
@@ -60,15 +86,19 @@ def _iso(created_at: float) -> str:
     return datetime.fromtimestamp(created_at, UTC).isoformat(timespec="seconds")
 
 
-def _meta_json(created_at: float, role: str, seq: int) -> bytes:
+def _meta_json(created_at: float, role: str, seq: int, origin: str | None = None) -> bytes:
     # Byte for byte `json.dumps({...}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` for these
-    # types (json prints a finite float with `float.__repr__`; a role from ROLES needs no escaping), at a
-    # fraction of the cost: a full scan re-encodes every frame's meta. A test pins the equality.
-    return f'{{"created_at":{float.__repr__(created_at)},"role":"{role}","seq":{int.__repr__(seq)}}}'.encode()
+    # types (json prints a finite float with `float.__repr__`; a role from ROLES and an origin from ORIGINS
+    # need no escaping), at a fraction of the cost: a full scan re-encodes every frame's meta. A test pins
+    # the equality. `origin` is written only when it is not the role's default, so a frame of a default
+    # origin is byte for byte what it was before origins existed.
+    at = float.__repr__(created_at)
+    said = "" if origin is None or origin == default_origin(role) else f'"origin":"{origin}",'
+    return f'{{"created_at":{at},{said}"role":"{role}","seq":{int.__repr__(seq)}}}'.encode()
 
 
-def _meta_token(created_at: float, role: str, seq: int) -> bytes:
-    return base64.urlsafe_b64encode(_meta_json(created_at, role, seq)).rstrip(b"=")
+def _meta_token(created_at: float, role: str, seq: int, origin: str | None = None) -> bytes:
+    return base64.urlsafe_b64encode(_meta_json(created_at, role, seq, origin)).rstrip(b"=")
 
 
 def _first_line_prefix(created_at: float, role: str) -> bytes:
@@ -82,6 +112,9 @@ def render_frame(record: ArchiveRecord) -> bytes:
     role = str(record.role)
     if role not in ROLES:
         raise InvalidInput(f"{record.source_id}: role {role!r} is not one of {sorted(ROLES)}")
+    origin = record.origin
+    if origin is not None and origin not in ORIGINS:
+        raise InvalidInput(f"{record.source_id}: origin {origin!r} is not one of {sorted(ORIGINS)}")
     seq = record.seq
     if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= MAX_SEQ:
         raise InvalidInput(f"{record.source_id}: seq must be an int in [0, 2**63), not {seq!r}")
@@ -101,7 +134,7 @@ def render_frame(record: ArchiveRecord) -> bytes:
     return b"".join(
         [
             f'<a id="{anchor_of(source_id)}"></a>\n<!-- source-id: {source_id} -->\n'.encode(),
-            b"<!-- source-meta: " + _meta_token(created_at, role, seq) + b" -->\n",
+            b"<!-- source-meta: " + _meta_token(created_at, role, seq, origin) + b" -->\n",
             f"<!-- record-lines: {lines} -->\n".encode(),
             prefix,
             content,

@@ -15,10 +15,12 @@ from typing import Final, Literal
 from ._archive_codec import (
     HEADER,
     MAX_RECORD_LINES,
+    ORIGINS,
     ROLES,
     _first_line_prefix,
     _meta_json,
     anchor_of,
+    default_origin,
 )
 from ._ids import is_valid_id
 from ._limits import MAX_SEQ
@@ -49,6 +51,7 @@ _CANDIDATE: Final = b'\n<a id="src-'
 
 
 _META_KEYS: Final = frozenset({"created_at", "role", "seq"})
+_META_KEYS_WITH_ORIGIN: Final = _META_KEYS | {"origin"}
 
 
 _NO_TERMINATOR: Final = "truncated frame: missing empty terminator"
@@ -66,6 +69,7 @@ class Frame:
     role: str
     seq: int
     content: str
+    origin: str  # where the text came from (`ORIGINS`); a frame written without one reads as its role's
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,9 @@ def _header_line(data: bytes, pos: int, what: str) -> tuple[bytes, int] | _Damag
     return _Damage(pos, f"bad {what} line: too long")
 
 
-def _decode_meta(token: bytes) -> tuple[float, str, int] | str:
-    """(created_at, role, seq) if `token` is exactly what `render_frame` writes, else why it is not."""
+def _decode_meta(token: bytes) -> tuple[float, str, int, str] | str:
+    """(created_at, role, seq, origin) if `token` is exactly what `render_frame` writes, else why it is not
+    (a frame without `origin` has its role's default: every frame written before origins existed)."""
     try:
         raw = base64.urlsafe_b64decode(token + b"=" * (-len(token) % 4))
     except binascii.Error:
@@ -106,18 +111,21 @@ def _decode_meta(token: bytes) -> tuple[float, str, int] | str:
         meta = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return "undecodable source-meta"
-    if not isinstance(meta, dict) or meta.keys() != _META_KEYS:
-        return "source-meta keys are not created_at, role, seq"
+    if not isinstance(meta, dict) or meta.keys() not in (_META_KEYS, _META_KEYS_WITH_ORIGIN):
+        return "source-meta keys are not created_at, role, seq (and origin)"
     created_at, role, seq = meta["created_at"], meta["role"], meta["seq"]
+    origin = meta.get("origin")
     if type(created_at) is not float or not math.isfinite(created_at):
         return "source-meta created_at is not a finite float"
     if not isinstance(role, str) or role not in ROLES:
         return "source-meta role is not a known role"
     if type(seq) is not int or not 0 <= seq <= MAX_SEQ:
         return "source-meta seq is not an int in range"
-    if raw != _meta_json(created_at, role, seq):
+    if origin is not None and (not isinstance(origin, str) or origin not in ORIGINS):
+        return "source-meta origin is not a known origin"
+    if raw != _meta_json(created_at, role, seq, origin):
         return "non-canonical source-meta"
-    return created_at, role, seq
+    return created_at, role, seq, origin if origin is not None else default_origin(role)
 
 
 def _parse_frame(
@@ -165,7 +173,7 @@ def _parse_frame(
     meta = _decode_meta(match.group(1))
     if isinstance(meta, str):
         return _Damage(meta_at, meta)
-    created_at, role, seq = meta
+    created_at, role, seq, origin = meta
     try:
         prefix = _first_line_prefix(created_at, role)
     except (OverflowError, OSError, ValueError):
@@ -199,7 +207,7 @@ def _parse_frame(
         return _Damage(pos, "truncated frame: missing empty terminator")
     if data[pos] != 0x0A:
         return _Damage(pos, "missing empty terminator")
-    return Frame(source_id, node_id, base + start, base + pos + 1, created_at, role, seq, content)
+    return Frame(source_id, node_id, base + start, base + pos + 1, created_at, role, seq, content, origin)
 
 
 def _valid_frame_after(data: bytes, damaged_at: int, session_id: str) -> bool:

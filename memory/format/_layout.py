@@ -26,7 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["CORE_FILE", "CORE_MASTER", "SOURCES_DIR", "TOPICS_DIR", "HomePaths", "WorkspacePaths"]
+__all__ = [
+    "CORE_FILE",
+    "CORE_MASTER",
+    "HELD_TOPIC",
+    "REJECTED_TOPIC",
+    "SOURCES_DIR",
+    "TOPICS_DIR",
+    "HomePaths",
+    "WorkspacePaths",
+]
 
 SESSIONS_DIR: Final = "sessions"
 MEMORY_DIR: Final = "memory"
@@ -34,6 +43,10 @@ SOURCES_DIR: Final = "sources"
 TOPICS_DIR: Final = "topics"
 CORE_FILE: Final = "core.md"  # relative to the workspace root
 CORE_MASTER: Final = f"{TOPICS_DIR}/core.md"  # relative to the workspace root
+# Candidate core facts held for review (their evidence was not typed by the person), and those the person
+# rejected: topic files like any other (so every record stays cited), that recall leaves out by default.
+HELD_TOPIC: Final = f"{TOPICS_DIR}/held.md"
+REJECTED_TOPIC: Final = f"{TOPICS_DIR}/rejected.md"
 STATE_DIR: Final = ".dagmem"
 TXLOG_FILE: Final = "txlog.jsonl"
 WORKSPACE_ID_FILE: Final = "workspace-id"

@@ -33,6 +33,9 @@ __all__ = [
 SHARD_SIZE: Final = 256
 MARKER_KEY: Final = "memory_written_dagmem"
 SPAWNED_KEY: Final = "spawned"  # metadata of a node appended with spawned=True: a side branch's turn
+#: Where a turn's text came from, when it is not its role's default (`append(..., origin=...)`): a user-role
+#: row carrying a pasted page is `tool`, a transcript's line `imported` (the values: `ORIGINS`).
+ORIGIN_KEY: Final = "origin"
 
 
 class Role(enum.StrEnum):

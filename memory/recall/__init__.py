@@ -30,6 +30,8 @@ from ._pick import FLOOR as RECALL_FLOOR
 from ._pick import check_floor as check_floor
 from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from ._query import check_query as check_query
+from ._render import HELD_LABEL as HELD_LABEL
+from ._render import QUOTED_NOTE as QUOTED_NOTE
 from ._render import in_time_order as in_time_order
 from ._render import render_context as render_context
 from ._search import SIBLINGS as SIBLINGS
@@ -43,10 +45,16 @@ from ._update import RecallUpdater as RecallUpdater
 from ._update import compact as compact
 from ._update import delta_limit as delta_limit
 from ._update import index_arrays as index_arrays
+from ._visible import Visible as Visible
+from ._visible import core_for as core_for
+from ._visible import topic_for as topic_for
+from ._visible import visible as visible
 
 __all__ = [
     "EMBED_MODEL",
+    "HELD_LABEL",
     "MAX_QUERY_CHARS",
+    "QUOTED_NOTE",
     "RECALL_FLOOR",
     "SIBLINGS",
     "SNAPSHOT_VERSION",
@@ -59,6 +67,7 @@ __all__ = [
     "Siblings",
     "Snapshot",
     "Source",
+    "Visible",
     "analyse",
     "append_record",
     "branch_class",
@@ -67,6 +76,7 @@ __all__ = [
     "clear_caches",
     "compact",
     "core_facts",
+    "core_for",
     "core_lines",
     "date_words",
     "delta_limit",
@@ -80,5 +90,7 @@ __all__ = [
     "render_context",
     "search",
     "session_path",
+    "topic_for",
+    "visible",
     "write_snapshot",
 ]

@@ -80,18 +80,31 @@ class Source:
     created_at: float | None
     seq: int | None
     excerpt: str
+    origin: str | None = None  # only when it is not the role's default (`_unusual`); None otherwise
 
     @property
     def source_id(self) -> str:
         return f"{self.session}/{self.node}" if self.node is not None else f"{self.session}#{self.anchor}"
 
     def to_json(self) -> list[Any]:
-        return [self.session, self.anchor, self.node, self.role, self.created_at, self.seq, self.excerpt]
+        row = [self.session, self.anchor, self.node, self.role, self.created_at, self.seq, self.excerpt]
+        # The origin only when it is not the role's (so caches written before origins existed still read).
+        return row if self.origin is None else [*row, self.origin]
 
     @classmethod
     def from_json(cls, raw: Sequence[Any]) -> Source:
-        session, anchor, node, role, created_at, seq, excerpt = raw
-        return cls(str(session), str(anchor), node, role, created_at, seq, str(excerpt))
+        session, anchor, node, role, created_at, seq, excerpt, *rest = raw
+        origin = str(rest[0]) if rest else None
+        return cls(str(session), str(anchor), node, role, created_at, seq, str(excerpt), origin)
+
+    @property
+    def effective_origin(self) -> str | None:
+        return self.origin if self.origin is not None else self.role
+
+
+def _unusual(origin: str, role: str | None) -> str | None:
+    """The origin as a Source keeps it: None for the role's default, so equal sources compare equal."""
+    return None if origin == role else origin
 
 
 def _excerpt(text: str) -> str:
@@ -111,6 +124,7 @@ def source_of(record: ArchiveRecord) -> Source:
         record.created_at,
         record.seq,
         _excerpt(record.content),
+        _unusual(record.effective_origin, record.role),
     )
 
 
@@ -203,6 +217,7 @@ class ArchiveSources:
                         frame.created_at,
                         frame.seq,
                         _excerpt(frame.content),
+                        _unusual(frame.origin, frame.role),
                     ),
                 )
             found = self._found.get((session, anchor))

@@ -14,7 +14,8 @@ Siblings = Literal["demote", "exclude", "include"]
 
 class Evidence(BaseModel):
     """One cited record: `source_id` is `<session>/<node>`; `time` is ISO-8601 UTC (to the second; `seq`,
-    the record's number in its session, orders records said within one second)."""
+    the record's number in its session, orders records said within one second); `origin` says who wrote
+    its text (None for a citation the archive does not hold)."""
 
     model_config = ConfigDict(frozen=True)
     source_id: str
@@ -24,6 +25,7 @@ class Evidence(BaseModel):
     time: str | None
     text: str = ""  # the start of the record (up to 300 characters)
     seq: int | None = None
+    origin: str | None = None  # where its text came from: user, assistant, tool, imported, system
 
 
 class Hit(BaseModel):
@@ -38,3 +40,4 @@ class Hit(BaseModel):
     branch: BranchClass | None
     date: str | None
     evidence: tuple[Evidence, ...]
+    held: bool = False  # a candidate core fact held for review (returned only with `held=True`)

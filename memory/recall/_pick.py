@@ -39,8 +39,10 @@ def pick(
     *,
     k: int,
     floor: float,
+    keep: Callable[[Entry], bool] | None = None,
 ) -> list[tuple[int, Entry]]:
-    """Up to `k` (row, entry) of `ranked`, in order, above the floor and each claim once."""
+    """Up to `k` (row, entry) of `ranked`, in order, above the floor and each claim once; with `keep`,
+    only entries it accepts (the reader's view: `_visible`)."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     seen: set[str] = set()
@@ -51,6 +53,8 @@ def pick(
         if score[row] < cut:
             continue
         found = entry(row)
+        if keep is not None and not keep(found):
+            continue
         claim = same_claim(found.text)
         if claim in seen:
             continue

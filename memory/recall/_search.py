@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InvalidInput
+from ..format import HELD_TOPIC
 from ._branch import branch_class
 from ._embed import embed
 from ._entries import Entry, Source
@@ -42,6 +43,7 @@ from ._index import RecallIndex
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
 from ._text import analyse
+from ._visible import Visible, visible
 
 __all__ = ["SIBLINGS", "search"]
 
@@ -154,6 +156,7 @@ def _evidence(sources: Sequence[Source], weights: dict[str, float]) -> tuple[Evi
             time=_iso(s.created_at),
             text=s.excerpt,
             seq=s.seq,
+            origin=s.effective_origin,
         )
         for s in ranked
     )
@@ -166,6 +169,7 @@ def _hit(entry: Entry, score: float, branch: BranchClass | None, weights: dict[s
         block_id=entry.block_id,
         score=round(score, 6),
         branch=branch,
+        held=entry.topic == HELD_TOPIC,
         date=entry.date or None,
         evidence=_evidence(entry.sources, weights),
     )
@@ -180,9 +184,11 @@ def search(
     path: frozenset[str] = frozenset(),
     siblings: Siblings = "demote",
     floor: float = FLOOR,
+    keep: Visible | None = None,
 ) -> list[Hit]:
     """The `k` best hits for `query`, each claim once and none scoring below `floor` times the best
-    (see `_pick`); branch classes relative to `path` (a tip's path) in `session_id`."""
+    (see `_pick`); branch classes relative to `path` (a tip's path) in `session_id`. `keep`: the blocks
+    this reader may see (`visible`; default: all but the hold queue's)."""
     check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
@@ -191,7 +197,16 @@ def search(
     floor = check_floor(floor)
     with index.lock:
         index.refresh()
-        return _search(index, query, k=k, session_id=session_id, path=path, siblings=siblings, floor=floor)
+        return _search(
+            index,
+            query,
+            k=k,
+            session_id=session_id,
+            path=path,
+            siblings=siblings,
+            floor=floor,
+            keep=visible() if keep is None else keep,
+        )
 
 
 def _search(
@@ -203,6 +218,7 @@ def _search(
     path: frozenset[str],
     siblings: Siblings,
     floor: float,
+    keep: Visible,
 ) -> list[Hit]:
     if not index.live or not query.strip():
         return []
@@ -234,7 +250,7 @@ def _search(
             weights[word] = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
 
     if session_id is None:
-        chosen = pick(ranked, final, index.entry, k=k, floor=floor)
+        chosen = pick(ranked, final, index.entry, k=k, floor=floor, keep=keep)
         return [_hit(entry, final[row], None, weights) for row, entry in chosen]
     # Classes for the best candidates only (each costs an entry read): enough to fill k after demotion,
     # and as many for every k up to CLASSED / 4, so a smaller k's hits are the first of a larger k's.
@@ -251,5 +267,5 @@ def _search(
         before = [row for row in ranked[: last_on + 1] if classes[row] != "sibling"]
         held = [row for row in ranked[: last_on + 1] if classes[row] == "sibling"]
         ranked = before + held + ranked[last_on + 1 :]
-    chosen = pick(ranked, final, entries.__getitem__, k=k, floor=floor)
+    chosen = pick(ranked, final, entries.__getitem__, k=k, floor=floor, keep=keep)
     return [_hit(entry, final[row], classes[row], weights) for row, entry in chosen]

@@ -28,6 +28,8 @@ from ..format import (
     HEAD,
     MARKER_KEY,
     SPAWNED_KEY,
+    ORIGIN_KEY,
+    ORIGINS,
     BranchInfo,
     HeadType,
     Node,
@@ -40,6 +42,7 @@ from ..format import (
     check_id,
     check_metadata,
     check_spawned_from,
+    default_origin,
     graph_problems,
     is_valid_id,
     parse_node,
@@ -112,7 +115,7 @@ _ROLE_NAMES = tuple(role.value for role in Role)
 #: leave the turns before it unwritten for good, `rewound` is what `rewind` sets and `spawned` what
 #: `append(..., spawned=True)` sets. `display` stays the host's to set, as a string: "runtime" marks a
 #: runtime-scheduled turn (not a record, DESIGN §3).
-RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY})
+RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY, ORIGIN_KEY})
 
 
 #: Metadata keys dagmem itself adds to a node after its append (the marker, a rewind): a retried append is
@@ -130,6 +133,7 @@ def check_append_args(
     metadata: object = None,
     spawned: object = False,
     spawned_from: object = None,
+    origin: object = None,
 ) -> tuple[Role, str, dict[str, Any]]:
     """The argument checks of `append`, in one place: the store runs them, and `Runtime.append` runs them
     before anything reaches a session actor. Returns (role, content, a JSON-clean copy of the metadata);
@@ -140,6 +144,8 @@ def check_append_args(
         raise InvalidInput(f"spawned must be True or False, not {spawned!r}")
     if spawned_from is not None:
         check_spawned_from(spawned_from)
+    if origin is not None and (not isinstance(origin, str) or origin not in ORIGINS):
+        raise InvalidInput(f"invalid origin {origin!r}: expected one of {', '.join(sorted(ORIGINS))}")
     checked_role = _check_role(role)
     text = check_content(content)
     if node_id is not None:
@@ -342,12 +348,14 @@ class SessionStore:
         metadata: Mapping[str, Any] | None = None,
         spawned: bool = False,
         spawned_from: str | None = None,
+        origin: str | None = None,
     ) -> Node:
         """Add a node. `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks
         there. The head moves to the new node (in the same write of `meta.json`), unless `spawned`: a side
         branch (a sub-agent's turns), recorded as `metadata["spawned"]`, that leaves the head where it was.
         `spawned_from="<sid>/<node>"` names where the session was spawned from: given at its first append
-        (kept in `meta.json`), and later only with the same value."""
+        (kept in `meta.json`), and later only with the same value. `origin` says where the text came from
+        when it is not the role's default (`metadata["origin"]`, e.g. `tool` for pasted material)."""
         role, content, clean_metadata = check_append_args(
             session_id,
             role,
@@ -357,9 +365,12 @@ class SessionStore:
             metadata=metadata,
             spawned=spawned,
             spawned_from=spawned_from,
+            origin=origin,
         )
         if spawned:
             clean_metadata[SPAWNED_KEY] = True
+        if origin is not None and origin != default_origin(role.value):
+            clean_metadata[ORIGIN_KEY] = origin
         live = self._get_live(session_id, create=True)
         if isinstance(predecessor, str) and not self._backend.exists(session_id):
             raise UnknownNode(session_id, predecessor)  # no session to fork in, and none is created
@@ -440,6 +451,7 @@ class SessionStore:
         the predecessor (unless `HEAD`, which has moved on since) match; otherwise `InvalidInput`."""
         (existing,) = self.read_nodes(session_id, [node_id])
         spawned = metadata.pop(SPAWNED_KEY, False)
+        origin = metadata.pop(ORIGIN_KEY, None)
         theirs = {k: v for k, v in existing.metadata.items() if k not in _WRITTEN_BY_DAGMEM}
         differs = [
             what
@@ -449,6 +461,7 @@ class SessionStore:
                 ("predecessor", predecessor is HEAD or existing.predecessor == predecessor),
                 ("metadata", theirs == metadata),
                 ("spawned", (existing.metadata.get(SPAWNED_KEY) is True) == spawned),
+                ("origin", existing.metadata.get(ORIGIN_KEY) == origin),
             )
             if not same
         ]

@@ -20,6 +20,10 @@ from ._distill import Distiller as Distiller
 from ._distill import Edits as Edits
 from ._distill import ExtractiveDistiller as ExtractiveDistiller
 from ._distill import TopicReader as TopicReader
+from ._held import HeldItem as HeldItem
+from ._held import approve as approve
+from ._held import held_items as held_items
+from ._held import reject as reject
 from ._named import DISTILLERS as DISTILLERS
 from ._named import distiller_named as distiller_named
 from ._pass import SessionResult as SessionResult
@@ -66,6 +70,7 @@ __all__ = [
     "DuplicateJudge",
     "Edits",
     "ExtractiveDistiller",
+    "HeldItem",
     "Installed",
     "LLMConfigError",
     "LLMDistiller",
@@ -74,13 +79,16 @@ __all__ = [
     "SessionResult",
     "TopicReader",
     "WriteOutcome",
+    "approve",
     "distiller_named",
+    "held_items",
     "identical_claims",
     "load_llm_settings",
     "mark_nodes",
     "one_path_in",
     "pending_by_session",
     "records_of",
+    "reject",
     "reorganise",
     "write_batch",
     "write_pass",

@@ -19,6 +19,8 @@ from ..currency import SessionShape
 from ..durable import sha256_hex
 from ..format import (
     CORE_FILE,
+    ORIGIN_KEY,
+    ORIGINS,
     ArchiveRecord,
     Node,
     TopicFormatError,
@@ -35,6 +37,7 @@ from ..store import SessionStore
 from ..workspace import Workspace
 from ._current import InstallCurrency, TopicBlocks, current_core
 from ._distill import BatchInput, Distiller
+from ._held import hold_untrusted
 
 __all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
 
@@ -52,9 +55,18 @@ class WriteOutcome:
 
 def records_of(session_id: str, nodes: Sequence[Node]) -> list[ArchiveRecord]:
     return [
-        ArchiveRecord(session_id, node.id, str(node.role), node.seq, node.created_at, node.content)
+        ArchiveRecord(
+            session_id, node.id, str(node.role), node.seq, node.created_at, node.content, origin_of(node)
+        )
         for node in nodes
     ]
+
+
+def origin_of(node: Node) -> str | None:
+    """The node's origin when it says one dagmem knows (`metadata["origin"]`, set by `append(origin=...)`
+    or by a host writing node files itself); None: its role's default."""
+    origin = node.metadata.get(ORIGIN_KEY)
+    return origin if isinstance(origin, str) and origin in ORIGINS else None
 
 
 class _Reader:
@@ -151,6 +163,8 @@ def _write(
         if failure.code is ReasonCode.WRITER_FAILURE_UNKNOWN:
             failure = WriteFailure(ReasonCode.DISTILLER_FAILED, failure.detail)
         raise failure from exc
+    # Only what the person typed reaches the core: the rest waits in the hold queue (one rule, every distiller).
+    edits = hold_untrusted(edits, todo, reader)
     new_files: dict[str, bytes | None] = {}
     for relpath, text in edits.items():
         if not is_topic_path(relpath):

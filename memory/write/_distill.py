@@ -82,7 +82,8 @@ TOPIC_FILE_LIMIT = 16 * 1024
 # Topic names a salient word never takes: `topics/core.md` is the master of the always-injected core block
 # (DESIGN §2), so a turn that says "core" loudest must not land there; only a distiller's explicit core path
 # writes it. ("core" also covers its parts, `core--2.md`, ...: they are named after the same slug.)
-RESERVED_TOPIC_SLUGS: Final = frozenset({"core"})
+# "held" and "rejected" are the hold queue's (`_held`): only the hold rule and the person's decision write them.
+RESERVED_TOPIC_SLUGS: Final = frozenset({"core", "held", "rejected"})
 
 
 def _keywords(text: str) -> list[str]:

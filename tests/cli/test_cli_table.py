@@ -32,7 +32,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 def test_the_parser_lists_the_table_in_its_order() -> None:
     names = [command.name for command in COMMANDS]
-    assert len(set(names)) == len(names) == 16
+    assert len(set(names)) == len(names) == 17
     assert list(_subcommands(_main._parser())) == names
     sub = next(a for a in _main._parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert {a.dest: a.help for a in sub._choices_actions} == {c.name: c.help for c in COMMANDS}
@@ -83,7 +83,7 @@ def test_main_has_no_chain_of_command_names() -> None:
 
 def test_read_only_commands_are_the_ones_that_check_the_home() -> None:
     reads = {c.name for c in COMMANDS if c.home is not Home.ANY}
-    assert reads == {"status", "verify", "view", "write", "reorganise", "recall", "core", "sessions", "show"}
+    assert reads == {"status", "verify", "view", "write", "reorganise", "recall", "core", "held", "sessions", "show"}
     assert by_name("write").home is Home.SESSIONS
 
 

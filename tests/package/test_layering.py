@@ -15,14 +15,18 @@ from pathlib import Path
 
 import dagmem
 import dagmem.memory
-from dagmem.tests._source import package_sources
-
-ROOT = Path(dagmem.__file__).parent
+from dagmem.tests._source import ROOT, package_sources
 
 # The shared vocabulary at the bottom of the domain, then each layer of `dagmem.memory` and what it may
 # import (besides itself).
 _VOCAB = {"memory.errors", "memory.faults", "memory.outcomes", "memory.settings"}
-_BELOW_POLICY = _VOCAB | {"memory.format", "memory.durable", "memory.store", "memory.workspace"}
+_BELOW_POLICY = _VOCAB | {
+    "memory.format",
+    "memory.trust",
+    "memory.durable",
+    "memory.store",
+    "memory.workspace",
+}
 _CURRENCY = {"memory.currency", "memory.shapes"}
 MEMORY: dict[str, set[str]] = {
     "memory": set(),  # the package's `__init__` is a docstring
@@ -31,6 +35,7 @@ MEMORY: dict[str, set[str]] = {
     "memory.outcomes": {"memory.errors", "memory.faults"},
     "memory.settings": {"memory.errors"},
     "memory.format": _VOCAB,
+    "memory.trust": _VOCAB,  # pure: the hold rule, the instruction tripwire, scopes
     "memory.durable": _VOCAB | {"memory.format"},
     "memory.store": _VOCAB | {"memory.format", "memory.durable"},
     "memory.workspace": _VOCAB | {"memory.format", "memory.durable"},

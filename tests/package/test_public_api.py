@@ -38,6 +38,7 @@ def test_the_public_api_is_pinned() -> None:
         "RuntimeClosed", "RuntimeConfig", "RuntimeCrashed", "RuntimeStatus", "SessionCrashed",
         "SessionInvalid", "SessionMeta", "SessionSnapshot", "SessionStore", "SupervisorEvent", "Tip",
         "TopicReader", "UnknownNode", "UnknownSession", "WriteFailure", "count_tokens", "render_context",
+        "OutOfScope", "Scope", "load_scope",
     }  # fmt: skip
     assert set(dagmem.__all__) == expected
     assert issubclass(dagmem.InvalidInput, ValueError)

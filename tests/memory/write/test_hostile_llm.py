@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,53 +21,9 @@ from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import LLMDistiller, load_llm_settings, write_session
 from dagmem.memory.write._llm_config import LLMConfigError
 from dagmem.memory.write._llm_wire import parse_answer
+from dagmem.tests._model_server import ModelServer
 
 SECRET_KEY = "sk-hostile-ECHOED-9b2d71"
-
-
-def completion(content: str) -> bytes:
-    message = {"role": "assistant", "content": content}
-    return json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
-
-
-class ModelServer:
-    """A chat-completions server on 127.0.0.1 whose answer is `reply(request) -> content`."""
-
-    def __init__(self, reply: Callable[[dict[str, Any]], str]) -> None:
-        self.requests: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                server.requests.append(request)
-                body = completion(reply(request))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> ModelServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
 
 
 class DribblingServer:

@@ -1,0 +1,26 @@
+"""Trust: where a memory came from, who may read it, what may reach the core.
+
+- `_instruction`: does a text read as an instruction to the agent (normalised against Unicode tricks)?
+- `_hold`: the rule that keeps a candidate core fact out of the core unless the person typed it.
+- `_scope`: a reader's scope (sessions, origins, held items, the core, read-only) and its file format.
+"""
+
+from ._hold import hold_reason as hold_reason
+from ._instruction import looks_like_instruction as looks_like_instruction
+from ._instruction import normalise as normalise
+from ._scope import OWNER as OWNER
+from ._scope import Origin as Origin
+from ._scope import OutOfScope as OutOfScope
+from ._scope import Scope as Scope
+from ._scope import load_scope as load_scope
+
+__all__ = [
+    "OWNER",
+    "Origin",
+    "OutOfScope",
+    "Scope",
+    "hold_reason",
+    "load_scope",
+    "looks_like_instruction",
+    "normalise",
+]

@@ -1,0 +1,198 @@
+"""The hold queue: candidate core facts whose evidence the person did not type wait in `topics/held.md`
+instead of reaching `topics/core.md` (and so the always-injected `core.md`).
+
+`hold_untrusted` is the gate, applied by the write core to every distiller's edits (one rule for the
+extractive and the LLM distiller): each block a batch adds to the core master is judged by
+`trust.hold_reason` on its claim and the origins of the records it cites; a held block moves, ids and
+citations unchanged, to `topics/held.md`, so every record stays cited. When the gate holds anything, no
+existing core fact is dropped by the same edit (a poisoned batch cannot make a model "replace" the
+person's preference with its own).
+
+`approve` moves a held block to the core master, `reject` to `topics/rejected.md` (cited evidence stays
+cited; recall never returns it): one transaction each, crash-safe as every install, and idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..durable import read_regular
+from ..format import (
+    CORE_FILE,
+    CORE_MASTER,
+    HELD_TOPIC,
+    REJECTED_TOPIC,
+    ArchiveRecord,
+    Block,
+    Topic,
+    anchor_of,
+    block_id,
+    parse_topic,
+    render_core,
+    render_topic,
+    scan_archive,
+)
+from ..outcomes import ReasonCode, WriteFailure
+from ..trust import hold_reason
+from ..workspace import Workspace
+from ._distill import Edits, TopicReader
+
+__all__ = ["HELD_TITLE", "HeldItem", "approve", "held_items", "hold_untrusted", "reject"]
+
+log = logging.getLogger("dagmem.write")
+
+HELD_TITLE = "Held for review"
+REJECTED_TITLE = "Rejected"
+
+
+def _sources(block: Block) -> list[tuple[str, str]]:
+    return [(s.session_id, s.anchor) for c in block.citations for s in c.sources]
+
+
+def hold_untrusted(
+    edits: Edits, records: Sequence[ArchiveRecord], topics: TopicReader
+) -> dict[str, str | None]:
+    """`edits` with every untrusted block the batch adds to the core master moved to the hold queue."""
+    out = dict(edits)
+    new_text = out.get(CORE_MASTER)
+    if new_text is None:
+        return out
+    old_text = topics.read(CORE_MASTER)
+    old = parse_topic(old_text, CORE_MASTER) if old_text is not None else None
+    new = parse_topic(new_text, CORE_MASTER)
+    before = {b.id: b for b in old.blocks} if old is not None else {}
+    by_anchor = {(r.session_id, anchor_of(r.source_id)): r for r in records}
+    kept: list[Block] = []
+    held: list[tuple[Block, str]] = []
+    taken = set(before) | {b.id for b in new.blocks}
+    for block in new.blocks:
+        if before.get(block.id) == block:
+            kept.append(block)
+            continue
+        cited = [by_anchor[key] for key in _sources(block) if key in by_anchor]
+        reason = hold_reason(block.claim, [(r.effective_origin, r.content) for r in cited]) if cited else None
+        if reason is None:
+            kept.append(block)
+            continue
+        if block.id in before:  # a rewrite of a standing fact: the fact stays, the new words wait
+            kept.append(before[block.id])
+            fresh = tuple(
+                c for c in block.citations if all((s.session_id, s.anchor) in by_anchor for s in c.sources)
+            )
+            if not fresh:
+                continue
+            copy = Block(block_id(HELD_TOPIC, block.claim, taken), block.claim, fresh)
+            taken.add(copy.id)
+            held.append((copy, reason))
+            continue
+        held.append((block, reason))
+    if not held:
+        return out
+    ids = {b.id for b in kept} | {b.id for b, _ in held}
+    kept += [b for b in before.values() if b.id not in ids]
+    out[CORE_MASTER] = render_topic(Topic(new.title, tuple(kept))) if kept or old is not None else None
+    queue_text = out.get(HELD_TOPIC) or topics.read(HELD_TOPIC)
+    queue = list(parse_topic(queue_text, HELD_TOPIC).blocks) if queue_text is not None else []
+    queued = {b.id for b in queue}
+    for block, reason in held:
+        log.info("core fact %s held for review: %s", block.id, reason)
+        if block.id not in queued:
+            queue.append(block)
+    out[HELD_TOPIC] = render_topic(Topic(HELD_TITLE, tuple(queue)))
+    return out
+
+
+@dataclass(frozen=True)
+class HeldEvidence:
+    source_id: str
+    origin: str | None  # None: the archive does not hold the cited frame
+    text: str
+
+
+@dataclass(frozen=True)
+class HeldItem:
+    block_id: str
+    claim: str
+    date: str
+    reason: str | None
+    evidence: tuple[HeldEvidence, ...]
+
+
+def _read_topic(workspace: Workspace, path: str) -> tuple[Topic | None, bytes | None]:
+    data = workspace.read_bytes(path)
+    return (None if data is None else parse_topic(data.decode("utf-8"), path)), data
+
+
+def held_items(workspace: Workspace) -> list[HeldItem]:
+    """The queue, oldest first, each item with its evidence (origin and text) and why it is held."""
+    topic, _ = _read_topic(workspace, HELD_TOPIC)
+    if topic is None:
+        return []
+    frames: dict[str, dict[str, tuple[str, str, str]]] = {}
+    items = []
+    for block in topic.blocks:
+        evidence = []
+        for session, anchor in _sources(block):
+            if session not in frames:
+                data = read_regular(workspace.paths.source(session)) or b""
+                frames[session] = {
+                    anchor_of(f.source_id): (f.source_id, f.origin, f.content)
+                    for f in scan_archive(data, session).frames
+                }
+            found = frames[session].get(anchor)
+            if found is None:
+                evidence.append(HeldEvidence(f"{session}#{anchor}", None, ""))
+            else:
+                evidence.append(HeldEvidence(*found))
+        reason = hold_reason(block.claim, [(e.origin or "", e.text) for e in evidence])
+        date = max((c.date for c in block.citations), default="")
+        items.append(HeldItem(block.id, block.claim, date, reason, tuple(evidence)))
+    return items
+
+
+@dataclass(frozen=True)
+class Decision:
+    block_id: str
+    decision: str  # "approved" | "rejected"
+    tx: str | None  # None: it was decided already (nothing written)
+
+
+def approve(workspace: Workspace, block_id: str) -> Decision:
+    """Move held block `block_id` into the core master (and so `core.md`)."""
+    return _decide(workspace, block_id, CORE_MASTER, "Core", "approved")
+
+
+def reject(workspace: Workspace, block_id: str) -> Decision:
+    """Move held block `block_id` to `topics/rejected.md`: kept as cited evidence, never recalled."""
+    return _decide(workspace, block_id, REJECTED_TOPIC, REJECTED_TITLE, "rejected")
+
+
+def _decide(workspace: Workspace, block_id: str, target: str, title: str, decision: str) -> Decision:
+    with workspace.lock():
+        workspace.recover()
+        queue, queue_bytes = _read_topic(workspace, HELD_TOPIC)
+        goal, goal_bytes = _read_topic(workspace, target)
+        block = next((b for b in queue.blocks if b.id == block_id), None) if queue is not None else None
+        if block is None:
+            if goal is not None and any(b.id == block_id for b in goal.blocks):
+                return Decision(block_id, decision, None)  # decided before (a rerun): nothing to do
+            raise WriteFailure(ReasonCode.INVALID_INPUT, f"no held item {block_id!r} (see `dagmem held`)")
+        assert queue is not None
+        rest = tuple(b for b in queue.blocks if b.id != block_id)
+        moved = Topic(goal.title if goal is not None else title, (*(goal.blocks if goal else ()), block))
+        changed: dict[str, bytes | None] = {
+            HELD_TOPIC: render_topic(Topic(queue.title, rest)).encode() if rest else None,
+            target: render_topic(moved).encode(),
+        }
+        if target == CORE_MASTER:
+            changed[CORE_FILE] = render_core(render_topic(moved)).encode()
+        before: Mapping[str, bytes | None] = {
+            HELD_TOPIC: queue_bytes,
+            target: goal_bytes,
+            **({CORE_FILE: workspace.read_bytes(CORE_FILE)} if target == CORE_MASTER else {}),
+        }
+        record = workspace.install("", [], changed, before=dict(before))
+    log.info("held item %s %s: tx %s", block_id, decision, record.tx)
+    return Decision(block_id, decision, record.tx)
