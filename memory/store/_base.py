@@ -27,9 +27,9 @@ from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
     HEAD,
     MARKER_KEY,
-    SPAWNED_KEY,
     ORIGIN_KEY,
     ORIGINS,
+    SPAWNED_KEY,
     BranchInfo,
     HeadType,
     Node,
