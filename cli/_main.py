@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -29,6 +30,11 @@ __all__ = ["CommandError", "main"]  # CommandError: re-exported, commands import
 DEFAULT_HOME = Path(".dagmem")
 
 
+def default_home() -> Path:
+    """`--home` when it is not given: `DAGMEM_HOME`, else `./.dagmem`."""
+    return Path(os.environ["DAGMEM_HOME"]) if os.environ.get("DAGMEM_HOME") else DEFAULT_HOME
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but its refusals are a user's mistake like any other: one line, not the usage text
     (a JSON object with `--json`), exit 2. Its subcommands' parsers are of this class too."""
@@ -39,7 +45,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument("--home", type=Path, default=DEFAULT_HOME, help="the dagmem home (default ./.dagmem)")
+    common.add_argument(
+        "--home",
+        type=Path,
+        default=default_home(),
+        help="the dagmem home (default $DAGMEM_HOME, else ./.dagmem)",
+    )
     common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     common.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv for debug)")
 
@@ -89,6 +100,10 @@ def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # a host's hook has its own rules: exit 0 and a log line, whatever happens
+        from ..hooks import hook_main
+
+        return hook_main(argv[1:])
     try:
         args = _parser().parse_args(argv)
     except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line

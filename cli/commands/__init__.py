@@ -26,6 +26,8 @@ _MODULES = (
     "bench",
     "view",
     "mcp",
+    "hook",
+    "install",
     "cluster",
     "sim",
 )
