@@ -106,12 +106,14 @@ def apply(change: Change) -> None:
     """Write the change (atomically), or remove the file an uninstall empties of ours."""
     if not change.changed:
         return
-    if change.before is not None and not os.access(change.path, os.W_OK):
+    mode = stat.S_IMODE(change.path.stat().st_mode) if change.before is not None else None
+    # No write bit, or no permission: read-only (a rename would replace it all the same, and root may
+    # write anything: the file's own mode says what its owner wants).
+    if mode is not None and (mode & 0o222 == 0 or not os.access(change.path, os.W_OK)):
         raise InvalidInput(f"{change.path}: read-only; nothing changed")
     if change.after is None:
         change.path.unlink()
         return
-    mode = stat.S_IMODE(change.path.stat().st_mode) if change.before is not None else None
     change.path.parent.mkdir(parents=True, exist_ok=True)
     try:
         atomic_write(change.path, change.after.encode("utf-8"))
