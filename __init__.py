@@ -5,7 +5,8 @@ transactions, the write, recall, importers), mostly synchronous; `dagmem.supervi
 supervision on anyio; `dagmem.actors` runs one actor per session and one writer per workspace on top of
 both. Over the runtime: `dagmem.cluster` (homes served by Ray actors, the `ray` extra), `dagmem.serve` (the
 MCP server, the `mcp` extra), `dagmem.view` (the HTML page, read-only), `dagmem.sim` (the whole stack in
-virtual time), `dagmem.bench` (the benchmarks) and `dagmem.cli` (the `dagmem` command). This module
+virtual time), `dagmem.bench` (the benchmarks) and `dagmem.cli` (the `dagmem` command). Beside the
+runtime, on the domain only: `dagmem.hooks` (the agent hosts' hooks and their installs). This module
 re-exports the public API; everything else is private.
 """
 

@@ -95,19 +95,10 @@ def _answer(host: str, event: str, payload: dict[str, Any], home: Path, knobs: d
     return module.answer(event, payload, home, knobs)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        print(f"error: {self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def hook_main(argv: Sequence[str]) -> int:
     """`dagmem hook ...` without the command line's parser (the fast path `__main__` takes)."""
-    parser = _Parser(prog="dagmem hook")
+    parser = argparse.ArgumentParser(prog="dagmem hook")
     parser.add_argument("--home", type=Path, default=None)
     add_hook_arguments(parser)
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = parser.parse_args(list(argv))  # --help, or a mistake: SystemExit, as for every command
     return run_hook(args)

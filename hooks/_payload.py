@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..memory.errors import DagmemError
+
 __all__ = [
     "MAX_PAYLOAD",
     "PayloadError",
@@ -23,7 +25,7 @@ __all__ = [
 MAX_PAYLOAD = 4 << 20  # bytes of stdin: a prompt larger than this is no question to search memory for
 
 
-class PayloadError(Exception):
+class PayloadError(DagmemError):
     """The host's input is not what its documentation promises (logged; the hook answers nothing)."""
 
 

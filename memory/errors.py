@@ -41,6 +41,7 @@ Exception tree:
                 RayMissing  cluster/_ray.py  (also ExtraMissing)
                 HomeUnavailable  cluster/_ray.py
             CommandError  cli/_errors.py  -- the command line's own refusal (exit 2)
+            PayloadError  hooks/_payload.py  -- internal: a hook logs it and answers nothing
 """
 
 from __future__ import annotations

@@ -29,7 +29,14 @@ class Transcript:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
 
-    def _add(self, kind: str, parent: str | None, message: dict[str, Any] | None, file: Path | None = None, **extra: Any) -> str:
+    def _add(
+        self,
+        kind: str,
+        parent: str | None,
+        message: dict[str, Any] | None,
+        file: Path | None = None,
+        **extra: Any,
+    ) -> str:
         self.n += 1
         key = f"00000000-0000-4000-8000-{self.n:012d}"
         line: dict[str, Any] = {
@@ -56,25 +63,44 @@ class Transcript:
         return self._add("user", parent, {"role": "user", "content": text}, **extra)
 
     def assistant(self, parent: str | None, text: str, **extra: Any) -> str:
-        message = {"id": f"msg_{self.n + 1}", "type": "message", "role": "assistant", "model": "claude-x",
-                   "content": [{"type": "text", "text": text}]}
+        message = {
+            "id": f"msg_{self.n + 1}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "text", "text": text}],
+        }
         return self._add("assistant", parent, message, **extra)
 
     def compaction(self, parent: str | None, summary: str) -> str:
-        boundary = self._add("system", parent, None, subtype="compact_boundary", content="Conversation compacted")
+        boundary = self._add(
+            "system", parent, None, subtype="compact_boundary", content="Conversation compacted"
+        )
         return self.user(boundary, summary, isCompactSummary=True)
 
     def subagent(self, name: str, prompt: str, reply: str) -> tuple[str, str]:
         file = self.path.with_suffix("") / "subagents" / f"agent-{name}.jsonl"
-        first = self._add("user", None, {"role": "user", "content": prompt}, file=file, isSidechain=True, agentId=name)
-        message = {"id": f"msg_{self.n + 1}", "type": "message", "role": "assistant", "model": "claude-x",
-                   "content": [{"type": "text", "text": reply}]}
+        first = self._add(
+            "user", None, {"role": "user", "content": prompt}, file=file, isSidechain=True, agentId=name
+        )
+        message = {
+            "id": f"msg_{self.n + 1}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "text", "text": reply}],
+        }
         second = self._add("assistant", first, message, file=file, isSidechain=True, agentId=name)
         return first, second
 
     def payload(self, event: str, **extra: Any) -> dict[str, Any]:
-        return {"session_id": self.session, "transcript_path": str(self.path), "cwd": str(self.path.parent),
-                "hook_event_name": event, **extra}
+        return {
+            "session_id": self.session,
+            "transcript_path": str(self.path),
+            "cwd": str(self.path.parent),
+            "hook_event_name": event,
+            **extra,
+        }
 
 
 def hook(
@@ -87,7 +113,12 @@ def hook(
     environ.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "dagmem", "hook", "claude-code", event, *args],
-        input=data, capture_output=True, cwd=project, env=environ, timeout=120,
+        check=False,
+        input=data,
+        capture_output=True,
+        cwd=project,
+        env=environ,
+        timeout=120,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,12 @@ from dagmem.tests.hooks._claude import Transcript, hook, wait_for_worker
 LOG = Path(".dagmem") / "hooks" / "hooks.log"
 
 
-def _assert_quiet(project: Path, result: object, *, logged: str) -> None:
-    assert result.returncode == 0, result.stderr  # type: ignore[attr-defined]
-    assert result.stdout == b""  # type: ignore[attr-defined]
+def _assert_quiet(project: Path, result: subprocess.CompletedProcess[bytes], *, logged: str) -> None:
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
     log = (project / LOG).read_text()
-    assert len(log.splitlines()) == 1 and logged in log, log
+    assert len(log.splitlines()) == 1, log
+    assert logged in log, log
 
 
 @pytest.mark.parametrize(
@@ -34,7 +36,9 @@ def _assert_quiet(project: Path, result: object, *, logged: str) -> None:
         ("UserPromptSubmit", b'{"prompt": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "not JSON"),
     ],
 )
-def test_bad_stdin_exits_0_quietly_with_one_log_line(tmp_path: Path, event: str, stdin: bytes, logged: str) -> None:
+def test_bad_stdin_exits_0_quietly_with_one_log_line(
+    tmp_path: Path, event: str, stdin: bytes, logged: str
+) -> None:
     _assert_quiet(tmp_path, hook(event, stdin, project=tmp_path), logged=logged)
 
 
@@ -60,18 +64,24 @@ def test_a_100_mb_transcript_line_is_reported_and_the_rest_remembered(tmp_path: 
         f.write('{"type": "user", "uuid": "big", "message": {"content": "' + "y" * (100 << 20) + '"}}\n')
     home = tmp_path / ".dagmem"
     end = hook("SessionEnd", t.payload("SessionEnd"), project=tmp_path)
-    assert end.returncode == 0 and end.stdout == b""
+    assert end.returncode == 0
+    assert end.stdout == b""
     wait_for_worker(home)
     log = (tmp_path / LOG).read_text()
-    assert len(log.splitlines()) == 1 and "big" not in (home / "memory" / "sources" / f"{t.session}.md").read_text()
+    assert len(log.splitlines()) == 1
+    assert "big" not in (home / "memory" / "sources" / f"{t.session}.md").read_text()
     assert "second Tuesday" in (home / "memory" / "sources" / f"{t.session}.md").read_text()
 
 
 def test_an_unknown_event_is_a_usage_error_and_memory_off_is_a_no_op(tmp_path: Path) -> None:
     bad = hook("NoSuchEvent", b"{}", project=tmp_path)
-    assert bad.returncode == 2 and bad.stdout == b"" and b"unknown event" in bad.stderr
+    assert bad.returncode == 2
+    assert bad.stdout == b""
+    assert b"unknown event" in bad.stderr
     t = Transcript(tmp_path / "t" / "s.jsonl")
     t.user(None, "Remember the launch date.")
     off = hook("SessionEnd", t.payload("SessionEnd"), project=tmp_path, env={"DAGMEM_MEMORY": "off"})
-    assert off.returncode == 0 and off.stdout == b"" and off.stderr == b""
+    assert off.returncode == 0
+    assert off.stdout == b""
+    assert off.stderr == b""
     assert not (tmp_path / ".dagmem").exists()  # nothing created: no queue, no log, no worker

@@ -17,7 +17,7 @@ import dagmem
 import dagmem.memory
 from dagmem.tests._source import package_sources
 
-ROOT = Path(dagmem.__file__).parent
+ROOT = Path(dagmem.__file__).resolve().parent  # as `package_sources` walks it (a symlinked checkout)
 
 # The shared vocabulary at the bottom of the domain, then each layer of `dagmem.memory` and what it may
 # import (besides itself).
@@ -56,8 +56,9 @@ PACKAGES: dict[str, set[str]] = {
     "view": _RUNTIME,
     "sim": _RUNTIME,
     "bench": _RUNTIME | {"sim", "cluster"},
-    "cli": _RUNTIME | {"cluster", "serve", "view", "sim", "bench"},
-    "__main__": {"_version", "cli"},
+    "hooks": _DOMAIN | _LEAVES,  # a host's hook: the domain only (no runtime: one short process per event)
+    "cli": _RUNTIME | {"cluster", "serve", "view", "sim", "bench", "hooks"},
+    "__main__": {"_version", "cli", "hooks"},
     "dagmem": _RUNTIME,  # the root re-exports the public API (lazily); nothing imports it back
 }
 
