@@ -100,10 +100,9 @@ def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"]:  # a host's hook has its own rules: exit 0 and a log line, whatever happens
-        from ..hooks import hook_main
-
-        return hook_main(argv[1:])
+    own = next((c.own_argv for c in COMMANDS if argv[:1] == [c.name] and c.own_argv is not None), None)
+    if own is not None:
+        return own(argv[1:])
     try:
         args = _parser().parse_args(argv)
     except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line
