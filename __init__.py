@@ -26,6 +26,7 @@ if _typing.TYPE_CHECKING:
     from .memory.errors import ArchiveCorrupt as ArchiveCorrupt
     from .memory.errors import DagmemError as DagmemError
     from .memory.errors import InvalidInput as InvalidInput
+    from .memory.errors import MemoryOff as MemoryOff
     from .memory.errors import SessionInvalid as SessionInvalid
     from .memory.errors import UnknownNode as UnknownNode
     from .memory.errors import UnknownSession as UnknownSession
@@ -74,6 +75,7 @@ __all__ = [
     "HomeBusy",
     "InvalidInput",
     "LastFailure",
+    "MemoryOff",
     "MemorySessionStore",
     "Node",
     "ReasonCode",
@@ -113,6 +115,7 @@ _LAZY = {
     "ArchiveCorrupt": ".memory.errors",
     "DagmemError": ".memory.errors",
     "InvalidInput": ".memory.errors",
+    "MemoryOff": ".memory.errors",
     "SessionInvalid": ".memory.errors",
     "UnknownNode": ".memory.errors",
     "UnknownSession": ".memory.errors",

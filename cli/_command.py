@@ -33,3 +33,4 @@ class Command:
     # A command with rules of its own for its command line (`hook`: exit 0 whatever goes wrong) is
     # handed its arguments unparsed; the parser still lists it, for --help.
     own_argv: Callable[[Sequence[str]], int] | None = None
+    memory: bool = False  # a memory verb (writes or recalls): refused when DAGMEM_MEMORY=off

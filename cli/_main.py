@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import NoReturn
 
 from .._version import __version__
-from ..memory.errors import DagmemError
+from ..memory.errors import DagmemError, MemoryOff
 from ..memory.format import HomePaths
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.settings import memory_off
 from ._command import Command, Home
 from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
 from .commands import COMMANDS, by_name
@@ -112,7 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("dagmem").setLevel([logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
     try:
-        _check_home(by_name(args.command), args.home)
+        command = by_name(args.command)
+        if command.memory and memory_off():  # before the home is looked at: nothing is created
+            raise MemoryOff(f"dagmem {command.name}")
+        _check_home(command, args.home)
         return _run(args)
     except CommandError as exc:
         return _error(args, str(exc), exc.code)

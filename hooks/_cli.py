@@ -11,12 +11,12 @@ does nothing at all."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..memory.settings import memory_off
 from ._home import hook_home
 from ._log import log_line
 from ._payload import PayloadError, parse_payload, read_payload
@@ -28,11 +28,6 @@ HOSTS = {
     "codex": ("notify",),
     "pi": ("UserPromptSubmit", "Stop", "SessionEnd"),
 }
-
-
-def memory_off(env: Any = os.environ) -> bool:
-    """`DAGMEM_MEMORY=off` (or 0, false, no, none): memory switched off for this process."""
-    return str(env.get("DAGMEM_MEMORY", "")).strip().lower() in ("off", "0", "false", "no", "none")
 
 
 def _positive(text: str) -> int:

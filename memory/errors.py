@@ -23,6 +23,7 @@ Exception tree:
                 LLMConfigError  memory/write/_llm_config.py
                 ArgumentError  serve/_tools.py  -- an MCP tool's argument
             ArchiveCorrupt  memory/errors.py
+            MemoryOff  memory/errors.py  -- memory=False or DAGMEM_MEMORY=off: nothing opened or created
             TxlogCorrupt  memory/format/_txrecord.py
             UnsafePath  memory/errors.py
             WriteFailure  memory/outcomes.py  -- classified: a reason code, retryable or not
@@ -54,6 +55,7 @@ __all__ = [
     "DagmemError",
     "ExtraMissing",
     "InvalidInput",
+    "MemoryOff",
     "SessionInvalid",
     "UnknownNode",
     "UnknownSession",
@@ -74,6 +76,18 @@ class ExtraMissing(DagmemError, ImportError):
 
 class InvalidInput(DagmemError, ValueError):
     """Bad input from the caller or a bad file on disk. Nothing was written."""
+
+
+class MemoryOff(DagmemError):
+    """Memory is switched off (`Runtime.open(..., memory=False)` or `DAGMEM_MEMORY=off`): a memory verb
+    refuses before anything is opened or created."""
+
+    code = "MEMORY_OFF"
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"{what}: memory is off (DAGMEM_MEMORY=off or memory=False); nothing was opened or created"
+        )
 
 
 class UnknownSession(InvalidInput):
