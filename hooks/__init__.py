@@ -12,7 +12,8 @@ Layering: above the domain (`dagmem.memory`), beside the runtime; the command li
 
 from __future__ import annotations
 
-from . import _install as install
+import typing as _typing
+
 from ._cli import HOSTS as HOSTS
 from ._cli import add_hook_arguments as add_hook_arguments
 from ._cli import hook_main as hook_main
@@ -20,6 +21,10 @@ from ._cli import memory_off as memory_off
 from ._cli import run_hook as run_hook
 from ._home import hook_home as hook_home
 from ._home import state_dir as state_dir
+from ._queue import worker_idle as worker_idle
+
+if _typing.TYPE_CHECKING:
+    from . import _install as install
 
 __all__ = [
     "HOSTS",
@@ -31,3 +36,12 @@ __all__ = [
     "run_hook",
     "state_dir",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name == "install":  # the installs load the durable writes: a hook that runs never needs them
+        from . import _install
+
+        globals()[name] = _install
+        return _install
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,11 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..memory.adopt import to_id
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, CORE_MASTER, HomePaths, count_tokens
-from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, path_to, render_context, search
-from ..memory.store import FileSessionStore
+from ..memory.recall import render_context
 
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
@@ -56,6 +54,9 @@ def prompt_context(
     memory = HomePaths(home).memory
     if not memory.is_dir() or not prompt.strip():
         return None
+    # The search loads numpy, the embedding model and the index: here, not for a session's start.
+    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, search
+
     query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
     session_id, path = _branch(home, session, tail)
     hits = search(RecallIndex.open(memory), query, k=k, session_id=session_id, path=path)
@@ -74,6 +75,10 @@ def prompt_context(
 def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, frozenset[str]]:
     if session is None:
         return None, frozenset()
+    from ..memory.adopt import to_id
+    from ..memory.recall import path_to
+    from ..memory.store import FileSessionStore
+
     sid = to_id(session)
     store = FileSessionStore(home, read_only=True)
     if not store.has_session(sid):
@@ -87,6 +92,8 @@ def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, f
 def _tail_nodes(tail: bytes) -> list[str]:
     """The node ids of the main-chain turns in a transcript's end, newest first (the end may start in a
     line's middle: that line, like any that is not JSON, is skipped)."""
+    from ..memory.adopt import to_id
+
     found: list[str] = []
     for raw in reversed(tail.split(b"\n")):
         try:

@@ -29,7 +29,7 @@ from typing import Any
 
 from ._home import state_dir
 
-__all__ = ["Job", "enqueue", "lock_free", "queue_dir", "queued", "start_worker", "try_lock"]
+__all__ = ["Job", "enqueue", "lock_free", "queue_dir", "queued", "start_worker", "try_lock", "worker_idle"]
 
 
 @dataclass(frozen=True)
@@ -124,3 +124,9 @@ def start_worker(home: Path) -> bool:
         close_fds=True,
     )
     return True
+
+
+def worker_idle(home: Path) -> bool:
+    """Nothing queued and no worker running: a worker takes a job off the queue only once it holds the
+    lock, so both at once mean every sync handed over so far is done."""
+    return not queued(home) and lock_free(home)

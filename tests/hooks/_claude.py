@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dagmem.hooks._queue import lock_free, queued
+from dagmem.hooks import worker_idle
 
 __all__ = ["Transcript", "hook", "wait_for_worker"]
 
@@ -138,7 +138,7 @@ def wait_for_worker(home: Path, bound: float = 120.0) -> None:
     once it holds the lock, so both at once mean it is done), polling, for at most `bound` seconds."""
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
-        if not queued(home) and lock_free(home):
+        if worker_idle(home):
             return
         time.sleep(0.05)
     raise AssertionError(f"the hooks' worker did not finish within {bound} s")
