@@ -359,7 +359,7 @@ def _hooks(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str
     from . import _hooks as bench
 
     say("hooks: a remembered session, then each hook as Claude Code runs it")
-    raw = bench.run(scratch, runs=5 if quick else 9, turns=100 if quick else 300)
+    raw = bench.run(scratch, runs=3 if quick else 9, turns=40 if quick else 300)
     base50, base95 = raw["pass_p50_ms"], raw["pass_p95_ms"]
     goals = {"SessionStart": "value <= 1000", "UserPromptSubmit": "value <= 1500", "Stop": "value <= 250"}
     out = []

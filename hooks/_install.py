@@ -139,10 +139,19 @@ def _read(path: Path) -> str | None:
 
 
 def _ours(command: object, host: str) -> bool:
-    return (
-        isinstance(command, str)
-        and re.search(rf"(^|\s|/)-m dagmem .*\bhook {host}\b|\bdagmem hook {host}\b", command) is not None
-    )
+    """Whether a hook command is dagmem's for `host`: `... dagmem hook [--home H] HOST ...` (a shell
+    string, as Claude Code keeps it, or an argv list, as Codex does)."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else [str(w) for w in command]  # type: ignore[attr-defined]
+    except (ValueError, TypeError):
+        return False
+    for i, word in enumerate(words[:-1]):
+        if Path(word).name == "dagmem" and words[i + 1] == "hook":
+            rest = words[i + 2 :]
+            if rest[:1] == ["--home"]:
+                rest = rest[2:]
+            return rest[:1] == [host]
+    return False
 
 
 # --- Claude Code: settings.json, hooks.EVENT = [{"matcher"?, "hooks": [{"type": "command", ...}]}] ---
@@ -224,7 +233,7 @@ def _codex(path: Path, before: str | None, command: list[str], uninstall: bool) 
         raise InvalidInput(f"{path}: not valid TOML ({exc}); nothing changed") from None
     current = config.get("notify")
     wanted = [*command, "notify"]
-    ours = isinstance(current, list) and _ours(" ".join(map(str, current)), "codex")
+    ours = isinstance(current, list) and _ours(current, "codex")
     if current is not None and not ours:
         if uninstall:
             return before

@@ -76,7 +76,13 @@ def test_dry_run_prints_the_diff_and_writes_nothing_and_home_is_written_into_the
     assert not (tmp_path / ".claude").exists()
     installed = _install("claude-code", "--home", str(tmp_path / "h"), home=tmp_path)  # --user: the default
     assert installed.returncode == 0
-    assert "--home" in (tmp_path / ".claude" / "settings.json").read_text()
+    settings = tmp_path / ".claude" / "settings.json"
+    assert "--home" in settings.read_text()
+    written = settings.read_bytes()
+    assert _install("claude-code", "--home", str(tmp_path / "h"), home=tmp_path).stdout == ""
+    assert settings.read_bytes() == written  # recognised as ours, --home and all
+    assert _install("claude-code", "--uninstall", home=tmp_path).returncode == 0
+    assert json.loads(settings.read_text()) == {}
 
 
 @pytest.mark.parametrize(
