@@ -95,5 +95,7 @@ def hook_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="dagmem hook")
     parser.add_argument("--home", type=Path, default=None)
     add_hook_arguments(parser)
-    args = parser.parse_args(list(argv))  # --help, or a mistake: SystemExit, as for every command
+    # Intermixed: Codex appends its JSON after the options the install wrote. --help, or a mistake:
+    # SystemExit, as for every command.
+    args = parser.parse_intermixed_args(list(argv))
     return run_hook(args)
