@@ -21,8 +21,10 @@ def hook_home(explicit: Path | None, cwd: object = None, env: Mapping[str, str] 
         return explicit
     if env.get("DAGMEM_HOME"):
         return Path(env["DAGMEM_HOME"])
-    project = env.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) and cwd else None)
-    return Path(project or os.getcwd()) / HOME_DIR
+    for project in (env.get("CLAUDE_PROJECT_DIR"), cwd):
+        if isinstance(project, str) and project and os.path.isdir(project):  # never a home in a made-up place
+            return Path(project) / HOME_DIR
+    return Path(os.getcwd()) / HOME_DIR
 
 
 def state_dir(home: Path) -> Path:
