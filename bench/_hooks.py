@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..hooks import state_dir
+from ..hooks import state_dir, worker_idle
 from ..memory.adopt import Importer, SourceClock, import_into_store
 from ..memory.store import FileSessionStore
 from ..memory.writing import write_home
@@ -74,11 +74,9 @@ def _payload(event: str, project: Path, transcript: Path) -> bytes:
 
 
 def _wait_idle(home: Path, bound: float = 300.0) -> None:
-    from ..hooks import _queue
-
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
-        if not _queue.queued(home) and _queue.lock_free(home):
+        if worker_idle(home):
             return
         time.sleep(0.01)
     raise RuntimeError(f"the hooks' worker did not finish within {bound} s")
