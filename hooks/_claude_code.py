@@ -17,9 +17,7 @@ from typing import Any
 from ._events import Knobs, prompt, queue_transcript, session_start
 from ._payload import text
 
-__all__ = ["EVENTS", "answer"]
-
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionEnd")
+__all__ = ["answer"]
 
 
 def answer(event: str, payload: dict[str, Any], home: Path, knobs: Knobs) -> str | None:

@@ -23,6 +23,7 @@ from ._payload import PayloadError, parse_payload, read_payload
 
 __all__ = ["HOSTS", "add_hook_arguments", "hook_main", "memory_off", "run_hook"]
 
+# Each host's events: the one list (the parser's, the install's).
 HOSTS = {
     "claude-code": ("SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionEnd"),
     "codex": ("notify",),

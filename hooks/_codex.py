@@ -16,9 +16,8 @@ from typing import Any
 from ._events import Knobs, queue_transcript
 from ._payload import PayloadError, text
 
-__all__ = ["EVENTS", "answer", "rollout_of"]
+__all__ = ["answer", "rollout_of"]
 
-EVENTS = ("notify",)
 _DAYS = 3  # day directories searched, newest first: a turn completes in a thread that is running now
 
 

@@ -16,9 +16,7 @@ from typing import Any
 from ._events import Knobs, prompt, queue_transcript
 from ._payload import text
 
-__all__ = ["EVENTS", "EXTENSION", "answer"]
-
-EVENTS = ("UserPromptSubmit", "Stop", "SessionEnd")
+__all__ = ["EXTENSION", "answer"]
 
 
 def answer(event: str, payload: dict[str, Any], home: Path, knobs: Knobs) -> str | None:
