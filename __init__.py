@@ -5,7 +5,8 @@ transactions, the write, recall, importers), mostly synchronous; `dagmem.supervi
 supervision on anyio; `dagmem.actors` runs one actor per session and one writer per workspace on top of
 both. Over the runtime: `dagmem.cluster` (homes served by Ray actors, the `ray` extra), `dagmem.serve` (the
 MCP server, the `mcp` extra), `dagmem.view` (the HTML page, read-only), `dagmem.sim` (the whole stack in
-virtual time), `dagmem.bench` (the benchmarks) and `dagmem.cli` (the `dagmem` command). This module
+virtual time), `dagmem.bench` (the benchmarks) and `dagmem.cli` (the `dagmem` command). Beside the
+runtime, on the domain only: `dagmem.hooks` (the agent hosts' hooks and their installs). This module
 re-exports the public API; everything else is private.
 """
 
@@ -25,6 +26,7 @@ if _typing.TYPE_CHECKING:
     from .memory.errors import ArchiveCorrupt as ArchiveCorrupt
     from .memory.errors import DagmemError as DagmemError
     from .memory.errors import InvalidInput as InvalidInput
+    from .memory.errors import MemoryOff as MemoryOff
     from .memory.errors import SessionInvalid as SessionInvalid
     from .memory.errors import UnknownNode as UnknownNode
     from .memory.errors import UnknownSession as UnknownSession
@@ -76,6 +78,7 @@ __all__ = [
     "HomeBusy",
     "InvalidInput",
     "LastFailure",
+    "MemoryOff",
     "MemorySessionStore",
     "Node",
     "OutOfScope",
@@ -118,6 +121,7 @@ _LAZY = {
     "ArchiveCorrupt": ".memory.errors",
     "DagmemError": ".memory.errors",
     "InvalidInput": ".memory.errors",
+    "MemoryOff": ".memory.errors",
     "SessionInvalid": ".memory.errors",
     "UnknownNode": ".memory.errors",
     "UnknownSession": ".memory.errors",

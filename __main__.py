@@ -13,6 +13,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"dagmem {__version__}")
         return 0
+    if args[:1] == ["hook"]:  # a host's hook, on every prompt: served without loading the command line
+        from .hooks import hook_main
+
+        return hook_main(args[1:])
     from .cli import main as cli_main
 
     return cli_main(args)

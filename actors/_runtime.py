@@ -26,7 +26,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from ..memory.durable import LastFailure, ensure_workspace_id
-from ..memory.errors import DagmemError, InvalidInput, UnknownNode, UnknownSession
+from ..memory.errors import DagmemError, InvalidInput, MemoryOff, UnknownNode, UnknownSession
 from ..memory.format import (
     HEAD,
     HeadType,
@@ -52,7 +52,7 @@ from ..memory.recall import (
     session_path,
     visible,
 )
-from ..memory.settings import DEFAULTS
+from ..memory.settings import DEFAULTS, memory_off
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.trust import OutOfScope, Scope
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
@@ -181,6 +181,7 @@ class Runtime:
         on_event: EventHandler | None = None,
         offload: bool | None = None,
         reorganise_at: float | Callable[[float], float | None] | None = None,
+        memory: bool = True,
     ) -> AsyncIterator[Runtime]:
         """Start the actor tree over `home` (`sessions/` and `memory/`) and stop it on exit.
 
@@ -192,7 +193,12 @@ class Runtime:
         `distiller` is a `Distiller` or a name: "extractive" (the default) or "openai" (settings from
         `DAGMEM_LLM_*` and `<home>/llm.toml`, read now). `reorganise_at` (opt-in) schedules consolidation
         passes on the event-loop clock: a number is a period in seconds; a function of the loop time of
-        the last pass (or of the start) gives the loop time of the next one, or None to stop."""
+        the last pass (or of the start) gives the loop time of the next one, or None to stop.
+
+        `memory=False`, or `DAGMEM_MEMORY=off` in the environment, switches memory off: `MemoryOff` is
+        raised before anything is opened or created (no workspace, no lock, no session file)."""
+        if not memory or memory_off():
+            raise MemoryOff(f"Runtime.open({str(home)!r})")
         home = Path(home)
         _check_home(home)
         if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now)
@@ -214,9 +220,9 @@ class Runtime:
                 )
         store = store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync)
         paths = HomePaths(home).workspace
-        memory = paths.root
+        root = paths.root
         offload = store.blocking if offload is None else offload
-        check_workspace_paths(memory)  # a symlink or a FIFO in the workspace: refused before any write
+        check_workspace_paths(root)  # a symlink or a FIFO in the workspace: refused before any write
         workspace_id = (
             await anyio.to_thread.run_sync(ensure_workspace_id, paths.workspace_id)
             if offload
@@ -231,7 +237,7 @@ class Runtime:
         ctx = Context(  # nothing between here and the `try` below does I/O or can fail but by a bug
             config=config,
             store=store,
-            workspace_root=memory,
+            workspace_root=root,
             workspace_id=workspace_id,
             distiller=distiller or ExtractiveDistiller(),
             writer=Mailbox("writer", config.writer_mailbox),

@@ -32,7 +32,19 @@ log = logging.getLogger("dagmem.bench")
 
 __all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
 
-BENCHMARKS = ("runtime", "store", "write", "walk", "tokens", "recall", "sim", "cluster", "cold", "currency")
+BENCHMARKS = (
+    "runtime",
+    "store",
+    "write",
+    "walk",
+    "tokens",
+    "recall",
+    "sim",
+    "cluster",
+    "cold",
+    "currency",
+    "hooks",
+)
 NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
 
 Result = dict[str, Any]
@@ -361,6 +373,24 @@ def _currency(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[
     return bench.results(quick, say)
 
 
+def _hooks(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """Each Claude Code hook from a fresh process beside `python -c pass` (bench/_hooks.py)."""
+    from . import _hooks as bench
+
+    say("hooks: a remembered session, then each hook as Claude Code runs it")
+    raw = bench.run(scratch, runs=3 if quick else 9, turns=40 if quick else 300)
+    base50, base95 = raw["pass_p50_ms"], raw["pass_p95_ms"]
+    goals = {"SessionStart": "value <= 1000", "UserPromptSubmit": "value <= 1500", "Stop": "value <= 250"}
+    out = []
+    for event in bench.EVENTS:
+        for q, base in (("p50", base50), ("p95", base95)):
+            out.append(result(f"fresh `dagmem hook claude-code {event}` {q} (baseline: python -c pass)",
+                              raw[f"{event}_{q}_ms"], "ms", base, goals[event] if q == "p50" else None, digits=1))  # fmt: skip
+    out.append(result("Stop's detached worker: import and write, p50 (the host does not wait for it)",
+                      raw["worker_p50_ms"], "ms", None, None, digits=1))  # fmt: skip
+    return out, raw
+
+
 _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
     "runtime": _runtime,
     "store": _store,
@@ -372,6 +402,7 @@ _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, An
     "cluster": _cluster,
     "cold": _cold,
     "currency": _currency,
+    "hooks": _hooks,
 }
 
 

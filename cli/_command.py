@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Command", "Home"]
@@ -30,3 +30,7 @@ class Command:
     run: Callable[[argparse.Namespace], int]
     home: Home = Home.ANY
     description: str | None = None  # the command's own --help text; argparse shows none without it
+    # A command with rules of its own for its command line (`hook`: exit 0 whatever goes wrong) is
+    # handed its arguments unparsed; the parser still lists it, for --help.
+    own_argv: Callable[[Sequence[str]], int] | None = None
+    memory: bool = False  # a memory verb (writes or recalls): refused when DAGMEM_MEMORY=off

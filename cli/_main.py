@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -17,9 +18,10 @@ from pathlib import Path
 from typing import NoReturn
 
 from .._version import __version__
-from ..memory.errors import DagmemError
+from ..memory.errors import DagmemError, MemoryOff
 from ..memory.format import HomePaths
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
+from ..memory.settings import memory_off
 from ._command import Command, Home
 from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
 from .commands import COMMANDS, by_name
@@ -27,6 +29,11 @@ from .commands import COMMANDS, by_name
 __all__ = ["CommandError", "main"]  # CommandError: re-exported, commands imported it from here
 
 DEFAULT_HOME = Path(".dagmem")
+
+
+def default_home() -> Path:
+    """`--home` when it is not given: `DAGMEM_HOME`, else `./.dagmem`."""
+    return Path(os.environ["DAGMEM_HOME"]) if os.environ.get("DAGMEM_HOME") else DEFAULT_HOME
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +46,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument("--home", type=Path, default=DEFAULT_HOME, help="the dagmem home (default ./.dagmem)")
+    common.add_argument(
+        "--home",
+        type=Path,
+        default=default_home(),
+        help="the dagmem home (default $DAGMEM_HOME, else ./.dagmem)",
+    )
     common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     common.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv for debug)")
 
@@ -89,6 +101,9 @@ def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    own = next((c.own_argv for c in COMMANDS if argv[:1] == [c.name] and c.own_argv is not None), None)
+    if own is not None:
+        return own(argv[1:])
     try:
         args = _parser().parse_args(argv)
     except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line
@@ -98,7 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("dagmem").setLevel([logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
     try:
-        _check_home(by_name(args.command), args.home)
+        command = by_name(args.command)
+        if command.memory and memory_off():  # before the home is looked at: nothing is created
+            raise MemoryOff(f"dagmem {command.name}")
+        _check_home(command, args.home)
         return _run(args)
     except CommandError as exc:
         return _error(args, str(exc), exc.code)

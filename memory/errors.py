@@ -24,6 +24,7 @@ Exception tree:
                 ArgumentError  serve/_tools.py  -- an MCP tool's argument
                 OutOfScope  memory/trust/_scope.py  -- a reader asked for what its scope does not allow
             ArchiveCorrupt  memory/errors.py
+            MemoryOff  memory/errors.py  -- memory=False or DAGMEM_MEMORY=off: nothing opened or created
             TxlogCorrupt  memory/format/_txrecord.py
             UnsafePath  memory/errors.py
             WriteFailure  memory/outcomes.py  -- classified: a reason code, retryable or not
@@ -42,6 +43,7 @@ Exception tree:
                 RayMissing  cluster/_ray.py  (also ExtraMissing)
                 HomeUnavailable  cluster/_ray.py
             CommandError  cli/_errors.py  -- the command line's own refusal (exit 2)
+            PayloadError  hooks/_payload.py  -- internal: a hook logs it and answers nothing
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ __all__ = [
     "DagmemError",
     "ExtraMissing",
     "InvalidInput",
+    "MemoryOff",
     "SessionInvalid",
     "UnknownNode",
     "UnknownSession",
@@ -74,6 +77,18 @@ class ExtraMissing(DagmemError, ImportError):
 
 class InvalidInput(DagmemError, ValueError):
     """Bad input from the caller or a bad file on disk. Nothing was written."""
+
+
+class MemoryOff(DagmemError):
+    """Memory is switched off (`Runtime.open(..., memory=False)` or `DAGMEM_MEMORY=off`): a memory verb
+    refuses before anything is opened or created."""
+
+    code = "MEMORY_OFF"
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"{what}: memory is off (DAGMEM_MEMORY=off or memory=False); nothing was opened or created"
+        )
 
 
 class UnknownSession(InvalidInput):

@@ -7,12 +7,22 @@ numbers every layer uses. `check_seconds` is the one check of a number of second
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from .errors import InvalidInput
 
-__all__ = ["DEFAULTS", "Settings", "check_seconds", "check_threshold"]
+__all__ = ["DEFAULTS", "Settings", "check_seconds", "check_threshold", "memory_off"]
+
+_OFF: Final = frozenset({"off", "0", "false", "no", "none"})
+
+
+def memory_off(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether `DAGMEM_MEMORY` switches memory off for this process (`off`, `0`, `false`, `no`, `none`):
+    the one switch the hooks, the command line and `Runtime.open` read."""
+    return env.get("DAGMEM_MEMORY", "").strip().lower() in _OFF
 
 
 def check_threshold(value: object, what: str = "token threshold") -> int:

@@ -27,6 +27,8 @@ _MODULES = (
     "bench",
     "view",
     "mcp",
+    "hook",
+    "install",
     "cluster",
     "sim",
 )

@@ -23,4 +23,5 @@ COMMAND = Command(
     add_arguments=_arguments,
     run=_run,
     home=Home.EXISTING,
+    memory=True,
 )

@@ -22,4 +22,5 @@ COMMAND = Command(
     help="append, fork, write and show a branching conversation",
     add_arguments=_arguments,
     run=_run,
+    memory=True,
 )

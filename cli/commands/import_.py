@@ -32,4 +32,5 @@ COMMAND = Command(
     help="import agent transcripts (claude-code, pi, codex, openai) as sessions",
     add_arguments=_arguments,
     run=_run,
+    memory=True,
 )

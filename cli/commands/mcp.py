@@ -34,4 +34,5 @@ COMMAND = Command(
     help="serve memory to an agent over MCP (stdio): recall, core, status, sessions, append_turn, set_head",
     add_arguments=_arguments,
     run=_run,
+    memory=True,
 )

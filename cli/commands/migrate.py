@@ -22,4 +22,5 @@ COMMAND = Command(
     help="adopt a home written by a position-cursor system (runtime.json cursors)",
     add_arguments=_arguments,
     run=_run,
+    memory=True,
 )

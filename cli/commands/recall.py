@@ -39,4 +39,5 @@ COMMAND = Command(
     add_arguments=_arguments,
     run=_run,
     home=Home.EXISTING,
+    memory=True,
 )

@@ -29,4 +29,5 @@ COMMAND = Command(
     add_arguments=_arguments,
     run=_run,
     home=Home.EXISTING,
+    memory=True,
 )

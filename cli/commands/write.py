@@ -35,4 +35,5 @@ COMMAND = Command(
     add_arguments=_arguments,
     run=_run,
     home=Home.SESSIONS,  # it writes into the home, so it must be one already: nothing is created
+    memory=True,
 )

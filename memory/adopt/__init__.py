@@ -4,23 +4,26 @@ format, one shared core that maps their entries to nodes, appended through the s
 
 from __future__ import annotations
 
-from ._entries import Problem as Problem
-from ._entries import shown_path as shown_path
-from ._entries import to_id as to_id
-from ._follow import Follower as Follower
-from ._follow import RuntimeLike as RuntimeLike
-from ._import import FORMATS as FORMATS
-from ._import import Importer as Importer
-from ._import import ImportReport as ImportReport
-from ._import import SourceClock as SourceClock
-from ._import import import_into_store as import_into_store
-from ._mapper import Planned as Planned
-from ._migrate import RUNTIME_FILE as RUNTIME_FILE
-from ._migrate import MigrationReport as MigrationReport
-from ._migrate import SessionMigration as SessionMigration
-from ._migrate import kept_records as kept_records
-from ._migrate import migrate_home as migrate_home
-from ._migrate import read_cursors as read_cursors
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from ._entries import Problem as Problem
+    from ._entries import shown_path as shown_path
+    from ._entries import to_id as to_id
+    from ._follow import Follower as Follower
+    from ._follow import RuntimeLike as RuntimeLike
+    from ._import import FORMATS as FORMATS
+    from ._import import Importer as Importer
+    from ._import import ImportReport as ImportReport
+    from ._import import SourceClock as SourceClock
+    from ._import import import_into_store as import_into_store
+    from ._mapper import Planned as Planned
+    from ._migrate import RUNTIME_FILE as RUNTIME_FILE
+    from ._migrate import MigrationReport as MigrationReport
+    from ._migrate import SessionMigration as SessionMigration
+    from ._migrate import kept_records as kept_records
+    from ._migrate import migrate_home as migrate_home
+    from ._migrate import read_cursors as read_cursors
 
 __all__ = [
     "FORMATS",
@@ -41,3 +44,39 @@ __all__ = [
     "shown_path",
     "to_id",
 ]
+
+# Each name loads its module on first use: a hook that needs `to_id` does not load every importer.
+_LAZY: dict[str, tuple[str, str]] = {
+    "Problem": ("._entries", "Problem"),
+    "shown_path": ("._entries", "shown_path"),
+    "to_id": ("._entries", "to_id"),
+    "Follower": ("._follow", "Follower"),
+    "RuntimeLike": ("._follow", "RuntimeLike"),
+    "FORMATS": ("._import", "FORMATS"),
+    "Importer": ("._import", "Importer"),
+    "ImportReport": ("._import", "ImportReport"),
+    "SourceClock": ("._import", "SourceClock"),
+    "import_into_store": ("._import", "import_into_store"),
+    "Planned": ("._mapper", "Planned"),
+    "RUNTIME_FILE": ("._migrate", "RUNTIME_FILE"),
+    "MigrationReport": ("._migrate", "MigrationReport"),
+    "SessionMigration": ("._migrate", "SessionMigration"),
+    "kept_records": ("._migrate", "kept_records"),
+    "migrate_home": ("._migrate", "migrate_home"),
+    "read_cursors": ("._migrate", "read_cursors"),
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module, __name__), attribute)
+        globals()[name] = value  # once: later lookups are plain attribute reads
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

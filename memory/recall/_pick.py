@@ -11,10 +11,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..errors import InvalidInput
-from ._entries import Entry
+
+if TYPE_CHECKING:  # for the annotations only: `same_claim` (render_context's) needs no numpy
+    from ._entries import Entry
 
 __all__ = ["FLOOR", "check_floor", "pick"]
 

@@ -66,9 +66,10 @@ PACKAGES: dict[str, set[str]] = {
     "serve": _RUNTIME,
     "view": _RUNTIME,
     "sim": _RUNTIME,
-    "bench": _RUNTIME | {"sim", "cluster"},
-    "cli": _RUNTIME | {"cluster", "serve", "view", "sim", "bench"},
-    "__main__": {"_version", "cli"},
+    "bench": _RUNTIME | {"sim", "cluster", "hooks"},
+    "hooks": _DOMAIN | _LEAVES,  # a host's hook: the domain only (no runtime: one short process per event)
+    "cli": _RUNTIME | {"cluster", "serve", "view", "sim", "bench", "hooks"},
+    "__main__": {"_version", "cli", "hooks"},
     "dagmem": _RUNTIME,  # the root re-exports the public API (lazily); nothing imports it back
 }
 

@@ -33,7 +33,7 @@ def test_the_public_api_is_pinned() -> None:
         "HEAD", "ArchiveCorrupt", "ArchiveRecord", "BatchInput", "DagmemError", "Distiller", "Edits",
         "EventHandler", "Evidence", "ExtractiveDistiller", "FileSessionStore", "GitError", "Hit", "HomeBusy",
         "InvalidInput",
-        "LastFailure",
+        "LastFailure", "MemoryOff",
         "MemorySessionStore", "Node", "ReasonCode", "RestartIntensityExceeded", "Role", "Runtime",
         "RuntimeClosed", "RuntimeConfig", "RuntimeCrashed", "RuntimeStatus", "SessionCrashed",
         "SessionInvalid", "SessionMeta", "SessionSnapshot", "SessionStore", "SupervisorEvent", "Tip",

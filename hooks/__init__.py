@@ -1,0 +1,47 @@
+"""Hooks: memory inside the agents people already run (Claude Code, Codex, pi), and their installs.
+
+`dagmem hook HOST EVENT` serves one host event: the context of a starting session or of a prompt
+(read-only), or a transcript handed to a detached worker that imports what is new and writes what is
+due (`_queue`, `_worker`), so the host never waits for a write. `dagmem install HOST` merges the hook
+entries into the host's own configuration (`_install`). One module per host reads its payload
+(`_claude_code`, `_codex`, `_pi`); `_events` is what they share, `_context` the read side, `_home` where a
+project's memory lives, `_log` the one line a hook leaves when it cannot serve an event.
+
+Layering: above the domain (`dagmem.memory`), beside the runtime; the command line and `__main__` use it.
+"""
+
+from __future__ import annotations
+
+import typing as _typing
+
+from ._cli import HOSTS as HOSTS
+from ._cli import add_hook_arguments as add_hook_arguments
+from ._cli import hook_main as hook_main
+from ._cli import memory_off as memory_off
+from ._cli import run_hook as run_hook
+from ._home import hook_home as hook_home
+from ._home import state_dir as state_dir
+from ._queue import worker_idle as worker_idle
+
+if _typing.TYPE_CHECKING:
+    from . import _install as install
+
+__all__ = [
+    "HOSTS",
+    "add_hook_arguments",
+    "hook_home",
+    "hook_main",
+    "install",
+    "memory_off",
+    "run_hook",
+    "state_dir",
+]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name == "install":  # the installs load the durable writes: a hook that runs never needs them
+        from . import _install
+
+        globals()[name] = _install
+        return _install
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,38 @@
+"""Claude Code's hooks (https://code.claude.com/docs/en/hooks): each event's JSON arrives on stdin; the
+answer is JSON on stdout with exit 0.
+
+Input fields used: `session_id`, `transcript_path` and `cwd` (every event) and `prompt`
+(UserPromptSubmit). Output, for SessionStart and UserPromptSubmit only: `{"hookSpecificOutput":
+{"hookEventName": EVENT, "additionalContext": TEXT}}`, the documented way to add context for the model
+without showing it as the hook's output. The events that end something (Stop, SubagentStop, PreCompact,
+SessionEnd) print nothing: they queue the transcript for the detached worker and return, SessionEnd with
+the boundary write asked for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ._events import Knobs, prompt, queue_transcript, session_start
+from ._payload import text
+
+__all__ = ["answer"]
+
+
+def answer(event: str, payload: dict[str, Any], home: Path, knobs: Knobs) -> str | None:
+    """What to print for `event` (None: nothing). Raises on a payload that lacks what the event needs;
+    the caller logs it and the hook still exits 0."""
+    if event == "SessionStart":
+        context = session_start(home, knobs)
+    elif event == "UserPromptSubmit":
+        # The core came at SessionStart (and comes again after a compaction, source `compact`): a prompt
+        # gets only what it recalls, or every prompt would add the core to the transcript once more.
+        context = prompt(home, payload, knobs, with_core=False)
+    else:
+        transcript = text(payload, "transcript_path") or ""
+        queue_transcript(home, "claude-code", transcript, end=event == "SessionEnd", knobs=knobs)
+        return None
+    if context is None:
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})

@@ -1,0 +1,126 @@
+"""What a hook injects: the core block (and the topic index) when a session starts, and a
+`<memory-context>` block for each prompt, branch-aware and within a token budget. Read-only: no lock, and
+a home with no memory yet gives nothing (never creates one). The read side loads only here, so a hook
+that only queues a sync never imports it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..memory.durable import read_below
+from ..memory.format import CORE_FILE, CORE_MASTER, HomePaths, count_tokens
+from ..memory.recall import render_context
+
+__all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
+
+DEFAULT_BUDGET = 3000  # tokens (cl100k_base) of one injected block: the 2,000-token core and a few hits
+TOPIC_INDEX = "topics/index.md"
+
+
+def _read(memory: Path, name: str) -> str:
+    data = read_below(memory, name)  # never through a symlink
+    return "" if data is None else data.decode("utf-8", "replace")
+
+
+def start_context(home: Path, budget: int = DEFAULT_BUDGET) -> str | None:
+    """The core facts and the topic index as one block, or None when memory holds neither."""
+    memory = HomePaths(home).memory
+    if not memory.is_dir():
+        return None
+    core = _read(memory, CORE_FILE)
+    index = _read(memory, TOPIC_INDEX).strip()
+    block = render_context(f"## Topics\n{index}", core) if index else render_context([], core)
+    if block.count("\n") < 2:  # nothing between the tags
+        return None
+    return _within(block, budget)
+
+
+def prompt_context(
+    home: Path,
+    prompt: str,
+    *,
+    session: str | None,
+    tail: bytes = b"",
+    k: int = 5,
+    budget: int = DEFAULT_BUDGET,
+    with_core: bool = True,
+) -> str | None:
+    """The `<memory-context>` block for `prompt` (core first), ranked relative to the reader's branch:
+    `session` is the host's session and `tail` the end of its transcript, whose last main-chain turn
+    already stored is the tip (the session's head when none is). None when nothing matches.
+    `with_core=False`: the core facts are left out, and so are hits of the core master (a host that got
+    them at the session's start, where they stay, would otherwise be given them again at every prompt)."""
+    memory = HomePaths(home).memory
+    if not memory.is_dir() or not prompt.strip():
+        return None
+    # The search loads numpy, the embedding model and the index: here, not for a session's start.
+    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, search
+
+    query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
+    session_id, path = _branch(home, session, tail)
+    hits = search(RecallIndex.open(memory), query, k=k, session_id=session_id, path=path)
+    core = _read(memory, CORE_FILE) if with_core else ""
+    if not with_core:
+        hits = [hit for hit in hits if hit.topic != CORE_MASTER]
+    if not hits and not core.strip():
+        return None
+    while True:
+        block = render_context(hits, core)
+        if not hits or _fits(block, budget):
+            return _within(block, budget)
+        hits = hits[:-1]  # the least relevant hit goes first
+
+
+def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, frozenset[str]]:
+    if session is None:
+        return None, frozenset()
+    from ..memory.adopt import to_id
+    from ..memory.recall import path_to
+    from ..memory.store import FileSessionStore
+
+    sid = to_id(session)
+    store = FileSessionStore(home, read_only=True)
+    if not store.has_session(sid):
+        return None, frozenset()  # not imported yet: none of memory can be from it
+    snapshot = store.load(sid)
+    predecessors = {node_id: node.predecessor for node_id, node in snapshot.nodes.items()}
+    tip = next((n for n in _tail_nodes(tail) if n in predecessors), snapshot.meta.head)
+    return sid, (frozenset() if tip is None else path_to(predecessors, tip))
+
+
+def _tail_nodes(tail: bytes) -> list[str]:
+    """The node ids of the main-chain turns in a transcript's end, newest first (the end may start in a
+    line's middle: that line, like any that is not JSON, is skipped)."""
+    from ..memory.adopt import to_id
+
+    found: list[str] = []
+    for raw in reversed(tail.split(b"\n")):
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if (
+            isinstance(line, dict)
+            and line.get("type") in ("user", "assistant")
+            and isinstance(line.get("uuid"), str)
+            and line.get("isSidechain") is not True
+        ):
+            found.append(to_id(line["uuid"]))
+    return found
+
+
+def _fits(block: str, budget: int) -> bool:
+    # A token is at least one byte: a block of no more bytes than the budget fits without counting.
+    return len(block.encode()) <= budget or count_tokens(block) <= budget
+
+
+def _within(block: str, budget: int) -> str:
+    """A block over the budget (a core alone larger than it) cut at a line, still closed."""
+    if _fits(block, budget):
+        return block
+    lines = block.split("\n")
+    body, close = lines[1:-1], lines[-1]
+    while body and not _fits("\n".join([lines[0], *body, close]), budget):
+        body = body[: len(body) * 3 // 4]
+    return "\n".join([lines[0], *body, close])

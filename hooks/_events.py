@@ -1,0 +1,44 @@
+"""The hook events every host shares, host-neutral: queue a transcript for the writer (a turn, a
+sub-agent or a session ended, a compaction is near), the context of a starting session, and the context
+of a prompt. Each host's module reads its own payload into these and answers in its own format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ._payload import read_tail, regular_file, text
+from ._queue import Job, enqueue, start_worker
+
+__all__ = ["Knobs", "prompt", "queue_transcript", "session_start"]
+
+Knobs = dict[str, Any]  # the command line's --threshold, --idle-after, --budget (None: the default)
+_TAIL = 256 << 10  # bytes of a transcript's end searched for the reader's tip
+
+
+def queue_transcript(home: Path, fmt: str, transcript: str, *, end: bool, knobs: Knobs) -> None:
+    """Hand the transcript to the detached worker; returns at once (see `_queue`)."""
+    path = regular_file(transcript)  # a FIFO or a missing file is refused here, before anything is queued
+    enqueue(home, Job(fmt, str(path.absolute()), end, knobs.get("threshold"), knobs.get("idle_after")))
+    start_worker(home)
+
+
+def session_start(home: Path, knobs: Knobs) -> str | None:
+    from . import _context  # the read side loads only for the events that read memory
+
+    return _context.start_context(home, knobs.get("budget") or _context.DEFAULT_BUDGET)
+
+
+def prompt(home: Path, payload: dict[str, Any], knobs: Knobs, *, with_core: bool) -> str | None:
+    """The context for the payload's `prompt`, on the branch its `session_id` / `transcript_path` ends."""
+    from . import _context
+
+    raw = text(payload, "transcript_path", required=False)
+    return _context.prompt_context(
+        home,
+        text(payload, "prompt") or "",
+        session=text(payload, "session_id", required=False),
+        tail=read_tail(regular_file(raw), _TAIL) if raw is not None else b"",
+        budget=knobs.get("budget") or _context.DEFAULT_BUDGET,
+        with_core=with_core,
+    )

@@ -1,0 +1,144 @@
+"""Driving the hooks as Claude Code does: a transcript written line by line in its format, and each hook
+run as a fresh `python -m dagmem hook claude-code EVENT` process with the event's JSON on stdin
+(https://code.claude.com/docs/en/hooks); the detached worker waited for on a condition, with a bound."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dagmem.hooks import worker_idle
+
+__all__ = ["Transcript", "hook", "wait_for_worker"]
+
+SESSION = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
+
+
+class Transcript:
+    """A Claude Code session file (`<project>/<session>.jsonl`) that grows as turns are said."""
+
+    def __init__(self, path: Path, session: str = SESSION) -> None:
+        self.path = path
+        self.session = session
+        self.n = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+
+    def _add(
+        self,
+        kind: str,
+        parent: str | None,
+        message: dict[str, Any] | None,
+        file: Path | None = None,
+        **extra: Any,
+    ) -> str:
+        self.n += 1
+        key = f"00000000-0000-4000-8000-{self.n:012d}"
+        line: dict[str, Any] = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": str(self.path.parent),
+            "sessionId": self.session,
+            "version": "2.0.61",
+            "type": kind,
+            "uuid": key,
+            "timestamp": f"2025-06-01T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z",
+            **extra,
+        }
+        if message is not None:
+            line["message"] = message
+        target = file or self.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("a") as f:
+            f.write(json.dumps(line) + "\n")
+        return key
+
+    def user(self, parent: str | None, text: str, **extra: Any) -> str:
+        return self._add("user", parent, {"role": "user", "content": text}, **extra)
+
+    def assistant(self, parent: str | None, text: str, **extra: Any) -> str:
+        message = {
+            "id": f"msg_{self.n + 1}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "text", "text": text}],
+        }
+        return self._add("assistant", parent, message, **extra)
+
+    def compaction(self, parent: str | None, summary: str) -> str:
+        boundary = self._add(
+            "system", parent, None, subtype="compact_boundary", content="Conversation compacted"
+        )
+        return self.user(boundary, summary, isCompactSummary=True)
+
+    def subagent(self, name: str, prompt: str, reply: str) -> tuple[str, str]:
+        file = self.path.with_suffix("") / "subagents" / f"agent-{name}.jsonl"
+        first = self._add(
+            "user", None, {"role": "user", "content": prompt}, file=file, isSidechain=True, agentId=name
+        )
+        message = {
+            "id": f"msg_{self.n + 1}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "text", "text": reply}],
+        }
+        second = self._add("assistant", first, message, file=file, isSidechain=True, agentId=name)
+        return first, second
+
+    def payload(self, event: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "session_id": self.session,
+            "transcript_path": str(self.path),
+            "cwd": str(self.path.parent),
+            "hook_event_name": event,
+            **extra,
+        }
+
+
+def hook(
+    event: str, payload: Any, *, project: Path, args: tuple[str, ...] = (), env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """One hook, as the host runs it: a fresh process, the payload on stdin (bytes as given, else JSON)."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    environ = {k: v for k, v in os.environ.items() if k not in ("DAGMEM_HOME", "DAGMEM_MEMORY")}
+    environ["CLAUDE_PROJECT_DIR"] = str(project)
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "dagmem", "hook", "claude-code", event, *args],
+        check=False,
+        input=data,
+        capture_output=True,
+        cwd=project,
+        env=environ,
+        timeout=120,
+    )
+
+
+def context_of(result: subprocess.CompletedProcess[bytes], event: str) -> str:
+    """The additionalContext a hook answered ('' for none), checking the answer's documented shape."""
+    assert result.returncode == 0, result.stderr
+    if not result.stdout.strip():
+        return ""
+    answer = json.loads(result.stdout)
+    assert set(answer) == {"hookSpecificOutput"}
+    assert answer["hookSpecificOutput"]["hookEventName"] == event
+    return str(answer["hookSpecificOutput"]["additionalContext"])
+
+
+def wait_for_worker(home: Path, bound: float = 120.0) -> None:
+    """Until the queue is empty and no worker holds the lock (a worker takes its job off the queue only
+    once it holds the lock, so both at once mean it is done), polling, for at most `bound` seconds."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if worker_idle(home):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the hooks' worker did not finish within {bound} s")

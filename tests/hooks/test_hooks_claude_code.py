@@ -1,0 +1,141 @@
+"""Claude Code's hooks end to end: a real-format transcript replayed through `dagmem hook claude-code`
+exactly as the host calls it (a fresh process per event, its JSON on stdin, the transcript growing between
+calls, a sub-agent's file appearing, a compaction, an edited prompt), with the real detached worker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dagmem import FileSessionStore
+from dagmem.memory.recall._render import SIBLING_LABEL
+from dagmem.tests._cli import dagmem_run
+from dagmem.tests.hooks._claude import Transcript, context_of, hook, wait_for_worker
+
+ARGS = ("--threshold", "20")  # small batches, so turns are written while the session goes on
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _memory_and_sessions(home: Path) -> dict[str, bytes]:
+    return {
+        k: v
+        for k, v in _files(home).items()
+        if k.startswith(("sessions/", "memory/sources/", "memory/topics/"))
+    }
+
+
+def replay(project: Path, t: Transcript) -> dict[str, str]:
+    """One conversation, event by event; returns what the context hooks injected."""
+    home = project / ".dagmem"
+    seen: dict[str, str] = {}
+    seen["start"] = context_of(
+        hook("SessionStart", t.payload("SessionStart", source="startup"), project=project), "SessionStart"
+    )
+
+    def turn(parent: str | None, prompt: str, reply: str, name: str) -> tuple[str, str]:
+        answer = hook(
+            "UserPromptSubmit", t.payload("UserPromptSubmit", prompt=prompt), project=project, args=ARGS
+        )
+        seen[name] = context_of(answer, "UserPromptSubmit")
+        u = t.user(parent, prompt)
+        a = t.assistant(u, reply)
+        stop = hook("Stop", t.payload("Stop", stop_hook_active=False), project=project, args=ARGS)
+        assert stop.returncode == 0, stop.stderr
+        assert stop.stdout == b""
+        wait_for_worker(home)
+        return u, a
+
+    _, a1 = turn(
+        None,
+        "The staging server is called nimbus-seven and it listens on port 8443.",
+        "Noted: nimbus-seven, port 8443.",
+        "t1",
+    )
+    _, a2 = turn(
+        a1,
+        "My favourite colour for the dashboard theme is teal, remember that.",
+        "Teal it is for the dashboard theme.",
+        "t2",
+    )
+    # An edited prompt: the user went back to a1 and asked something else; the teal turn is now a sibling.
+    _, a3 = turn(a1, "Which port does the staging server nimbus-seven listen on?", "Port 8443.", "t3")
+    _, a4 = turn(a3, "What colour did I pick for the dashboard theme?", "I do not know yet.", "t4")
+    # A sub-agent's file appears, and its SubagentStop arrives.
+    t.subagent("b7f3", "Sub-agent: count the modules of the repository.", "The repository has seven modules.")
+    assert (
+        hook(
+            "SubagentStop", t.payload("SubagentStop", stop_hook_active=False), project=project, args=ARGS
+        ).stdout
+        == b""
+    )
+    wait_for_worker(home)
+    # A compaction: PreCompact first, then the boundary and the summary lines it writes.
+    assert (
+        hook(
+            "PreCompact",
+            t.payload("PreCompact", trigger="auto", custom_instructions=""),
+            project=project,
+            args=ARGS,
+        ).stdout
+        == b""
+    )
+    wait_for_worker(home)
+    summary = t.compaction(a4, "Summary: the staging server and its port were discussed.")
+    turn(summary, "Thanks, that is all for today about nimbus-seven deployments.", "Glad to help.", "t5")
+    assert (
+        hook(
+            "SessionEnd", t.payload("SessionEnd", reason="prompt_input_exit"), project=project, args=ARGS
+        ).stdout
+        == b""
+    )
+    wait_for_worker(home)
+    seen["a2"], seen["a3"] = a2, a3
+    return seen
+
+
+def test_a_replayed_session_grows_memory_injects_it_branch_aware_and_a_second_replay_adds_nothing(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    t = Transcript(project / "transcripts" / "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6.jsonl")
+    home = project / ".dagmem"
+
+    seen = replay(project, t)
+
+    assert seen["start"] == ""
+    assert seen["t1"] == ""
+    assert "nimbus-seven" in seen["t3"]
+    assert "8443" in seen["t3"]
+    teal = [line for line in seen["t4"].splitlines() if "teal" in line.lower()]
+    assert teal, seen["t4"]  # said on the branch the edit left: recalled, but not as the reader's own
+    assert all(SIBLING_LABEL in line for line in teal if line.startswith("- ")), seen["t4"]
+    store = FileSessionStore(home)
+    nodes = store.load(t.session).nodes
+    assert {n.content for n in nodes.values() if n.metadata.get("spawned")} >= {
+        "The repository has seven modules."
+    }
+    assert store.head(t.session) != seen["a2"]  # the head follows the edit
+    status = json.loads(dagmem_run("status", "--json", "--home", str(home)).stdout)
+    assert status["last_outcome"] == "success"
+    assert status["pending_turns"] == 0
+    verified = dagmem_run("verify", "--strict", "--json", "--home", str(home))
+    assert verified.returncode == 0, verified.stdout
+    assert json.loads(verified.stdout)["ok"]
+    # A new session starts with the core block; a prompt of it gets what the first one said.
+    start = context_of(
+        hook("SessionStart", {**t.payload("SessionStart"), "session_id": "another"}, project=project),
+        "SessionStart",
+    )
+    assert start.startswith("<memory-context>")
+    assert start.endswith("</memory-context>")
+    before = _memory_and_sessions(home)
+
+    # The same conversation replayed (a second import of every line): nothing is added anywhere.
+    for event in ("Stop", "SubagentStop", "PreCompact", "SessionEnd"):
+        assert hook(event, t.payload(event), project=project, args=ARGS).returncode == 0
+        wait_for_worker(home)
+    assert _memory_and_sessions(home) == before
+    assert not (home / "hooks" / "hooks.log").exists(), (home / "hooks" / "hooks.log").read_text()
