@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Container
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final, Literal
 
 from ._archive_codec import (
@@ -17,6 +18,7 @@ from ._archive_codec import (
     MAX_RECORD_LINES,
     ROLES,
     _first_line_prefix,
+    _forgotten_line,
     _meta_json,
     anchor_of,
 )
@@ -45,6 +47,12 @@ _LINES_LINE: Final = re.compile(rb"<!-- record-lines: ([0-9]+) -->")
 _CLOSE: Final = b" -->"
 
 
+# A tombstone's fourth line (`dagmem forget`): ISO time, seconds, UTC; re-rendered to check it is canonical.
+_FORGOTTEN_LINE: Final = re.compile(
+    rb"<!-- forgotten: ([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00) -->"
+)
+
+
 _CANDIDATE: Final = b'\n<a id="src-'
 
 
@@ -66,6 +74,7 @@ class Frame:
     role: str
     seq: int
     content: str
+    forgotten: bool = False  # a tombstone: its content was forgotten (`dagmem forget`), its id stays
 
 
 @dataclass(frozen=True)
@@ -176,6 +185,9 @@ def _parse_frame(
     if isinstance(line, _Damage):
         return line
     lines_line, pos = line
+    tombstone = _FORGOTTEN_LINE.fullmatch(lines_line)
+    if tombstone is not None:
+        return _tombstone(data, start, pos, base, tombstone.group(1), (source_id, node_id, created_at, role, seq))
     match = _LINES_LINE.fullmatch(lines_line)
     digits = match.group(1) if match is not None else b""
     if not digits or digits.startswith(b"0") or len(digits) > 7 or int(digits) > MAX_RECORD_LINES:
@@ -200,6 +212,24 @@ def _parse_frame(
     if data[pos] != 0x0A:
         return _Damage(pos, "missing empty terminator")
     return Frame(source_id, node_id, base + start, base + pos + 1, created_at, role, seq, content)
+
+
+def _tombstone(
+    data: bytes, start: int, pos: int, base: int, iso: bytes, head: tuple[str, str, float, str, int]
+) -> Frame | _Damage:
+    """A tombstone frame whose forgotten line ended at `pos`: it must be canonical and end in its empty line."""
+    try:
+        when = datetime.fromisoformat(iso.decode()).timestamp()
+    except ValueError:
+        return _Damage(pos, "bad forgotten line: not a time")
+    if _forgotten_line(when) != b"<!-- forgotten: " + iso + b" -->\n":
+        return _Damage(pos, "bad forgotten line: not canonical")
+    if pos >= len(data):
+        return _Damage(pos, _NO_TERMINATOR)
+    if data[pos] != 0x0A:
+        return _Damage(pos, "missing empty terminator")
+    source_id, node_id, created_at, role, seq = head
+    return Frame(source_id, node_id, base + start, base + pos + 1, created_at, role, seq, "", forgotten=True)
 
 
 def _valid_frame_after(data: bytes, damaged_at: int, session_id: str) -> bool:

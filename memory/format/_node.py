@@ -17,6 +17,7 @@ from ._limits import MAX_SEQ
 from ._problems import EpochSeconds
 
 __all__ = [
+    "FORGOTTEN_KEY",
     "HEAD",
     "MARKER_KEY",
     "ROLE_LETTERS",
@@ -31,6 +32,8 @@ __all__ = [
 
 SHARD_SIZE: Final = 256
 MARKER_KEY: Final = "memory_written_dagmem"
+# Set (epoch seconds) on a node whose content `dagmem forget` replaced by a tombstone: never a record again.
+FORGOTTEN_KEY: Final = "forgotten_at"
 
 
 class Role(enum.StrEnum):

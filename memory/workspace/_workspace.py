@@ -37,8 +37,20 @@ from ..durable import (
     open_regular,
     read_regular,
 )
-from ..errors import UnsafePath
-from ..format import HEADER, ArchiveRecord, TxRecord, WorkspacePaths, anchor_of, is_valid_id, scan_archive
+from ..errors import ArchiveCorrupt, UnsafePath
+from ..format import (
+    HEADER,
+    ArchiveRecord,
+    ForgetEntry,
+    TxRecord,
+    WorkspacePaths,
+    anchor_of,
+    is_valid_id,
+    parse_forgotten,
+    render_forgotten,
+    render_tombstone,
+    scan_archive,
+)
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._dedupe import drop_exact_duplicates
@@ -375,6 +387,66 @@ class Workspace:
         """Which of these source ids a committed transaction consumed (source id -> tx)."""
         self.index.sync_txlog(self.txlog)
         return self.index.consumed(source_ids)
+
+    # -- forget --------------------------------------------------------------------------------------
+
+    def forgotten(self) -> list[ForgetEntry]:
+        """The entries of `forgotten.json` (none when there is no file). A damaged file is refused with
+        `ValueError`: a forget to finish must never be lost silently."""
+        data = read_regular(self.paths.forgotten)
+        return [] if data is None else parse_forgotten(data)
+
+    def forgotten_sources(self) -> set[str]:
+        return {source for entry in self.forgotten() for source in entry.sources}
+
+    def save_forgotten(self, entries: list[ForgetEntry]) -> None:
+        """Under the lock: replace `forgotten.json` (temp file, fsync, rename, directory fsync)."""
+        atomic_write_many([(self.paths.forgotten, render_forgotten(entries))], fsync=self.fsync, site="forget:journal")
+
+    def tombstone_archive(
+        self, session_id: str, heads: Mapping[str, tuple[str, int, float]], forgotten_at: float
+    ) -> list[str]:
+        """Under the lock: rewrite the archive of `session_id` with a tombstone frame for each node of
+        `heads` (node id -> role, seq, created_at) in place of its frame, or appended when it has none, so
+        no later append can archive its text again. One atomic rewrite of the file under its own lock (the
+        one sanctioned rewrite of an append-only archive); a torn tail is dropped with it, a corrupt archive
+        is refused (`ArchiveCorrupt`, nothing changed). Returns the source ids newly tombstoned."""
+        path = self.paths.source(session_id)
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # no append meanwhile
+            data = read_regular(path) or b""
+            scan = scan_archive(data, session_id)
+            if scan.status == "corrupt":
+                raise ArchiveCorrupt(path, scan.damage_offset or scan.valid_end, scan.reason or "corrupt")
+            parts = [HEADER]
+            seen: set[str] = set()
+            changed: list[str] = []
+            for frame in scan.frames:
+                seen.add(frame.node_id)
+                if frame.node_id in heads and not frame.forgotten:
+                    role, seq, created_at = frame.role, frame.seq, frame.created_at
+                    parts.append(render_tombstone(session_id, frame.node_id, role=role, seq=seq,
+                                                  created_at=created_at, forgotten_at=forgotten_at))  # fmt: skip
+                    changed.append(frame.source_id)
+                else:
+                    parts.append(data[frame.offset : frame.end])
+            for node_id, (role, seq, created_at) in heads.items():
+                if node_id not in seen:
+                    parts.append(render_tombstone(session_id, node_id, role=role, seq=seq,
+                                                  created_at=created_at, forgotten_at=forgotten_at))  # fmt: skip
+                    changed.append(f"{session_id}/{node_id}")
+            new = b"".join(parts)
+            if new != data:
+                atomic_write_many([(path, new)], fsync=self.fsync, site="forget:archive")
+        finally:
+            os.close(fd)  # an appender waiting on the old file finds it unlinked and reopens
+        self._archives.pop(session_id, None)
+        self._index_archive(session_id, "")
+        return changed
+
+    def vacuum_index(self) -> None:
+        self.index.vacuum()
 
     # -- files -----------------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ from ._distill import Distiller as Distiller
 from ._distill import Edits as Edits
 from ._distill import ExtractiveDistiller as ExtractiveDistiller
 from ._distill import TopicReader as TopicReader
+from ._distill import excerpt as excerpt
+from ._distill import exchange_claim as exchange_claim
 from ._named import DISTILLERS as DISTILLERS
 from ._named import distiller_named as distiller_named
 from ._pass import SessionResult as SessionResult
@@ -75,6 +77,8 @@ __all__ = [
     "TopicReader",
     "WriteOutcome",
     "distiller_named",
+    "excerpt",
+    "exchange_claim",
     "identical_claims",
     "load_llm_settings",
     "mark_nodes",

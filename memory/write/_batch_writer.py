@@ -23,7 +23,7 @@ from .. import faults
 from ..durable import WriterStatus, save_status
 from ..format import Node, PredecessorMap, ancestors, anchor_of
 from ..outcomes import ReasonCode, WriteFailure, classify
-from ..policy import Batch
+from ..policy import Batch, is_record_node
 from ..store import SessionStore
 from ..workspace import Workspace
 from ._core import WriteOutcome, mark_nodes, records_of, write_batch
@@ -124,7 +124,12 @@ class BatchWriter:
             )
             return Applied(batch, failure=failure)
         try:
-            nodes = self.store.read_nodes(session_id, batch.node_ids)
+            read = self.store.read_nodes(session_id, batch.node_ids)
+            # A view planned before a forget may still name a forgotten node: its tombstone is no record
+            # (never written, never marked), and the view counts it done.
+            nodes = [node for node in read if is_record_node(node)]
+            if not nodes:
+                return Installed(batch, WriteOutcome(batch.node_ids, None))
             outcome = write_batch(
                 self.workspace,
                 session_id,
@@ -132,6 +137,8 @@ class BatchWriter:
                 self.distiller,
                 lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
             )
+            if len(nodes) < len(read) and len(outcome.node_ids) == len(nodes):
+                outcome = WriteOutcome(batch.node_ids, outcome.tx, outcome.files)
         except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
             return self._failed(batch, exc)
         return Installed(batch, outcome)
