@@ -21,6 +21,7 @@ _MODULES = (
     "sessions",
     "show",
     "verify",
+    "forget",
     "migrate",
     "import_",
     "bench",

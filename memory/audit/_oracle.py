@@ -246,7 +246,11 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         session = source_id.partition("/")[0]
         if source_id not in archived.get(session, set()):
             report.violations.append(Violation("consumed-not-archived", source_id))
-        if source_id not in migrated and source_id not in forgotten and (session, anchor_of(source_id)) not in cited:
+        if (
+            source_id not in migrated
+            and source_id not in forgotten
+            and (session, anchor_of(source_id)) not in cited
+        ):
             report.violations.append(Violation("consumed-not-cited", source_id))
     report.consumed = len(consumed)
     report.archived = sum(len(v) for v in archived.values())

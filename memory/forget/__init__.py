@@ -18,4 +18,12 @@ from ._forget import plan_forget as plan_forget
 from ._forget import verify_forgotten as verify_forgotten
 from ._scan import Copy as Copy
 
-__all__ = ["Copy", "ForgetPlan", "ForgetReport", "finish_pending", "forget", "plan_forget", "verify_forgotten"]
+__all__ = [
+    "Copy",
+    "ForgetPlan",
+    "ForgetReport",
+    "finish_pending",
+    "forget",
+    "plan_forget",
+    "verify_forgotten",
+]

@@ -226,7 +226,9 @@ def _by_session(sources: Iterable[str]) -> dict[str, list[str]]:
     return grouped
 
 
-def _finish(home: Path, workspace: Workspace, number: int, entry: ForgetEntry, *, fsync: bool) -> ForgetReport:
+def _finish(
+    home: Path, workspace: Workspace, number: int, entry: ForgetEntry, *, fsync: bool
+) -> ForgetReport:
     """Every step of one forget, under the workspace lock; each is a no-op when already done."""
     paths = HomePaths(home)
     store = FileSessionStore(home, fsync=fsync)
@@ -260,9 +262,11 @@ def _finish(home: Path, workspace: Workspace, number: int, entry: ForgetEntry, *
             continue
         snapshot = store.load(sid)
         replace = {
-            snapshot.nodes[nid].relpath: snapshot.nodes[nid].to_json() for nid in nids if nid in snapshot.nodes
+            snapshot.nodes[nid].relpath: snapshot.nodes[nid].to_json()
+            for nid in nids
+            if nid in snapshot.nodes
         }
-        with store._backend.lock(sid):  # no commit of this session meanwhile
+        with store.session_lock(sid):  # no commit of this session meanwhile
             rewrite_history(root, replace)
         report.git_rewritten.append(sid)
     _purge_caches(workspace, fsync=fsync)

@@ -98,14 +98,16 @@ class Needles:
 def _git_objects(git_dir: Path) -> Iterator[tuple[str, bytes]]:
     """(oid, decompressed body) of every object of a repository, loose or packed."""
     base = ["git", f"--git-dir={git_dir}", "cat-file", "--batch-all-objects"]
-    listing = subprocess.run([*base, "--batch-check=%(objectname)"], capture_output=True, env=git_env(), check=False)
+    listing = subprocess.run(
+        [*base, "--batch-check=%(objectname)"], capture_output=True, env=git_env(), check=False
+    )
     if listing.returncode != 0 or not listing.stdout:
         return
     with subprocess.Popen(
         [*base, "--batch", "--unordered"], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, env=git_env()
     ) as proc:
         assert proc.stdout is not None
-        out = io.BufferedReader(proc.stdout)  # type: ignore[arg-type]
+        out = proc.stdout  # buffered: readline and read(n) over the pipe
         while header := out.readline():
             oid, _kind, size = header.split()
             body = out.read(int(size))

@@ -94,9 +94,11 @@ def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str]) -> TopicCh
                 for source in citation.sources:
                     frame = frames.get(source.session_id, source.anchor)
                     if frame is not None and not frame.forgotten:
+                        f = frame
                         records.append(
-                            ArchiveRecord(source.session_id, frame.node_id, frame.role, frame.seq,
-                                          frame.created_at, frame.content)  # fmt: skip
+                            ArchiveRecord(
+                                source.session_id, f.node_id, f.role, f.seq, f.created_at, f.content
+                            )
                         )
             if not citations or not records:
                 changes.removed.append(where)
@@ -109,7 +111,5 @@ def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str]) -> TopicCh
             kept.append(new)
             changes.redistilled.append(where)
         if touched:
-            changes.files[relpath] = (
-                render_topic(Topic(topic.title, tuple(kept))).encode() if kept else None
-            )
+            changes.files[relpath] = render_topic(Topic(topic.title, tuple(kept))).encode() if kept else None
     return changes

@@ -187,7 +187,9 @@ def _parse_frame(
     lines_line, pos = line
     tombstone = _FORGOTTEN_LINE.fullmatch(lines_line)
     if tombstone is not None:
-        return _tombstone(data, start, pos, base, tombstone.group(1), (source_id, node_id, created_at, role, seq))
+        return _tombstone(
+            data, (start, pos, base), tombstone.group(1), (source_id, node_id, created_at, role, seq)
+        )
     match = _LINES_LINE.fullmatch(lines_line)
     digits = match.group(1) if match is not None else b""
     if not digits or digits.startswith(b"0") or len(digits) > 7 or int(digits) > MAX_RECORD_LINES:
@@ -215,9 +217,11 @@ def _parse_frame(
 
 
 def _tombstone(
-    data: bytes, start: int, pos: int, base: int, iso: bytes, head: tuple[str, str, float, str, int]
+    data: bytes, span: tuple[int, int, int], iso: bytes, head: tuple[str, str, float, str, int]
 ) -> Frame | _Damage:
-    """A tombstone frame whose forgotten line ended at `pos`: it must be canonical and end in its empty line."""
+    """A tombstone frame (`span` = its start, the end of its forgotten line, the file offset of `data`):
+    the line must be canonical and the frame end in its empty line."""
+    start, pos, base = span
     try:
         when = datetime.fromisoformat(iso.decode()).timestamp()
     except ValueError:

@@ -618,6 +618,10 @@ class SessionStore:
                     ) from None
             return live.meta.model_copy(deep=True)
 
+    def session_lock(self, session_id: str) -> AbstractContextManager[object]:
+        """Hold the session's lock across processes (no append, mark or commit of it meanwhile)."""
+        return self._backend.lock(check_id(session_id, "session id"))
+
     def forget(self, session_id: str) -> None:
         """Drop what this process keeps of a session (it is re-read on next use)."""
         with self._guard:

@@ -401,7 +401,9 @@ class Workspace:
 
     def save_forgotten(self, entries: list[ForgetEntry]) -> None:
         """Under the lock: replace `forgotten.json` (temp file, fsync, rename, directory fsync)."""
-        atomic_write_many([(self.paths.forgotten, render_forgotten(entries))], fsync=self.fsync, site="forget:journal")
+        atomic_write_many(
+            [(self.paths.forgotten, render_forgotten(entries))], fsync=self.fsync, site="forget:journal"
+        )
 
     def tombstone_archive(
         self, session_id: str, heads: Mapping[str, tuple[str, int, float]], forgotten_at: float

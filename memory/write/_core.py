@@ -240,5 +240,7 @@ def mark_nodes(store: SessionStore, session_id: str, node_ids: Sequence[str], wo
         session_id,
         node_ids,
         # A node forgotten since its batch was planned is no record: it is never marked.
-        lambda _id, metadata: metadata if metadata.get(FORGOTTEN_KEY) is not None else with_marker(metadata, workspace_id),
+        lambda _id, metadata: (
+            metadata if metadata.get(FORGOTTEN_KEY) is not None else with_marker(metadata, workspace_id)
+        ),
     )

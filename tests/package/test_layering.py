@@ -36,7 +36,9 @@ MEMORY: dict[str, set[str]] = {
     "memory.policy": _VOCAB | {"memory.format"},  # pure: no files
     "memory.recall": _BELOW_POLICY | {"memory.policy"},
     "memory.write": _BELOW_POLICY | {"memory.policy"},  # recall sits above write: its updater is a hook
-    "memory.writing": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write"},
+    # Forget: the store, the workspace, the write core's claim rule and recall's rebuild.
+    "memory.forget": _BELOW_POLICY | {"memory.recall", "memory.write"},
+    "memory.writing": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write", "memory.forget"},
     "memory.listing": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write"},
     "memory.adopt": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write", "memory.writing"},
     # The independent oracle: the formats, the safe reads and the store, never the writer's own code.
