@@ -18,7 +18,7 @@ from dagmem.memory.forget import forget, plan_forget, verify_forgotten
 from dagmem.memory.format import HomePaths
 from dagmem.memory.recall import RecallIndex, search
 
-from ._homes import build_home
+from dagmem.tests._forget_homes import build_home
 
 
 def _consumed(home: Path) -> list[str]:
