@@ -24,7 +24,6 @@ from dagmem.memory.durable import _atomic as durable
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.forget import finish_pending, forget, plan_forget, verify_forgotten
 from dagmem.memory.format import HomePaths
-
 from dagmem.tests._forget_homes import build_home
 
 
