@@ -74,6 +74,7 @@ class ForgetReport:
     targets: list[str] = field(default_factory=list)
     blocks_removed: list[str] = field(default_factory=list)
     blocks_redistilled: list[str] = field(default_factory=list)
+    topics_renamed: dict[str, str] = field(default_factory=dict)  # a topic named after a forgotten text
     git_rewritten: list[str] = field(default_factory=list)  # sessions whose history was rewritten
     copies: list[Copy] = field(default_factory=list)  # what the final scan still found
     seconds: float = 0.0
@@ -88,6 +89,7 @@ class ForgetReport:
             "targets": self.targets,
             "blocks_removed": self.blocks_removed,
             "blocks_redistilled": self.blocks_redistilled,
+            "topics_renamed": self.topics_renamed,
             "git_rewritten": self.git_rewritten,
             "copies": [{"where": c.where, "offset": c.offset} for c in self.copies],
             "seconds": round(self.seconds, 3),
@@ -158,7 +160,7 @@ def plan_forget(
 
 def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
     paths = HomePaths(home)
-    changes = rewrite_topics(paths.workspace, targets)
+    changes = rewrite_topics(paths.workspace, targets, Needles(hashes(texts)))
     files: set[str] = set()
     for source in targets:
         sid = source.partition("/")[0]
@@ -247,8 +249,9 @@ def _finish(
         }
         faults.hit("forget:archive")
         workspace.tombstone_archive(sid, heads, entry.at)
-    changes = rewrite_topics(paths.workspace, entry.sources)
+    changes = rewrite_topics(paths.workspace, entry.sources, Needles(entry.texts))
     report.blocks_removed, report.blocks_redistilled = changes.removed, changes.redistilled
+    report.topics_renamed = changes.renamed
     if changes.files:
         files = dict(changes.files)
         if CORE_MASTER in files:
@@ -256,6 +259,9 @@ def _finish(
             files[CORE_FILE] = None if master is None else render_core(master.decode()).encode()
         faults.hit("forget:topics")
         workspace.install(next(iter(sessions)), [], files)
+    needles = Needles(entry.texts)
+    faults.hit("forget:txlog")
+    workspace.rename_in_txlog(lambda path: needles.find(path.encode()) is not None)
     for sid, nids in sessions.items():
         root = paths.session(sid)
         if not (root / ".git").is_dir() or not store.has_session(sid):

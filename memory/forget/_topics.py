@@ -4,7 +4,12 @@ from the evidence it keeps (its claim quoting only the turns that remain). Re-di
 offering the remaining evidence again: a record is consumed once (the txlog cannot un-consume it), and
 a claim an LLM wrote may paraphrase the forgotten turn, so no old claim text is kept. Ids stay (links to
 the block still resolve). A block whose new claim another block already makes, citing the same sources,
-goes too (the same claim twice would be recalled twice)."""
+goes too (the same claim twice would be recalled twice).
+
+A topic is named after its most salient word, which may be the forgotten text itself: a file whose name
+or title holds one (found by the hashes, as the scan finds it) has its blocks moved to a new file,
+`topics/renamed-<n>.md` titled "Renamed", and is deleted (a block link to the old file's name no longer
+resolves: extractive claims hold none)."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from ..format import (
     scan_archive,
 )
 from ..write import exchange_claim
+from ._scan import Needles
 
 __all__ = ["TopicChanges", "rewrite_topics"]
 
@@ -34,6 +40,7 @@ class TopicChanges:
     files: dict[str, bytes | None] = field(default_factory=dict)  # workspace relpath -> new bytes
     removed: list[str] = field(default_factory=list)  # "<relpath>#<block id>"
     redistilled: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # old relpath -> new relpath
 
 
 class _Frames:
@@ -56,8 +63,16 @@ def _signature(block: Block) -> tuple[str, frozenset[tuple[str, str]]]:
     return block.claim, frozenset((s.session_id, s.anchor) for c in block.citations for s in c.sources)
 
 
-def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str]) -> TopicChanges:
-    """The new bytes of every topic file that cites a forgotten source (`None`: nothing of it is left)."""
+def _renamed(paths: WorkspacePaths, taken: Collection[str]) -> str:
+    n = 1
+    while f"topics/renamed-{n}.md" in taken or (paths.root / f"topics/renamed-{n}.md").exists():
+        n += 1
+    return f"topics/renamed-{n}.md"
+
+
+def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str], needles: Needles) -> TopicChanges:
+    """The new bytes of every topic file that cites a forgotten source or is named after a forgotten
+    text (`None`: nothing of it is left there)."""
     keys = {(s.partition("/")[0], anchor_of(s)) for s in forgotten}
     changes = TopicChanges()
     if not keys:
@@ -110,6 +125,12 @@ def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str]) -> TopicCh
             claims.add(_signature(new))
             kept.append(new)
             changes.redistilled.append(where)
-        if touched:
+        named = needles.find(relpath.encode()) is not None or needles.find(topic.title.encode()) is not None
+        if named and kept and relpath != "topics/core.md":
+            new_path = _renamed(paths, changes.files)
+            changes.renamed[relpath] = new_path
+            changes.files[new_path] = render_topic(Topic("Renamed", tuple(kept))).encode()
+            changes.files[relpath] = None
+        elif touched:
             changes.files[relpath] = render_topic(Topic(topic.title, tuple(kept))).encode() if kept else None
     return changes

@@ -12,6 +12,7 @@ workspace for writing: the workspace knows nothing of the layers above it).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import logging
@@ -446,6 +447,30 @@ class Workspace:
         self._archives.pop(session_id, None)
         self._index_archive(session_id, "")
         return changed
+
+    def rename_in_txlog(self, holds: Callable[[str], bool]) -> list[str]:
+        """Under the lock: rewrite the txlog (one atomic replace) so that no line names a topic file whose
+        path `holds` a forgotten text (a topic is named after its salient word): each such path becomes
+        `topics/forgotten-path-<n>.md` in every line. Only file names change, of lines long installed
+        (recovery has run; the forget's own line is installed): the consumed ids, the commit point of
+        every transaction, stay. Returns the paths renamed (none: the file is not touched)."""
+        lines = list(self.txlog.read_from(0))
+        names: dict[str, str] = {}
+        for _end, record in lines:
+            for path in record.files:
+                if path not in names and holds(path):
+                    names[path] = f"topics/forgotten-path-{len(names) + 1}.md"
+        if not names:
+            return []
+        out: list[bytes] = []
+        for _end, record in lines:
+            files: dict[str, str | None] = {}
+            for path, digest in record.files.items():
+                files.setdefault(names.get(path, path), digest)
+            out.append(dataclasses.replace(record, files=files).to_line())
+        atomic_write_many([(self.paths.txlog, b"".join(out))], fsync=self.fsync, site="forget:txlog")
+        self.index.sync_txlog(self.txlog)
+        return sorted(names)
 
     def vacuum_index(self) -> None:
         self.index.vacuum()
