@@ -2,7 +2,7 @@
 
 A turn's text is written as it is (node files, archive frames), JSON-escaped (node files, with and
 without `ensure_ascii`), folded and made inert (claims quote `inert(excerpt(text))`), capitalised (a topic
-title) and cut to an excerpt (claims and recall entries). Each form shorter than `MIN_BYTES` is left out:
+title), casefolded (a topic's file name) and cut to an excerpt (claims and recall entries). Each form shorter than `MIN_BYTES` is left out:
 so few bytes cannot be told from ordinary bytes of other data (documented in docs/forget.md)."""
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def _variants(text: str) -> set[str]:
     gist = excerpt(text)
     gist = gist[:-2] if gist.endswith(" …") else gist
     out: set[str] = set()
-    for base in {text, folded, gist, text[:1].upper() + text[1:]}:
+    # As said; folded; the gist a claim quotes; capitalised (a topic's title) and casefolded (its file name).
+    for base in {text, folded, gist, text[:1].upper() + text[1:], text.casefold()}:
         for form in (base, inert(base)):
             out.update((form, json.dumps(form, ensure_ascii=False)[1:-1], json.dumps(form)[1:-1]))
     return out

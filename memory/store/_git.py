@@ -589,7 +589,8 @@ def _replaced(stream: bytes, replace: dict[bytes, bytes]) -> tuple[bytes, int]:
 def rewrite_history(root: Path, replace: dict[str, bytes]) -> int:
     """Rewrite every commit of the session repository at `root` so that each path of `replace` holds its
     new bytes in every commit that has it (`dagmem forget`: the tombstone of a forgotten node), then drop
-    everything unreachable (reflogs expired, `git gc --prune=now`): no object of the old history is left.
+    everything unreachable (reflogs expired, `git repack -a -d`, `git prune --expire=now`): no object of
+    the old history is left.
     The caller holds the session's lock. Idempotent (a crash part way: run it again). O(history): one
     `fast-export`, one `fast-import`, one repack of the repository. Returns the entries rewritten."""
     if not (root / ".git").is_dir() or not replace:
@@ -597,6 +598,7 @@ def rewrite_history(root: Path, replace: dict[str, bytes]) -> int:
     faults.hit("git:rewrite")
     if not _git(root, "for-each-ref", "--format=%(refname)"):
         return 0  # an unborn branch: no history to rewrite
+    packed = any((root / ".git/objects/pack").glob("*.pack"))  # before fast-import writes its own pack
     stream = _git(root, "fast-export", "--all", "--no-data", "--signed-tags=strip", "--reencode=no")
     new, changed = _replaced(stream, {path.encode(): data for path, data in replace.items()})
     if changed:
@@ -606,5 +608,10 @@ def rewrite_history(root: Path, replace: dict[str, bytes]) -> int:
     if _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip():
         _git(root, "read-tree", "HEAD")
     _git(root, "reflog", "expire", "--expire=now", "--all")
-    _git(root, "gc", "--prune=now", "--quiet")
+    if packed:
+        # Old packs may hold the old history: one pack of what is reachable replaces them all (no delta
+        # search: `--window=0` keeps it O(objects); a session's objects are small).
+        _git(root, "repack", "-a", "-d", "-q", "--window=0")
+    # The session's own commits write loose objects: every one that nothing reaches now goes.
+    _git(root, "prune", "--expire=now")
     return changed
