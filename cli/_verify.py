@@ -101,7 +101,7 @@ def _forgotten_copies(home: Path) -> list[str]:
     from ..memory.forget import verify_forgotten
 
     copies = [str(copy) for copy in verify_forgotten(home)]
-    data = read_below(home, "memory/.dagmem/forgotten.json")
+    data = read_below(home, HomePaths(home).workspace.forgotten.relative_to(home).as_posix())
     if data is not None and any(not entry.done for entry in parse_forgotten(data)):
         copies.append("memory/.dagmem/forgotten.json: a forget is not finished (run `dagmem forget` again)")
     return copies

@@ -39,7 +39,6 @@ from ..format import (
     ForgetEntry,
     HomePaths,
     Node,
-    WorkspacePaths,
     check_id,
     render_core,
 )
@@ -161,18 +160,22 @@ def plan_forget(
 def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
     paths = HomePaths(home)
     changes = rewrite_topics(paths.workspace, targets, Needles(hashes(texts)))
+    workspace = paths.workspace
+
+    def rel(path: Path) -> str:
+        return path.relative_to(home).as_posix()
+
     files: set[str] = set()
     for source in targets:
         sid = source.partition("/")[0]
-        files.add(f"sessions/{sid}/history")
-        files.add(f"memory/{WorkspacePaths.source_relpath(sid)}")
+        files.update({rel(paths.session(sid) / "history"), rel(workspace.source(sid))})
         if (paths.session(sid) / ".git").is_dir():
-            files.add(f"sessions/{sid}/.git")
-    files.update(f"memory/{relpath}" for relpath in changes.files)
-    if f"{CORE_MASTER}" in changes.files:
-        files.add(f"memory/{CORE_FILE}")
+            files.add(rel(paths.session(sid) / ".git"))
+    files.update(rel(workspace.root / relpath) for relpath in changes.files)
+    if CORE_MASTER in changes.files:
+        files.add(rel(workspace.core))
     if targets:
-        files.update({"memory/.dagmem/index.sqlite3", "memory/.dagmem/recall"})
+        files.update({rel(workspace.index), rel(workspace.recall)})
     blocks = sorted({*changes.removed, *changes.redistilled})
     return ForgetPlan(tuple(sorted(targets)), tuple(texts), tuple(blocks), tuple(sorted(files)))
 
