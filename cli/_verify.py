@@ -102,7 +102,11 @@ def _forgotten_copies(home: Path) -> list[str]:
 
     copies = [str(copy) for copy in verify_forgotten(home)]
     data = read_below(home, HomePaths(home).workspace.forgotten.relative_to(home).as_posix())
-    if data is not None and any(not entry.done for entry in parse_forgotten(data)):
+    try:
+        entries = [] if data is None else parse_forgotten(data)
+    except ValueError as exc:
+        return [*copies, f"memory/.dagmem/forgotten.json: unreadable ({exc})"]
+    if any(not entry.done for entry in entries):
         copies.append("memory/.dagmem/forgotten.json: a forget is not finished (run `dagmem forget` again)")
     return copies
 

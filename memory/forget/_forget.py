@@ -304,10 +304,14 @@ def verify_forgotten(home: Path | str) -> list[Copy]:
     """Where any form of any forgotten text is still found under `home` (`dagmem verify --forgotten`)."""
     paths = HomePaths(Path(home)).workspace
     from ..durable import read_regular
-    from ..format import parse_forgotten
+    from ..format import ForgottenCorrupt, parse_forgotten
 
     data = read_regular(paths.forgotten)
     if data is None:
         return []
-    texts = [text for entry in parse_forgotten(data) for text in entry.texts]
+    try:
+        entries = parse_forgotten(data)
+    except ValueError as exc:
+        raise ForgottenCorrupt(paths.forgotten, str(exc)) from None
+    texts = [text for entry in entries for text in entry.texts]
     return scan_home(Path(home), Needles(texts))

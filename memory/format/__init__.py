@@ -17,6 +17,7 @@ from ._caches import clear_caches as clear_caches
 from ._core import plan_core as plan_core
 from ._core import render_core as render_core
 from ._forgotten import ForgetEntry as ForgetEntry
+from ._forgotten import ForgottenCorrupt as ForgottenCorrupt
 from ._forgotten import TextHash as TextHash
 from ._forgotten import parse_forgotten as parse_forgotten
 from ._forgotten import render_forgotten as render_forgotten
@@ -96,6 +97,7 @@ __all__ = [
     "Citation",
     "EpochSeconds",
     "ForgetEntry",
+    "ForgottenCorrupt",
     "Frame",
     "HeadType",
     "HomePaths",

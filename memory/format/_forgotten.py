@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..errors import InvalidInput
 from ._ids import is_valid_id
 
-__all__ = ["ForgetEntry", "TextHash", "parse_forgotten", "render_forgotten"]
+__all__ = ["ForgetEntry", "ForgottenCorrupt", "TextHash", "parse_forgotten", "render_forgotten"]
+
+
+class ForgottenCorrupt(InvalidInput):
+    """`forgotten.json` does not parse: no forget is begun or finished until it is restored."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason} (restore it from a copy: it lists what was forgotten)")
+        self.path = path
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from ..format import (
     HEADER,
     ArchiveRecord,
     ForgetEntry,
+    ForgottenCorrupt,
     TxRecord,
     WorkspacePaths,
     anchor_of,
@@ -392,10 +393,15 @@ class Workspace:
     # -- forget --------------------------------------------------------------------------------------
 
     def forgotten(self) -> list[ForgetEntry]:
-        """The entries of `forgotten.json` (none when there is no file). A damaged file is refused with
-        `ValueError`: a forget to finish must never be lost silently."""
+        """The entries of `forgotten.json` (none when there is no file). A damaged file is refused
+        (`ForgottenCorrupt`): a forget to finish must never be lost silently."""
         data = read_regular(self.paths.forgotten)
-        return [] if data is None else parse_forgotten(data)
+        if data is None:
+            return []
+        try:
+            return parse_forgotten(data)
+        except ValueError as exc:
+            raise ForgottenCorrupt(self.paths.forgotten, str(exc)) from None
 
     def forgotten_sources(self) -> set[str]:
         return {source for entry in self.forgotten() for source in entry.sources}

@@ -95,3 +95,15 @@ async def test_a_serving_runtime_does_not_write_back_what_another_process_forgot
         await rt.flush(force=True)
     assert _grep(home) == ""
     assert dagmem_run("verify", "--home", str(home), "--forgotten", "--strict").returncode == 0
+
+
+def test_a_damaged_forgotten_json_is_refused_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    anyio.run(_conversation, home)
+    (home / "memory/.dagmem/forgotten.json").write_text("{not json")
+    for args in (["forget", "--match", SECRET, "--yes"], ["verify", "--forgotten"]):
+        refused = dagmem_run(*args, "--home", str(home))
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "forgotten.json" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert _grep(home)  # nothing was forgotten
