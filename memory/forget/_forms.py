@@ -15,9 +15,10 @@ from typing import Final
 from ..format import TextHash, inert
 from ..write import excerpt
 
-__all__ = ["MIN_BYTES", "P", "forms", "hashes", "roll"]
+__all__ = ["HEAD_MASK", "MIN_BYTES", "P", "forms", "hashes", "roll"]
 
-MIN_BYTES: Final = 8
+MIN_BYTES: Final = 8  # also the head's window: every form has one
+HEAD_MASK: Final = (1 << 32) - 1  # a head keeps 32 bits of its window's rolling hash
 P: Final = 0x100000001B3  # odd, so invertible modulo 2**64 (the scanner divides by its powers)
 _MASK: Final = (1 << 64) - 1
 
@@ -55,4 +56,6 @@ def forms(texts: Iterable[str]) -> list[bytes]:
 
 
 def hashes(texts: Iterable[str]) -> list[TextHash]:
-    return [TextHash(len(f), roll(f), hashlib.sha256(f).hexdigest()) for f in forms(texts)]
+    return [
+        TextHash(len(f), roll(f[:MIN_BYTES]) & HEAD_MASK, hashlib.sha256(f).hexdigest()) for f in forms(texts)
+    ]

@@ -3,8 +3,9 @@
 Every regular file is read as bytes (SQLite pages, numpy arrays, the txlog, archives, topics alike); the
 members of zip files are read decompressed; every object of every git repository (loose and packed,
 trees, commits and blobs) is read decompressed through `git cat-file --batch-all-objects`; file names
-count too. For each length among the hashes, a polynomial rolling hash of every window is computed with
-numpy, chunk by chunk, and a window whose rolling hash matches is confirmed by its sha256. Nothing is
+count too. A polynomial hash of every 8-byte window is computed with numpy, chunk by chunk, in one pass
+whatever the number and lengths of the texts; a window whose hash is a text's head is confirmed by the
+sha256 of the bytes from it. Nothing is
 written: the scan holds the bytes it reads, never a forgotten text (it has none)."""
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ import numpy as np
 
 from ..format import TextHash
 from ..store import git_env
-from ._forms import P
+from ._forms import HEAD_MASK, MIN_BYTES, P, roll
 
 __all__ = ["Copy", "Needles", "scan_home"]
 
 _CHUNK = 1 << 21
-_INVERSE = pow(P, -1, 1 << 64)
 
 
 @dataclass(frozen=True)
@@ -41,58 +41,48 @@ class Copy:
 
 
 class Needles:
-    """The hashes to look for, grouped by length."""
+    """The hashes to look for: a window of `MIN_BYTES` whose rolling hash's low 32 bits are a head is a
+    candidate; it is one of the texts if the bytes from it, as long as one with that head, have its sha256."""
 
     def __init__(self, texts: Iterable[TextHash]) -> None:
-        by_size: dict[int, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+        by_head: dict[int, set[tuple[int, str]]] = defaultdict(set)
         for text in texts:
-            by_size[text.size][text.roll].add(text.sha256)
-        self.by_size = {size: dict(rolls) for size, rolls in by_size.items()}
-        self.rolls = {size: np.array(sorted(rolls), dtype=np.uint64) for size, rolls in self.by_size.items()}
-        self.longest = max(self.by_size, default=0)
+            by_head[text.head].add((text.size, text.sha256))
+        self.by_head = dict(by_head)
+        self.heads = np.array(sorted(self.by_head), dtype=np.uint64)
 
     def __bool__(self) -> bool:
-        return bool(self.by_size)
+        return bool(self.by_head)
 
     def find(self, data: bytes) -> int | None:
         """The offset of the first window of `data` that is one of the texts, or None."""
-        if not self.by_size or len(data) < min(self.by_size):
+        if not self.by_head or len(data) < MIN_BYTES:
             return None
-        step = _CHUNK
-        for start in range(0, len(data), step):
-            chunk = data[start : start + step + self.longest - 1]
-            found = self._find_chunk(chunk, limit=step)
-            if found is not None:
-                return start + found
+        for start in range(0, len(data), _CHUNK):
+            chunk = data[start : start + _CHUNK + MIN_BYTES - 1]
+            for at in self._candidates(chunk):
+                i = start + at
+                for size, digest in self.by_head[int(self._head_of(data, i))]:
+                    if hashlib.sha256(data[i : i + size]).hexdigest() == digest:
+                        return i
         return None
 
-    def _find_chunk(self, chunk: bytes, *, limit: int) -> int | None:
-        n = len(chunk)
+    @staticmethod
+    def _head_of(data: bytes, i: int) -> int:
+        return roll(data[i : i + MIN_BYTES]) & HEAD_MASK
+
+    def _candidates(self, chunk: bytes) -> list[int]:
+        """Offsets in `chunk` of the windows whose head is one of ours, in order."""
+        n = len(chunk) - MIN_BYTES + 1
+        if n <= 0:
+            return []
         values = np.frombuffer(chunk, dtype=np.uint8).astype(np.uint64)
-        powers = np.empty(n, dtype=np.uint64)
-        powers[0] = 1
-        powers[1:] = np.uint64(P)
-        inverse = np.empty(n, dtype=np.uint64)
-        inverse[0] = 1
-        inverse[1:] = np.uint64(_INVERSE)
         with np.errstate(over="ignore"):
-            powers = np.multiply.accumulate(powers, dtype=np.uint64)
-            inverse = np.multiply.accumulate(inverse, dtype=np.uint64)
-            prefix = np.zeros(n + 1, dtype=np.uint64)
-            np.cumsum(values * powers, dtype=np.uint64, out=prefix[1:])
-            best: int | None = None
-            for size, rolls in self.rolls.items():
-                if size > n:
-                    continue
-                windows = min(n - size + 1, limit)
-                h = (prefix[size : size + windows] - prefix[:windows]) * inverse[:windows]
-                for at in np.flatnonzero(np.isin(h, rolls)):
-                    i = int(at)
-                    window = chunk[i : i + size]
-                    if hashlib.sha256(window).hexdigest() in self.by_size[size].get(int(h[i]), ()):
-                        best = i if best is None else min(best, i)
-                        break
-        return best
+            h = np.zeros(n, dtype=np.uint64)
+            for k in range(MIN_BYTES):  # sum(b[i + k] * P**k): eight vector steps, whatever the texts
+                h += values[k : k + n] * np.uint64(pow(P, k, 1 << 64))
+        h &= np.uint64(HEAD_MASK)
+        return [int(i) for i in np.flatnonzero(np.isin(h, self.heads))]
 
 
 def _git_objects(git_dir: Path) -> Iterator[tuple[str, bytes]]:

@@ -1,12 +1,13 @@
 """`memory/.dagmem/forgotten.json`: the journal and the record of `dagmem forget`, pure.
 
     {"version": 1, "entries": [{"at": <epoch>, "done": false, "sources": ["<sid>/<node_id>", ...],
-                                "texts": [{"bytes": <length>, "roll": <64-bit hash>, "sha256": "<hex>"}]}]}
+                                "texts": [{"bytes": <length>, "head": <32-bit hash>, "sha256": "<hex>"}]}]}
 
 An entry is written (atomically, fsynced) before a forget changes anything and marked `done` when no copy
 is left: an entry not done is a forget to finish. It never holds a forgotten text, only the source ids
-(which are not secret) and, for each form of each text, its length, a rolling hash (to find candidate
-windows in one pass over the bytes) and its sha256 (to confirm one)."""
+(which are not secret) and, for each form of each text, its length, a 32-bit rolling hash of its first 8
+bytes (`head`: to find candidate windows in one pass over the bytes, whatever the lengths; 32 bits of an
+8-byte prefix name no prefix) and its sha256 (to confirm a candidate)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class TextHash:
     """One form of a forgotten text, as hashes only."""
 
     size: int
-    roll: int
+    head: int
     sha256: str
 
 
@@ -57,12 +58,12 @@ def _source(value: object) -> str:
 def _text(value: object) -> TextHash:
     if not isinstance(value, dict):
         raise ValueError("a text is not an object")
-    size, roll, digest = value.get("bytes"), value.get("roll"), value.get("sha256")
-    if type(size) is not int or size <= 0 or type(roll) is not int or not 0 <= roll < 2**64:
-        raise ValueError("a text's bytes or roll is not a positive int")
+    size, head, digest = value.get("bytes"), value.get("head"), value.get("sha256")
+    if type(size) is not int or size <= 0 or type(head) is not int or not 0 <= head < 2**32:
+        raise ValueError("a text's bytes or head is not a positive int")
     if not isinstance(digest, str) or len(digest) != 64:
         raise ValueError("a text's sha256 is not 64 hex digits")
-    return TextHash(size, roll, digest)
+    return TextHash(size, head, digest)
 
 
 def parse_forgotten(data: bytes) -> list[ForgetEntry]:
@@ -93,7 +94,7 @@ def render_forgotten(entries: list[ForgetEntry]) -> bytes:
                 "at": e.at,
                 "done": e.done,
                 "sources": list(e.sources),
-                "texts": [{"bytes": t.size, "roll": t.roll, "sha256": t.sha256} for t in e.texts],
+                "texts": [{"bytes": t.size, "head": t.head, "sha256": t.sha256} for t in e.texts],
             }
             for e in entries
         ],
