@@ -176,6 +176,8 @@ def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
         files.add(rel(workspace.core))
     if targets:
         files.update({rel(workspace.index), rel(workspace.recall)})
+    if changes.renamed:
+        files.add(rel(workspace.txlog))  # the old topic names in its lines
     blocks = sorted({*changes.removed, *changes.redistilled})
     return ForgetPlan(tuple(sorted(targets)), tuple(texts), tuple(blocks), tuple(sorted(files)))
 
