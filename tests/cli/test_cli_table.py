@@ -32,7 +32,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 def test_the_parser_lists_the_table_in_its_order() -> None:
     names = [command.name for command in COMMANDS]
-    assert len(set(names)) == len(names) == 16
+    assert len(set(names)) == len(names) == 17
     assert list(_subcommands(_main._parser())) == names
     sub = next(a for a in _main._parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert {a.dest: a.help for a in sub._choices_actions} == {c.name: c.help for c in COMMANDS}
