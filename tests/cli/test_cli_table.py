@@ -83,7 +83,18 @@ def test_main_has_no_chain_of_command_names() -> None:
 
 def test_read_only_commands_are_the_ones_that_check_the_home() -> None:
     reads = {c.name for c in COMMANDS if c.home is not Home.ANY}
-    assert reads == {"status", "verify", "view", "write", "reorganise", "recall", "core", "sessions", "show"}
+    assert reads == {
+        "status",
+        "verify",
+        "view",
+        "write",
+        "reorganise",
+        "recall",
+        "core",
+        "sessions",
+        "show",
+        "forget",
+    }
     assert by_name("write").home is Home.SESSIONS
 
 
