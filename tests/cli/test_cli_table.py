@@ -115,7 +115,7 @@ def test_help_imports_the_records_but_no_implementation() -> None:
 
 
 # The positional arguments a command needs before it reaches the home check.
-_POSITIONALS = {"recall": ["anything"], "show": ["chat"]}
+_POSITIONALS = {"recall": ["anything"], "show": ["chat"], "forget": ["--match", "anything"]}
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c.home is not Home.ANY], ids=lambda c: c.name)
