@@ -30,6 +30,7 @@ if _typing.TYPE_CHECKING:
     from .memory.errors import SessionInvalid as SessionInvalid
     from .memory.errors import UnknownNode as UnknownNode
     from .memory.errors import UnknownSession as UnknownSession
+    from .memory.forget import ForgetReport as ForgetReport
     from .memory.format import HEAD as HEAD
     from .memory.format import ArchiveRecord as ArchiveRecord
     from .memory.format import Node as Node
@@ -73,6 +74,7 @@ __all__ = [
     "Evidence",
     "ExtractiveDistiller",
     "FileSessionStore",
+    "ForgetReport",
     "GitError",
     "Hit",
     "HomeBusy",
@@ -125,6 +127,7 @@ _LAZY = {
     "SessionInvalid": ".memory.errors",
     "UnknownNode": ".memory.errors",
     "UnknownSession": ".memory.errors",
+    "ForgetReport": ".memory.forget",
     "HEAD": ".memory.format",
     "ArchiveRecord": ".memory.format",
     "Node": ".memory.format",

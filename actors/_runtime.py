@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput, MemoryOff, UnknownNode, UnknownSession
+from ..memory.forget import ForgetReport, finish_pending, plan_forget
+from ..memory.forget import forget as forget_home
 from ..memory.format import (
     HEAD,
     HeadType,
@@ -228,6 +230,9 @@ class Runtime:
             if offload
             else ensure_workspace_id(paths.workspace_id, fsync=config.fsync)
         )
+        if isinstance(store, FileSessionStore) and paths.forgotten.exists():
+            # A forget a crash left part done is finished before anything is served.
+            await anyio.to_thread.run_sync(functools.partial(finish_pending, home, fsync=config.fsync))
         # One live runtime per home: a second one fails here, at once (`HomeBusy`), never interleaves.
         serving = (
             await anyio.to_thread.run_sync(ServingLock.acquire, paths.serving_lock)
@@ -607,6 +612,36 @@ class Runtime:
             return WorkspacePaths(self._ctx.workspace_root).core.read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
+
+    async def forget(
+        self,
+        *,
+        node: str | None = None,
+        session: str | None = None,
+        match: str | None = None,
+        regex: bool = False,
+    ) -> ForgetReport:
+        """Forget turns from every copy the home keeps (`dagmem forget`): exactly one of `node`
+        ("<sid>/<node_id>"), `session` or `match` (literal; a regular expression with `regex`). Returns
+        the report; `report.clean` is False if the final scan still found a copy. Raises `InvalidInput`
+        for a bad argument (nothing forgotten). Never offered over MCP."""
+        self._check_open()
+        ctx = self._ctx
+        if not isinstance(ctx.store, FileSessionStore):
+            raise InvalidInput("forget needs a home on disk (this runtime's store is not one)")
+        home = ctx.workspace_root.parent
+
+        def run() -> ForgetReport:
+            plan = plan_forget(home, node=node, session=session, match=match, regex=regex)
+            return forget_home(home, plan, fsync=ctx.config.fsync, clock=ctx.epoch)
+
+        report = await ctx.io(run)
+        ctx.recall.forget()  # the index its writer held was rebuilt from the files
+        self._recall = None
+        for source in report.targets:
+            ctx.store.forget(source.partition("/")[0])
+        ctx.emit("forgotten", targets=report.targets, clean=report.clean)
+        return report
 
     async def reorganise(self) -> Reorganised:
         """One consolidation pass now (see `dagmem reorganise`): duplicate blocks merged in one

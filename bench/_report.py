@@ -44,6 +44,7 @@ BENCHMARKS = (
     "cold",
     "currency",
     "hooks",
+    "forget",
 )
 NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
 
@@ -391,6 +392,22 @@ def _hooks(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str
     return out, raw
 
 
+def _forget(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """Forget one turn of a long session with git on, and the whole session, beside one ordinary write."""
+    from . import _forget as bench
+
+    raw = bench.run(bench.QUICK_TURNS if quick else bench.TURNS)
+    n, write_s = raw["turns"], raw["write_s"]
+    return [
+        result("one ordinary write (2 turns, git on)", write_s, "s", None, None),
+        result(f"forget one turn of a {n:,}-turn session, git on (baseline: one ordinary write)",
+               raw["forget_turn_s"], "s", write_s, None),
+        result(f"forget a whole {n:,}-turn session, git on (baseline: one ordinary write)",
+               raw["forget_session_s"], "s", write_s, None),
+        result("no copy left after both forgets (1 = clean)", float(raw["clean"]), "", None, "value >= 1"),
+    ], raw  # fmt: skip
+
+
 _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
     "runtime": _runtime,
     "store": _store,
@@ -403,6 +420,7 @@ _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, An
     "cold": _cold,
     "currency": _currency,
     "hooks": _hooks,
+    "forget": _forget,
 }
 
 

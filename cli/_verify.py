@@ -14,10 +14,10 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory.audit import OracleReport, check_home
+from ..memory.audit import OracleReport, Violation, check_home
 from ..memory.durable import read_below, read_workspace_id
 from ..memory.errors import DagmemError
-from ..memory.format import HomePaths, Topic, TopicFormatError, WorkspacePaths, parse_topic
+from ..memory.format import HomePaths, Topic, TopicFormatError, WorkspacePaths, parse_forgotten, parse_topic
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
@@ -96,6 +96,21 @@ def rebuild_index(memory: Path) -> tuple[bool, list[str]]:
         return workspace.rebuild_index(), dropped
 
 
+def _forgotten_copies(home: Path) -> list[str]:
+    """Where a forgotten text is still found (`--forgotten`); a forget a crash left part done is one too."""
+    from ..memory.forget import verify_forgotten
+
+    copies = [str(copy) for copy in verify_forgotten(home)]
+    data = read_below(home, HomePaths(home).workspace.forgotten.relative_to(home).as_posix())
+    try:
+        entries = [] if data is None else parse_forgotten(data)
+    except ValueError as exc:
+        return [*copies, f"memory/.dagmem/forgotten.json: unreadable ({exc})"]
+    if any(not entry.done for entry in entries):
+        copies.append("memory/.dagmem/forgotten.json: a forget is not finished (run `dagmem forget` again)")
+    return copies
+
+
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     paths = HomePaths(home).workspace
@@ -126,6 +141,9 @@ def command(args: argparse.Namespace) -> int:
         if repaired:
             report = check_home(FileSessionStore(home), memory, workspace_id, drained=args.strict)
     warnings = duplicate_claims(memory)
+    remaining = _forgotten_copies(home) if args.forgotten else []
+    if remaining:
+        report.violations.extend(Violation("forgotten-copy", str(copy)) for copy in remaining)
     if args.json:
         extra = {"index_rebuilt": rebuilt, "duplicates_dropped": copies} if args.repair else {}
         print(

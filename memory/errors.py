@@ -19,6 +19,7 @@ Exception tree:
                 BrokenChain  memory/errors.py
                 SessionInvalid  memory/errors.py
                 TopicFormatError  memory/format/_topic_model.py
+                ForgottenCorrupt  memory/format/_forgotten.py  -- no forget is begun or finished
                 BadLine  memory/adopt/_entries.py  -- an importer skips the line
                 LLMConfigError  memory/write/_llm_config.py
                 ArgumentError  serve/_tools.py  -- an MCP tool's argument

@@ -34,6 +34,9 @@ def write_home(
     recall as it commits. A bad `threshold` or `idle_after` raises `InvalidInput` before anything is
     opened. `recall`: the updater to index with (a caller that runs many passes keeps one, and with it
     the index it last wrote); by default a new one, as a new process has."""
+    from .forget import finish_pending  # a forget a crash left part done is finished before any write
+
+    finish_pending(home)
     if recall is None:
         # Imported here: the read side (numpy, the embedding model) loads when a pass runs, not on import.
         from .recall import RecallUpdater

@@ -22,6 +22,7 @@ _MODULES = (
     "sessions",
     "show",
     "verify",
+    "forget",
     "migrate",
     "import_",
     "bench",

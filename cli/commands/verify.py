@@ -16,6 +16,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rebuild the index cache; drop markers whose record was never consumed",
     )
+    parser.add_argument(
+        "--forgotten",
+        action="store_true",
+        help="also scan every byte under the home (git objects decompressed) for each forgotten text",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

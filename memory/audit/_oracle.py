@@ -27,6 +27,7 @@ from ..currency import SessionShape
 from ..durable import read_regular
 from ..errors import UnsafePath
 from ..format import (
+    FORGOTTEN_KEY,
     MARKER_KEY,
     Block,
     TopicFormatError,
@@ -91,6 +92,7 @@ def _is_record(node: Mapping[str, Any]) -> bool:
         and bool(node["content"].strip())
         and metadata.get("display") != "runtime"
         and not metadata.get("rewound")
+        and metadata.get(FORGOTTEN_KEY) is None
     )
 
 
@@ -158,6 +160,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         if times > 1:
             report.violations.append(Violation("consumed-twice", source_id, f"{times} txlog lines"))
     archived: dict[str, set[str]] = {}
+    forgotten: set[str] = set()  # tombstone frames: their evidence was forgotten, so nothing cites it
     frames: dict[str, dict[str, _Archived]] = {}
     sources = WorkspacePaths(memory).sources
     for path in sorted(sources.glob("*.md")) if _real_dir(sources, report) else []:
@@ -170,6 +173,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         if scan.status == "corrupt":
             report.violations.append(Violation("archive-corrupt", str(path), scan.reason or ""))
         archived[session] = {frame.source_id for frame in scan.frames}
+        forgotten.update(frame.source_id for frame in scan.frames if frame.forgotten)
         frames[session] = {
             f.node_id: _Archived(f.role, f.seq, f.created_at, _Archived.digest(f.content))
             for f in scan.frames
@@ -202,6 +206,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
             found = anchors[session] = {anchor_of(s) for s in archived.get(session, ())}
         return found
 
+    forgotten_keys = {(s.partition("/")[0], anchor_of(s)) for s in forgotten}
     cited: set[tuple[str, str]] = set()
     claims: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}  # (claim, its sources) -> first block
     blocks: dict[tuple[str, str], Block] = {}
@@ -236,6 +241,10 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
                 for source in citation.sources:
                     key = (source.session_id, source.anchor)
                     cited.add(key)
+                    if key in forgotten_keys:
+                        report.violations.append(
+                            Violation("cites-forgotten", where, f"{source.session_id}#{source.anchor}")
+                        )
                     if source.anchor not in archived_anchors(source.session_id):
                         report.violations.append(
                             Violation(
@@ -249,7 +258,11 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         session = source_id.partition("/")[0]
         if source_id not in archived.get(session, set()):
             report.violations.append(Violation("consumed-not-archived", source_id))
-        if source_id not in migrated and (session, anchor_of(source_id)) not in cited:
+        if (
+            source_id not in migrated
+            and source_id not in forgotten
+            and (session, anchor_of(source_id)) not in cited
+        ):
             report.violations.append(Violation("consumed-not-cited", source_id))
     report.consumed = len(consumed)
     report.archived = sum(len(v) for v in archived.values())

@@ -10,6 +10,7 @@ from ._archive_codec import ArchiveRecord as ArchiveRecord
 from ._archive_codec import anchor_of as anchor_of
 from ._archive_codec import default_origin as default_origin
 from ._archive_codec import render_frame as render_frame
+from ._archive_codec import render_tombstone as render_tombstone
 from ._archive_scan import Frame as Frame
 from ._archive_scan import ScanResult as ScanResult
 from ._archive_scan import restore_final_newline as restore_final_newline
@@ -17,6 +18,11 @@ from ._archive_scan import scan_archive as scan_archive
 from ._caches import clear_caches as clear_caches
 from ._core import plan_core as plan_core
 from ._core import render_core as render_core
+from ._forgotten import ForgetEntry as ForgetEntry
+from ._forgotten import ForgottenCorrupt as ForgottenCorrupt
+from ._forgotten import TextHash as TextHash
+from ._forgotten import parse_forgotten as parse_forgotten
+from ._forgotten import render_forgotten as render_forgotten
 from ._ids import check_id as check_id
 from ._ids import is_valid_id as is_valid_id
 from ._layout import CORE_FILE as CORE_FILE
@@ -31,6 +37,7 @@ from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
 from ._limits import check_content as check_content
 from ._limits import check_metadata as check_metadata
 from ._limits import content_problem as content_problem
+from ._node import FORGOTTEN_KEY as FORGOTTEN_KEY
 from ._node import HEAD as HEAD
 from ._node import MARKER_KEY as MARKER_KEY
 from ._node import ORIGIN_KEY as ORIGIN_KEY
@@ -84,6 +91,7 @@ from ._txrecord import TxRecord as TxRecord
 __all__ = [
     "CORE_FILE",
     "CORE_MASTER",
+    "FORGOTTEN_KEY",
     "HEAD",
     "HEADER",
     "HELD_TOPIC",
@@ -102,6 +110,8 @@ __all__ = [
     "BranchInfo",
     "Citation",
     "EpochSeconds",
+    "ForgetEntry",
+    "ForgottenCorrupt",
     "Frame",
     "HeadType",
     "HomePaths",
@@ -115,6 +125,7 @@ __all__ = [
     "SourceRef",
     "SupersedeReason",
     "Supersession",
+    "TextHash",
     "Tip",
     "Topic",
     "TopicFormatError",
@@ -143,13 +154,16 @@ __all__ = [
     "make_block",
     "node_filename",
     "node_relpath",
+    "parse_forgotten",
     "parse_node",
     "parse_node_filename",
     "parse_topic",
     "plan_core",
     "render_block",
     "render_core",
+    "render_forgotten",
     "render_frame",
+    "render_tombstone",
     "render_topic",
     "restore_final_newline",
     "scan_archive",

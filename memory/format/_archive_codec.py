@@ -38,6 +38,7 @@ __all__ = [
     "anchor_of",
     "default_origin",
     "render_frame",
+    "render_tombstone",
 ]
 
 HEADER: Final = b"<!-- dagmem-archive:v1 -->\n\n"
@@ -139,5 +140,36 @@ def render_frame(record: ArchiveRecord) -> bytes:
             prefix,
             content,
             b"\n\n",
+        ]
+    )
+
+
+def _forgotten_line(forgotten_at: float) -> bytes:
+    return f"<!-- forgotten: {_iso(forgotten_at)} -->\n".encode()
+
+
+def render_tombstone(
+    session_id: str,
+    node_id: str,
+    *,
+    role: str,
+    seq: int,
+    created_at: float,
+    forgotten_at: float,
+    origin: str | None = None,
+) -> bytes:
+    """A forgotten record's frame (`dagmem forget`): the anchor, source-id and source-meta lines of its
+    frame, then `<!-- forgotten: <ISO time> -->` in place of `record-lines` and its content, then the empty
+    terminator. Written only by the atomic rewrite of a whole archive, never appended: no crash tears one,
+    and no record text can forge one (content lives inside the counted lines of a record frame)."""
+    source_id = f"{check_id(session_id, 'session id')}/{check_id(node_id, 'node id')}"
+    if role not in ROLES:
+        raise InvalidInput(f"{source_id}: role {role!r} is not one of {sorted(ROLES)}")
+    return b"".join(
+        [
+            f'<a id="{anchor_of(source_id)}"></a>\n<!-- source-id: {source_id} -->\n'.encode(),
+            b"<!-- source-meta: " + _meta_token(float(created_at), role, seq, origin) + b" -->\n",
+            _forgotten_line(forgotten_at),
+            b"\n",
         ]
     )

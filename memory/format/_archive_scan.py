@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Container
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final, Literal
 
 from ._archive_codec import (
@@ -18,6 +19,7 @@ from ._archive_codec import (
     ORIGINS,
     ROLES,
     _first_line_prefix,
+    _forgotten_line,
     _meta_json,
     anchor_of,
     default_origin,
@@ -47,6 +49,12 @@ _LINES_LINE: Final = re.compile(rb"<!-- record-lines: ([0-9]+) -->")
 _CLOSE: Final = b" -->"
 
 
+# A tombstone's fourth line (`dagmem forget`): ISO time, seconds, UTC; re-rendered to check it is canonical.
+_FORGOTTEN_LINE: Final = re.compile(
+    rb"<!-- forgotten: ([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00) -->"
+)
+
+
 _CANDIDATE: Final = b'\n<a id="src-'
 
 
@@ -70,6 +78,7 @@ class Frame:
     seq: int
     content: str
     origin: str  # where the text came from (`ORIGINS`); a frame written without one reads as its role's
+    forgotten: bool = False  # a tombstone: its content was forgotten (`dagmem forget`), its id stays
 
 
 @dataclass(frozen=True)
@@ -184,6 +193,11 @@ def _parse_frame(
     if isinstance(line, _Damage):
         return line
     lines_line, pos = line
+    tombstone = _FORGOTTEN_LINE.fullmatch(lines_line)
+    if tombstone is not None:
+        return _tombstone(
+            data, (start, pos, base), tombstone.group(1), (source_id, node_id, created_at, role, seq, origin)
+        )
     match = _LINES_LINE.fullmatch(lines_line)
     digits = match.group(1) if match is not None else b""
     if not digits or digits.startswith(b"0") or len(digits) > 7 or int(digits) > MAX_RECORD_LINES:
@@ -208,6 +222,28 @@ def _parse_frame(
     if data[pos] != 0x0A:
         return _Damage(pos, "missing empty terminator")
     return Frame(source_id, node_id, base + start, base + pos + 1, created_at, role, seq, content, origin)
+
+
+def _tombstone(
+    data: bytes, span: tuple[int, int, int], iso: bytes, head: tuple[str, str, float, str, int, str]
+) -> Frame | _Damage:
+    """A tombstone frame (`span` = its start, the end of its forgotten line, the file offset of `data`):
+    the line must be canonical and the frame end in its empty line."""
+    start, pos, base = span
+    try:
+        when = datetime.fromisoformat(iso.decode()).timestamp()
+    except ValueError:
+        return _Damage(pos, "bad forgotten line: not a time")
+    if _forgotten_line(when) != b"<!-- forgotten: " + iso + b" -->\n":
+        return _Damage(pos, "bad forgotten line: not canonical")
+    if pos >= len(data):
+        return _Damage(pos, _NO_TERMINATOR)
+    if data[pos] != 0x0A:
+        return _Damage(pos, "missing empty terminator")
+    source_id, node_id, created_at, role, seq, origin = head
+    return Frame(
+        source_id, node_id, base + start, base + pos + 1, created_at, role, seq, "", origin, forgotten=True
+    )
 
 
 def _valid_frame_after(data: bytes, damaged_at: int, session_id: str) -> bool:

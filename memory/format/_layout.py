@@ -15,6 +15,7 @@
             stage/<tx>/<relpath>         a transaction's staged files
             recall/                      the recall index's snapshots (a cache)
             runtime.json                 a position-cursor system's cursors (only in a home being adopted)
+            forgotten.json               what `dagmem forget` removed: source ids and hashes, never text
 
 Every layer builds its paths here, so the layout is spelled once. Nothing here touches the disk: a
 `WorkspacePaths` is just names.
@@ -58,6 +59,7 @@ SHAPES_FILE: Final = "shapes.sqlite3"
 STAGE_DIR: Final = "stage"
 RECALL_DIR: Final = "recall"
 RUNTIME_FILE: Final = "runtime.json"
+FORGOTTEN_FILE: Final = "forgotten.json"
 
 
 @dataclass(frozen=True)
@@ -143,13 +145,26 @@ class WorkspacePaths:
         """A position-cursor system's cursors, present only in a home being adopted (`dagmem migrate`)."""
         return self.state / RUNTIME_FILE
 
+    @property
+    def forgotten(self) -> Path:
+        """`dagmem forget`'s journal and record: the source ids it removed and hashes of their texts."""
+        return self.state / FORGOTTEN_FILE
+
     def directories(self) -> tuple[Path, ...]:
         """The workspace's directories, outermost first."""
         return (self.root, self.sources, self.topics, self.state, self.stage_root)
 
     def state_files(self) -> tuple[Path, ...]:
         """The state files that are regular files when present (never a symlink or a FIFO)."""
-        return (self.txlog, self.lock, self.serving_lock, self.workspace_id, self.index, self.shapes)
+        return (
+            self.txlog,
+            self.lock,
+            self.serving_lock,
+            self.workspace_id,
+            self.index,
+            self.shapes,
+            self.forgotten,
+        )
 
 
 @dataclass(frozen=True)

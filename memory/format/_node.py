@@ -17,6 +17,7 @@ from ._limits import MAX_SEQ
 from ._problems import EpochSeconds
 
 __all__ = [
+    "FORGOTTEN_KEY",
     "HEAD",
     "MARKER_KEY",
     "ROLE_LETTERS",
@@ -36,6 +37,8 @@ SPAWNED_KEY: Final = "spawned"  # metadata of a node appended with spawned=True:
 #: Where a turn's text came from, when it is not its role's default (`append(..., origin=...)`): a user-role
 #: row carrying a pasted page is `tool`, a transcript's line `imported` (the values: `ORIGINS`).
 ORIGIN_KEY: Final = "origin"
+# Set (epoch seconds) on a node whose content `dagmem forget` replaced by a tombstone: never a record again.
+FORGOTTEN_KEY: Final = "forgotten_at"
 
 
 class Role(enum.StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..format import MARKER_KEY, Node, Role
+from ..format import FORGOTTEN_KEY, MARKER_KEY, Node, Role
 
 __all__ = ["drop_marker", "is_marked", "is_record", "is_record_node", "with_marker"]
 
@@ -14,12 +14,14 @@ _RECORD_ROLES = (Role.USER, Role.ASSISTANT)
 
 def is_record(role: Role | str, content: str, metadata: Mapping[str, Any]) -> bool:
     """User and assistant turns with non-blank text. Tool and system rows, runtime-scheduled turns and
-    rewound nodes are not records: they neither stop a walk nor get marked."""
+    rewound nodes are not records: they neither stop a walk nor get marked; nor is a forgotten node
+    (`dagmem forget` left its tombstone), ever again."""
     return (
         role in _RECORD_ROLES
         and bool(content.strip())
         and metadata.get("display") != "runtime"
         and not metadata.get("rewound")
+        and metadata.get(FORGOTTEN_KEY) is None
     )
 
 

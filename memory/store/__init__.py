@@ -13,6 +13,7 @@ from ._file import _FileBackend as FileBackend
 from ._git import GitError as GitError
 from ._git import SessionGit as SessionGit
 from ._git import _env as git_env
+from ._git import rewrite_history as rewrite_history
 from ._memory import MemorySessionStore as MemorySessionStore
 from ._memory import _MemoryBackend as MemoryBackend
 
@@ -29,4 +30,5 @@ __all__ = [
     "SessionStore",
     "check_append_args",
     "git_env",
+    "rewrite_history",
 ]

@@ -25,6 +25,7 @@ from typing import Any, Final, Protocol
 from .. import faults
 from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
+    FORGOTTEN_KEY,
     HEAD,
     MARKER_KEY,
     ORIGIN_KEY,
@@ -115,7 +116,7 @@ _ROLE_NAMES = tuple(role.value for role in Role)
 #: leave the turns before it unwritten for good, `rewound` is what `rewind` sets and `spawned` what
 #: `append(..., spawned=True)` sets. `display` stays the host's to set, as a string: "runtime" marks a
 #: runtime-scheduled turn (not a record, DESIGN §3).
-RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY, ORIGIN_KEY})
+RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY, ORIGIN_KEY, FORGOTTEN_KEY})
 
 
 #: Metadata keys dagmem itself adds to a node after its append (the marker, a rewind): a retried append is
@@ -556,6 +557,26 @@ class SessionStore:
                 )
             return changed
 
+    def tombstone(self, session_id: str, node_ids: Iterable[str], at: float) -> list[str]:
+        """`dagmem forget`: replace these nodes' content by a tombstone (empty content, `metadata.forgotten_at
+        = at`; role, id, predecessor, times and markers stay). Not committed to the session's git: the
+        history rewrite that follows gives every commit the tombstone. Returns the ids rewritten (a node
+        already a tombstone is left as it is)."""
+        live = self._get_live(session_id)
+        with live.lock, self._writing(session_id, live, changes_view=False):
+            items: list[tuple[str, bytes]] = []
+            changed: list[str] = []
+            for node in self.read_nodes(session_id, list(dict.fromkeys(node_ids))):
+                if node.metadata.get(FORGOTTEN_KEY) is not None and not node.content:
+                    continue
+                metadata = {**node.metadata, FORGOTTEN_KEY: node.metadata.get(FORGOTTEN_KEY, at)}
+                tomb = node.model_copy(update={"content": "", "metadata": _json_copy(metadata)})
+                items.append((live.index[node.id], tomb.to_json()))
+                changed.append(node.id)
+            if items:
+                self._backend.write(session_id, items, "forget")
+            return changed
+
     def merge_node_metadata(self, session_id: str, patches: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Shallow-merge a patch into each named node's metadata, as one batch."""
         clean = {check_id(node_id, "node id"): check_metadata(patch) for node_id, patch in patches.items()}
@@ -609,6 +630,10 @@ class SessionStore:
                         session_id, self.path(session_id, "meta.json"), f"malformed meta.json: {exc}"
                     ) from None
             return live.meta.model_copy(deep=True)
+
+    def session_lock(self, session_id: str) -> AbstractContextManager[object]:
+        """Hold the session's lock across processes (no append, mark or commit of it meanwhile)."""
+        return self._backend.lock(check_id(session_id, "session id"))
 
     def forget(self, session_id: str) -> None:
         """Drop what this process keeps of a session (it is re-read on next use)."""

@@ -58,7 +58,7 @@ from .. import faults
 from ..durable import fsync_all, pid_alive
 from ..errors import DagmemError
 
-__all__ = ["GitError", "SessionGit"]
+__all__ = ["GitError", "SessionGit", "rewrite_history"]
 
 _IDENTITY = ("-c", "user.name=dagmem", "-c", "user.email=dagmem@localhost")
 _SIGNATURE = b"dagmem <dagmem@localhost>"
@@ -547,3 +547,71 @@ class SessionGit:
         os.close(fd)
         os.replace(lock_path, self.git_dir / "index")
         self._index_owed = 0
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    result = subprocess.run(
+        ["git", "-C", str(root), *_IDENTITY, *args], input=stdin, capture_output=True, env=_env(), check=False
+    )
+    if result.returncode != 0:
+        message = result.stderr.decode(errors="replace").strip()
+        raise GitError(f"git {args[0]} failed in {root}: {message}")
+    return result.stdout
+
+
+def _replaced(stream: bytes, replace: dict[bytes, bytes]) -> tuple[bytes, int]:
+    """`git fast-export --no-data` output with every `M <mode> <oid> <path>` of a path in `replace` given
+    that path's new bytes inline; returns the new stream and how many entries changed. `data <n>` payloads
+    (commit messages) are copied as they are, never read as commands."""
+    out: list[bytes] = []
+    pos, changed = 0, 0
+    while pos < len(stream):
+        end = stream.find(b"\n", pos)
+        end = len(stream) if end < 0 else end
+        line = stream[pos:end]
+        pos = end + 1
+        if line.startswith(b"data "):
+            size = int(line[5:])
+            out += [line, b"\n", stream[pos : pos + size]]
+            pos += size
+            continue
+        if line.startswith(b"M "):
+            parts = line.split(b" ", 3)
+            if len(parts) == 4 and parts[3] in replace:
+                data = replace[parts[3]]
+                out += [b"M %s inline %s\ndata %d\n" % (parts[1], parts[3], len(data)), data, b"\n"]
+                changed += 1
+                continue
+        out += [line, b"\n"]
+    return b"".join(out), changed
+
+
+def rewrite_history(root: Path, replace: dict[str, bytes]) -> int:
+    """Rewrite every commit of the session repository at `root` so that each path of `replace` holds its
+    new bytes in every commit that has it (`dagmem forget`: the tombstone of a forgotten node), then drop
+    everything unreachable (reflogs expired, `git repack -a -d`, `git prune --expire=now`): no object of
+    the old history is left.
+    The caller holds the session's lock. Idempotent (a crash part way: run it again). O(history): one
+    `fast-export`, one `fast-import`, one repack of the repository. Returns the entries rewritten."""
+    if not (root / ".git").is_dir() or not replace:
+        return 0
+    faults.hit("git:rewrite")
+    if not _git(root, "for-each-ref", "--format=%(refname)"):
+        return 0  # an unborn branch: no history to rewrite
+    packed = any((root / ".git/objects/pack").glob("*.pack"))  # before fast-import writes its own pack
+    stream = _git(root, "fast-export", "--all", "--no-data", "--signed-tags=strip", "--reencode=no")
+    new, changed = _replaced(stream, {path.encode(): data for path, data in replace.items()})
+    if changed:
+        _git(root, "fast-import", "--force", "--quiet", stdin=new)
+    faults.hit("git:prune")
+    # The index names the old blobs too (git keeps what it names): it is read again from the new head.
+    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip():
+        _git(root, "read-tree", "HEAD")
+    _git(root, "reflog", "expire", "--expire=now", "--all")
+    if packed:
+        # Old packs may hold the old history: one pack of what is reachable replaces them all (no delta
+        # search: `--window=0` keeps it O(objects); a session's objects are small).
+        _git(root, "repack", "-a", "-d", "-q", "--window=0")
+    # The session's own commits write loose objects: every one that nothing reaches now goes.
+    _git(root, "prune", "--expire=now")
+    return changed

@@ -116,6 +116,14 @@ class Index:
             for table in ("consumed", "txlog_state", "archive_files", "archived"):
                 db.execute(f"DELETE FROM {table}")
 
+    def vacuum(self) -> None:
+        """Rewrite the database so that freed pages keep no old bytes (`dagmem forget`): the write-ahead
+        log is checkpointed and truncated, then `VACUUM` rebuilds the file."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     # -- consumed (from the txlog) ---------------------------------------------------------------------
 
     def sync_txlog(self, txlog: TxLog) -> None:

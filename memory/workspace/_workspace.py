@@ -12,6 +12,7 @@ workspace for writing: the workspace knows nothing of the layers above it).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import logging
@@ -37,8 +38,21 @@ from ..durable import (
     open_regular,
     read_regular,
 )
-from ..errors import UnsafePath
-from ..format import HEADER, ArchiveRecord, TxRecord, WorkspacePaths, anchor_of, is_valid_id, scan_archive
+from ..errors import ArchiveCorrupt, UnsafePath
+from ..format import (
+    HEADER,
+    ArchiveRecord,
+    ForgetEntry,
+    ForgottenCorrupt,
+    TxRecord,
+    WorkspacePaths,
+    anchor_of,
+    is_valid_id,
+    parse_forgotten,
+    render_forgotten,
+    render_tombstone,
+    scan_archive,
+)
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
 from ._dedupe import drop_exact_duplicates
@@ -383,6 +397,98 @@ class Workspace:
         """Which of these source ids a committed transaction consumed (source id -> tx)."""
         self.index.sync_txlog(self.txlog)
         return self.index.consumed(source_ids)
+
+    # -- forget --------------------------------------------------------------------------------------
+
+    def forgotten(self) -> list[ForgetEntry]:
+        """The entries of `forgotten.json` (none when there is no file). A damaged file is refused
+        (`ForgottenCorrupt`): a forget to finish must never be lost silently."""
+        data = read_regular(self.paths.forgotten)
+        if data is None:
+            return []
+        try:
+            return parse_forgotten(data)
+        except ValueError as exc:
+            raise ForgottenCorrupt(self.paths.forgotten, str(exc)) from None
+
+    def forgotten_sources(self) -> set[str]:
+        return {source for entry in self.forgotten() for source in entry.sources}
+
+    def save_forgotten(self, entries: list[ForgetEntry]) -> None:
+        """Under the lock: replace `forgotten.json` (temp file, fsync, rename, directory fsync)."""
+        atomic_write_many(
+            [(self.paths.forgotten, render_forgotten(entries))], fsync=self.fsync, site="forget:journal"
+        )
+
+    def tombstone_archive(
+        self, session_id: str, heads: Mapping[str, tuple[str, int, float]], forgotten_at: float
+    ) -> list[str]:
+        """Under the lock: rewrite the archive of `session_id` with a tombstone frame for each node of
+        `heads` (node id -> role, seq, created_at) in place of its frame, or appended when it has none, so
+        no later append can archive its text again. One atomic rewrite of the file under its own lock (the
+        one sanctioned rewrite of an append-only archive); a torn tail is dropped with it, a corrupt archive
+        is refused (`ArchiveCorrupt`, nothing changed). Returns the source ids newly tombstoned."""
+        path = self.paths.source(session_id)
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # no append meanwhile
+            data = read_regular(path) or b""
+            scan = scan_archive(data, session_id)
+            if scan.status == "corrupt":
+                raise ArchiveCorrupt(path, scan.damage_offset or scan.valid_end, scan.reason or "corrupt")
+            parts = [HEADER]
+            seen: set[str] = set()
+            changed: list[str] = []
+            for frame in scan.frames:
+                seen.add(frame.node_id)
+                if frame.node_id in heads and not frame.forgotten:
+                    role, seq, created_at = frame.role, frame.seq, frame.created_at
+                    parts.append(render_tombstone(session_id, frame.node_id, role=role, seq=seq,
+                                                  created_at=created_at, forgotten_at=forgotten_at,
+                                                  origin=frame.origin))  # fmt: skip
+                    changed.append(frame.source_id)
+                else:
+                    parts.append(data[frame.offset : frame.end])
+            for node_id, (role, seq, created_at) in heads.items():
+                if node_id not in seen:
+                    parts.append(render_tombstone(session_id, node_id, role=role, seq=seq,
+                                                  created_at=created_at, forgotten_at=forgotten_at))  # fmt: skip
+                    changed.append(f"{session_id}/{node_id}")
+            new = b"".join(parts)
+            if new != data:
+                atomic_write_many([(path, new)], fsync=self.fsync, site="forget:archive")
+        finally:
+            os.close(fd)  # an appender waiting on the old file finds it unlinked and reopens
+        self._archives.pop(session_id, None)
+        self._index_archive(session_id, "")
+        return changed
+
+    def rename_in_txlog(self, holds: Callable[[str], bool]) -> list[str]:
+        """Under the lock: rewrite the txlog (one atomic replace) so that no line names a topic file whose
+        path `holds` a forgotten text (a topic is named after its salient word): each such path becomes
+        `topics/forgotten-path-<n>.md` in every line. Only file names change, of lines long installed
+        (recovery has run; the forget's own line is installed): the consumed ids, the commit point of
+        every transaction, stay. Returns the paths renamed (none: the file is not touched)."""
+        lines = list(self.txlog.read_from(0))
+        names: dict[str, str] = {}
+        for _end, record in lines:
+            for path in record.files:
+                if path not in names and holds(path):
+                    names[path] = f"topics/forgotten-path-{len(names) + 1}.md"
+        if not names:
+            return []
+        out: list[bytes] = []
+        for _end, record in lines:
+            files: dict[str, str | None] = {}
+            for path, digest in record.files.items():
+                files.setdefault(names.get(path, path), digest)
+            out.append(dataclasses.replace(record, files=files).to_line())
+        atomic_write_many([(self.paths.txlog, b"".join(out))], fsync=self.fsync, site="forget:txlog")
+        self.index.sync_txlog(self.txlog)
+        return sorted(names)
+
+    def vacuum_index(self) -> None:
+        self.index.vacuum()
 
     # -- files -----------------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ from ._distill import Distiller as Distiller
 from ._distill import Edits as Edits
 from ._distill import ExtractiveDistiller as ExtractiveDistiller
 from ._distill import TopicReader as TopicReader
+from ._distill import excerpt as excerpt
+from ._distill import exchange_claim as exchange_claim
 from ._held import HeldItem as HeldItem
 from ._held import approve as approve
 from ._held import held_items as held_items
@@ -81,6 +83,8 @@ __all__ = [
     "WriteOutcome",
     "approve",
     "distiller_named",
+    "excerpt",
+    "exchange_claim",
     "held_items",
     "identical_claims",
     "load_llm_settings",

@@ -24,7 +24,7 @@ from ..currency import SessionShape, parse_spawned_from
 from ..durable import WriterStatus, save_status
 from ..format import Node, PredecessorMap, ancestors, anchor_of
 from ..outcomes import ReasonCode, WriteFailure, classify
-from ..policy import Batch, DagView
+from ..policy import Batch, DagView, is_record_node
 from ..shapes import ShapeCache
 from ..store import SessionStore
 from ..workspace import Workspace
@@ -145,7 +145,12 @@ class BatchWriter:
             )
             return Applied(batch, failure=failure)
         try:
-            nodes = self.store.read_nodes(session_id, batch.node_ids)
+            read = self.store.read_nodes(session_id, batch.node_ids)
+            # A view planned before a forget may still name a forgotten node: its tombstone is no record
+            # (never written, never marked), and the view counts it done.
+            nodes = [node for node in read if is_record_node(node)]
+            if not nodes:
+                return Installed(batch, WriteOutcome(batch.node_ids, None))
             outcome = write_batch(
                 self.workspace,
                 session_id,
@@ -154,6 +159,8 @@ class BatchWriter:
                 lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
                 currency=self._currency(batch),
             )
+            if len(nodes) < len(read) and len(outcome.node_ids) == len(nodes):
+                outcome = WriteOutcome(batch.node_ids, outcome.tx, outcome.files)
         except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
             return self._failed(batch, exc)
         return Installed(batch, outcome)

@@ -19,6 +19,7 @@ from ..currency import SessionShape
 from ..durable import sha256_hex
 from ..format import (
     CORE_FILE,
+    FORGOTTEN_KEY,
     ORIGIN_KEY,
     ORIGINS,
     ArchiveRecord,
@@ -180,6 +181,10 @@ def _write(
         done = workspace.consumed(source_ids)
         if len(done) == len(source_ids):
             return WriteOutcome(all_ids, None)
+        if workspace.forgotten_sources().intersection(source_ids):
+            # A forget ran since these records were read: their text must not be written back. Retried,
+            # the batch is read again and the tombstones are no records.
+            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was forgotten meanwhile")
         if any(r.source_id in done for r in todo):
             raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was consumed meanwhile")
         current: dict[str, bytes | None] = {path: workspace.read_bytes(path) for path in new_files}
@@ -281,5 +286,10 @@ def _validate(
 def mark_nodes(store: SessionStore, session_id: str, node_ids: Sequence[str], workspace_id: str) -> list[str]:
     """Step 3: mark exactly these nodes for this workspace (rewrites only them; never `updated_at`)."""
     return store.update_node_metadata(
-        session_id, node_ids, lambda _id, metadata: with_marker(metadata, workspace_id)
+        session_id,
+        node_ids,
+        # A node forgotten since its batch was planned is no record: it is never marked.
+        lambda _id, metadata: (
+            metadata if metadata.get(FORGOTTEN_KEY) is not None else with_marker(metadata, workspace_id)
+        ),
     )

@@ -21,7 +21,16 @@ from ..format import ArchiveRecord, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, core_facts
 
-__all__ = ["RESERVED_TOPIC_SLUGS", "BatchInput", "Distiller", "Edits", "ExtractiveDistiller", "TopicReader"]
+__all__ = [
+    "RESERVED_TOPIC_SLUGS",
+    "BatchInput",
+    "Distiller",
+    "Edits",
+    "ExtractiveDistiller",
+    "TopicReader",
+    "excerpt",
+    "exchange_claim",
+]
 
 Edits = Mapping[str, str | None]  # "topics/<slug>.md" -> the file's new text, or None to delete it
 
@@ -107,6 +116,17 @@ def _excerpt(text: str) -> str:
     return folded[: cut if cut > _EXCERPT // 2 else _EXCERPT] + " …"
 
 
+def exchange_claim(records: Sequence[ArchiveRecord]) -> str:
+    """The extractive claim of an exchange: the quoted gist of each turn, in order (also how `dagmem
+    forget` re-distils a block from the evidence it keeps)."""
+    return " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in records)
+
+
+def excerpt(text: str) -> str:
+    """The gist a claim quotes of a turn (whitespace folded; at most ~400 characters)."""
+    return _excerpt(text)
+
+
 def _date(created_at: float) -> str:
     return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
@@ -188,7 +208,7 @@ class ExtractiveDistiller:
         in_core = self._core(batch, topics, edits) if self.core else set()
         files: dict[str, TopicEdit] = {}
         for exchange in _exchanges(batch.records):
-            claim = " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in exchange)
+            claim = exchange_claim(exchange)
             if claim in in_core:
                 continue
             word = _topic_word(exchange)

@@ -32,7 +32,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
 
 def test_the_parser_lists_the_table_in_its_order() -> None:
     names = [command.name for command in COMMANDS]
-    assert len(set(names)) == len(names) == 19
+    assert len(set(names)) == len(names) == 20
     assert list(_subcommands(_main._parser())) == names
     sub = next(a for a in _main._parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert {a.dest: a.help for a in sub._choices_actions} == {c.name: c.help for c in COMMANDS}
@@ -94,6 +94,7 @@ def test_read_only_commands_are_the_ones_that_check_the_home() -> None:
         "held",
         "sessions",
         "show",
+        "forget",
     }
     assert by_name("write").home is Home.SESSIONS
 
@@ -115,7 +116,7 @@ def test_help_imports_the_records_but_no_implementation() -> None:
 
 
 # The positional arguments a command needs before it reaches the home check.
-_POSITIONALS = {"recall": ["anything"], "show": ["chat"]}
+_POSITIONALS = {"recall": ["anything"], "show": ["chat"], "forget": ["--match", "anything"]}
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c.home is not Home.ANY], ids=lambda c: c.name)

@@ -44,7 +44,11 @@ MEMORY: dict[str, set[str]] = {
     "memory.shapes": _BELOW_POLICY | {"memory.currency"},  # the cache of session shapes
     "memory.recall": _BELOW_POLICY | _CURRENCY | {"memory.policy"},
     "memory.write": _BELOW_POLICY | _CURRENCY | {"memory.policy"},  # recall sits above write: a hook
-    "memory.writing": _BELOW_POLICY | _CURRENCY | {"memory.policy", "memory.recall", "memory.write"},
+    # Forget: the store, the workspace, the write core's claim rule and recall's rebuild.
+    "memory.forget": _BELOW_POLICY | _CURRENCY | {"memory.recall", "memory.write"},
+    "memory.writing": _BELOW_POLICY
+    | _CURRENCY
+    | {"memory.policy", "memory.recall", "memory.write", "memory.forget"},
     "memory.listing": _BELOW_POLICY | _CURRENCY | {"memory.policy", "memory.recall", "memory.write"},
     "memory.adopt": _BELOW_POLICY
     | _CURRENCY

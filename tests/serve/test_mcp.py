@@ -174,6 +174,7 @@ async def test_tools_a_forked_conversation_recall_and_topics(tmp_path: Path) -> 
     async with server(home, tmp_path) as (client, pidfile):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert sorted(tools) == ["append_turn", "core", "flush", "recall", "sessions", "set_head", "status"]
+        assert not any("forget" in name for name in tools)  # forgetting is never offered over MCP
         assert tools["append_turn"].input_schema["required"] == ["session_id", "role", "content"]
         assert tools["recall"].input_schema["required"] == ["query"]
         templates = (await client.list_resource_templates()).resource_templates

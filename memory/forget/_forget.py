@@ -1,0 +1,319 @@
+"""`dagmem forget`: remove turns from every copy a home keeps, as one crash-safe operation, and prove it.
+
+The targets (source ids) and the hashes of every form of their texts go into `forgotten.json` first
+(fsynced, under the workspace lock), as an entry not `done`. Then, each step idempotent:
+
+1. node files: content replaced by a tombstone (`metadata.forgotten_at`; role, id, predecessor, times,
+   markers stay);
+2. archives: one atomic rewrite per session, each frame of a target replaced by a tombstone frame that
+   keeps its source id (appended for a target never archived, so no later append archives its text);
+3. topics: blocks citing only forgotten evidence removed, others re-distilled from what they keep, and
+   `core.md` re-rendered, as one transaction (txlog line, stage, moves);
+4. git: each session repository's history rewritten with the tombstones, everything unreachable pruned;
+5. caches: the recall index deleted and rebuilt from the files, stages finished, SQLite vacuumed;
+6. the scan of every byte under the home; then the entry is marked `done`.
+
+A crash anywhere leaves the entry not done: a rerun, `Runtime.open` or `dagmem write` finishes it (the
+targets are ids, so nothing needs the texts again; the final scan uses the hashes). The whole forget holds
+the workspace lock, so a writer in another process that read a turn before it was forgotten cannot
+install it after: under the lock its transaction finds the source forgotten and is retried from the
+tombstones."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import faults
+from ..errors import InvalidInput, UnknownSession
+from ..format import (
+    CORE_FILE,
+    CORE_MASTER,
+    FORGOTTEN_KEY,
+    ForgetEntry,
+    HomePaths,
+    Node,
+    check_id,
+    render_core,
+)
+from ..store import FileSessionStore, rewrite_history
+from ..workspace import Workspace
+from ._forms import hashes
+from ._scan import Copy, Needles, scan_home
+from ._topics import rewrite_topics
+
+__all__ = ["ForgetPlan", "ForgetReport", "finish_pending", "forget", "plan_forget", "verify_forgotten"]
+
+log = logging.getLogger("dagmem.forget")
+
+_LOCK_WAIT_S = 120.0  # a forget waits for the writer's installs, which are short
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    """What a forget would remove. `texts` stay in memory: they are hashed, never written."""
+
+    targets: tuple[str, ...]  # source ids, sorted
+    texts: tuple[str, ...] = field(repr=False)
+    blocks: tuple[str, ...]  # "<topic relpath>#<block id>" citing a target
+    files: tuple[str, ...]  # home-relative files that change
+
+    def as_json(self) -> dict[str, Any]:
+        return {"targets": list(self.targets), "blocks": list(self.blocks), "files": list(self.files)}
+
+
+@dataclass
+class ForgetReport:
+    targets: list[str] = field(default_factory=list)
+    blocks_removed: list[str] = field(default_factory=list)
+    blocks_redistilled: list[str] = field(default_factory=list)
+    topics_renamed: dict[str, str] = field(default_factory=dict)  # a topic named after a forgotten text
+    git_rewritten: list[str] = field(default_factory=list)  # sessions whose history was rewritten
+    copies: list[Copy] = field(default_factory=list)  # what the final scan still found
+    seconds: float = 0.0
+
+    @property
+    def clean(self) -> bool:
+        return not self.copies
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "clean": self.clean,
+            "targets": self.targets,
+            "blocks_removed": self.blocks_removed,
+            "blocks_redistilled": self.blocks_redistilled,
+            "topics_renamed": self.topics_renamed,
+            "git_rewritten": self.git_rewritten,
+            "copies": [{"where": c.where, "offset": c.offset} for c in self.copies],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _forgotten(node: Node) -> bool:
+    return node.metadata.get(FORGOTTEN_KEY) is not None and not node.content
+
+
+def plan_forget(
+    home: Path | str,
+    *,
+    node: str | None = None,
+    session: str | None = None,
+    match: str | None = None,
+    regex: bool = False,
+) -> ForgetPlan:
+    """Resolve exactly one of `node` ("<sid>/<node_id>"), `session` or `match` (literal, or a Python
+    regular expression with `regex`) to the turns it names; `InvalidInput` for a bad argument. Reads only."""
+    if sum(x is not None for x in (node, session, match)) != 1:
+        raise InvalidInput("give exactly one of --node, --session, --match")
+    home = Path(home)
+    store = FileSessionStore(home, read_only=True)
+    targets: list[str] = []
+    texts: list[str] = []
+    if node is not None:
+        sid, slash, nid = node.partition("/")
+        if not slash:
+            raise InvalidInput(f"--node {node!r}: expected <session>/<node>")
+        check_id(sid, "session id")
+        check_id(nid, "node id")
+        if not store.has_session(sid):
+            raise UnknownSession(sid)
+        nodes = store.load(sid).nodes
+        if nid not in nodes:
+            raise InvalidInput(f"session {sid!r} has no node {nid!r}")
+        if not _forgotten(nodes[nid]):
+            targets.append(f"{sid}/{nid}")
+            texts.append(nodes[nid].content)
+    elif session is not None:
+        check_id(session, "session id")
+        if not store.has_session(session):
+            raise UnknownSession(session)
+        for nid, item in sorted(store.load(session).nodes.items()):
+            if item.content and not _forgotten(item):
+                targets.append(f"{session}/{nid}")
+                texts.append(item.content)
+    else:
+        assert match is not None
+        if not match:
+            raise InvalidInput("--match needs a non-empty text")
+        try:
+            pattern = re.compile(match if regex else re.escape(match))
+        except re.error as exc:
+            raise InvalidInput(f"--regex {match!r}: {exc}") from None
+        found: set[str] = set() if regex else {match}
+        for sid in store.session_ids():
+            for nid, item in sorted(store.load(sid).nodes.items()):
+                hits = [m.group(0) for m in pattern.finditer(item.content) if m.group(0)]
+                if hits and not _forgotten(item):
+                    targets.append(f"{sid}/{nid}")
+                    texts.append(item.content)
+                    found.update(hits)
+        texts.extend(sorted(found))
+    return _plan(home, targets, texts)
+
+
+def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
+    paths = HomePaths(home)
+    changes = rewrite_topics(paths.workspace, targets, Needles(hashes(texts)))
+    workspace = paths.workspace
+
+    def rel(path: Path) -> str:
+        return path.relative_to(home).as_posix()
+
+    files: set[str] = set()
+    for source in targets:
+        sid = source.partition("/")[0]
+        files.update({rel(paths.session(sid) / "history"), rel(workspace.source(sid))})
+        if (paths.session(sid) / ".git").is_dir():
+            files.add(rel(paths.session(sid) / ".git"))
+    files.update(rel(workspace.root / relpath) for relpath in changes.files)
+    if CORE_MASTER in changes.files:
+        files.add(rel(workspace.core))
+    if targets:
+        files.update({rel(workspace.index), rel(workspace.recall)})
+    if changes.renamed:
+        files.add(rel(workspace.txlog))  # the old topic names in its lines
+    blocks = sorted({*changes.removed, *changes.redistilled})
+    return ForgetPlan(tuple(sorted(targets)), tuple(texts), tuple(blocks), tuple(sorted(files)))
+
+
+def forget(
+    home: Path | str, plan: ForgetPlan, *, fsync: bool = True, clock: Callable[[], float] = time.time
+) -> ForgetReport:
+    """Remove the plan's turns from every copy under `home`; the report names any copy the final scan
+    still found (then it is not clean). Forgetting nothing (again) changes nothing."""
+    home = Path(home)
+    report = finish_pending(home, fsync=fsync)
+    if not plan.targets:
+        return report
+    started = time.monotonic()
+    workspace = Workspace(HomePaths(home).memory, fsync=fsync, clock=clock, lock_timeout=_LOCK_WAIT_S)
+    try:
+        with workspace.lock():
+            entries = workspace.forgotten()
+            entry = ForgetEntry(clock(), plan.targets, tuple(hashes(plan.texts)))
+            faults.hit("forget:journal")
+            workspace.save_forgotten([*entries, entry])
+            report = _finish(home, workspace, len(entries), entry, fsync=fsync)
+    finally:
+        workspace.close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def finish_pending(home: Path | str, *, fsync: bool = True) -> ForgetReport:
+    """Finish every forget a crash left part done (an entry of `forgotten.json` not `done`)."""
+    home = Path(home)
+    paths = HomePaths(home).workspace
+    report = ForgetReport()
+    if not paths.forgotten.exists():
+        return report
+    workspace = Workspace(paths.root, fsync=fsync, lock_timeout=_LOCK_WAIT_S)
+    try:
+        with workspace.lock():
+            for number, entry in enumerate(workspace.forgotten()):
+                if not entry.done:
+                    log.warning("finishing a forget of %d turns left by a crash", len(entry.sources))
+                    report = _finish(home, workspace, number, entry, fsync=fsync)
+    finally:
+        workspace.close()
+    return report
+
+
+def _by_session(sources: Iterable[str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for source in sources:
+        sid, _, nid = source.partition("/")
+        grouped.setdefault(sid, []).append(nid)
+    return grouped
+
+
+def _finish(
+    home: Path, workspace: Workspace, number: int, entry: ForgetEntry, *, fsync: bool
+) -> ForgetReport:
+    """Every step of one forget, under the workspace lock; each is a no-op when already done."""
+    paths = HomePaths(home)
+    store = FileSessionStore(home, fsync=fsync)
+    report = ForgetReport(targets=list(entry.sources))
+    sessions = _by_session(entry.sources)
+    for sid, nids in sessions.items():
+        if not store.has_session(sid):
+            continue
+        snapshot = store.load(sid)
+        present = [nid for nid in nids if nid in snapshot.nodes]
+        faults.hit("forget:nodes")
+        store.tombstone(sid, present, entry.at)
+        heads = {
+            nid: (str(snapshot.nodes[nid].role), snapshot.nodes[nid].seq, snapshot.nodes[nid].created_at)
+            for nid in present
+        }
+        faults.hit("forget:archive")
+        workspace.tombstone_archive(sid, heads, entry.at)
+    changes = rewrite_topics(paths.workspace, entry.sources, Needles(entry.texts))
+    report.blocks_removed, report.blocks_redistilled = changes.removed, changes.redistilled
+    report.topics_renamed = changes.renamed
+    if changes.files:
+        files = dict(changes.files)
+        if CORE_MASTER in files:
+            master = files[CORE_MASTER]
+            files[CORE_FILE] = None if master is None else render_core(master.decode()).encode()
+        faults.hit("forget:topics")
+        workspace.install(next(iter(sessions)), [], files)
+    needles = Needles(entry.texts)
+    faults.hit("forget:txlog")
+    workspace.rename_in_txlog(lambda path: needles.find(path.encode()) is not None)
+    for sid, nids in sessions.items():
+        root = paths.session(sid)
+        if not (root / ".git").is_dir() or not store.has_session(sid):
+            continue
+        snapshot = store.load(sid)
+        replace = {
+            snapshot.nodes[nid].relpath: snapshot.nodes[nid].to_json()
+            for nid in nids
+            if nid in snapshot.nodes
+        }
+        with store.session_lock(sid):  # no commit of this session meanwhile
+            rewrite_history(root, replace)
+        report.git_rewritten.append(sid)
+    _purge_caches(workspace, fsync=fsync)
+    report.copies = scan_home(home, Needles(entry.texts))
+    entries = workspace.forgotten()
+    entries[number] = ForgetEntry(entry.at, entry.sources, entry.texts, done=True)
+    faults.hit("forget:done")
+    workspace.save_forgotten(entries)
+    return report
+
+
+def _purge_caches(workspace: Workspace, *, fsync: bool) -> None:
+    """Stages finished, the recall index rebuilt from the files (every snapshot and delta of the old one
+    deleted first), the SQLite index vacuumed."""
+    workspace.recover(full=True)
+    faults.hit("forget:recall")
+    shutil.rmtree(workspace.paths.recall, ignore_errors=True)
+    from ..recall import compact  # the read side (numpy, the embedding model) only when a forget runs
+
+    compact(workspace.root, fsync=fsync)
+    faults.hit("forget:vacuum")
+    workspace.vacuum_index()
+
+
+def verify_forgotten(home: Path | str) -> list[Copy]:
+    """Where any form of any forgotten text is still found under `home` (`dagmem verify --forgotten`)."""
+    paths = HomePaths(Path(home)).workspace
+    from ..durable import read_regular
+    from ..format import ForgottenCorrupt, parse_forgotten
+
+    data = read_regular(paths.forgotten)
+    if data is None:
+        return []
+    try:
+        entries = parse_forgotten(data)
+    except ValueError as exc:
+        raise ForgottenCorrupt(paths.forgotten, str(exc)) from None
+    texts = [text for entry in entries for text in entry.texts]
+    return scan_home(Path(home), Needles(texts))

@@ -1,0 +1,109 @@
+"""`dagmem forget` and `dagmem verify --forgotten`: the acceptance (a fake secret pasted into a
+conversation is found nowhere under the home afterwards, git included), the dry run, bad input, and a
+runtime serving the home while another process forgets (no text written back from its stale view)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+import dagmem
+from dagmem.tests._cli import dagmem_run
+
+SECRET = "sk-test-4f9a8b7c6d5e1a2b"
+
+
+async def _conversation(home: Path, *, flush: bool = True) -> None:
+    async with dagmem.Runtime.open(home, git=True) as rt:
+        await rt.append("chat", "user", "My name is Dana and I deploy with the staging pipeline.")
+        await rt.append("chat", "assistant", "Hi Dana, the staging pipeline is ready.")
+        await rt.append("chat", "user", f"here is my api key {SECRET} for the pipeline")
+        await rt.append("chat", "assistant", "Thanks, I will use that key for the pipeline deploy.")
+        if flush:
+            await rt.flush(force=True)
+
+
+def _grep(home: Path) -> str:
+    found = subprocess.run(["grep", "-rl", SECRET, str(home)], capture_output=True, text=True, check=False)
+    return found.stdout
+
+
+def test_a_pasted_secret_is_found_nowhere_after_forget_match_yes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    anyio.run(_conversation, home)
+    assert _grep(home)  # it was written: node file, archive, topic, recall index
+    dry = dagmem_run("forget", "--home", str(home), "--match", SECRET)
+    assert dry.returncode == 0
+    assert "would forget 1 turn" in dry.stdout
+    assert "--yes" in dry.stdout
+    assert _grep(home)  # the dry run changed nothing
+
+    done = dagmem_run("forget", "--home", str(home), "--match", SECRET, "--yes")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no copy left" in done.stdout
+    assert _grep(home) == ""
+    verify = dagmem_run("verify", "--home", str(home), "--forgotten", "--strict")
+    assert verify.returncode == 0, verify.stdout
+    fsck = subprocess.run(
+        ["git", "-C", str(home / "sessions/chat"), "fsck", "--strict"], capture_output=True, check=False
+    )
+    assert fsck.returncode == 0
+    # The git history holds no object with it either (loose or packed, decompressed).
+    objects = subprocess.run(
+        ["git", "-C", str(home / "sessions/chat"), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    )
+    assert SECRET.encode() not in objects.stdout
+    again = dagmem_run("forget", "--home", str(home), "--match", SECRET, "--yes", "--json")
+    assert json.loads(again.stdout)["targets"] == []
+
+
+def test_dry_run_json_and_bad_input(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    anyio.run(_conversation, home)
+    plan = json.loads(dagmem_run("forget", "--home", str(home), "--session", "chat", "--json").stdout)
+    assert plan["dry_run"] is True
+    assert len(plan["targets"]) == 4
+    assert plan["blocks"]
+    for args in (["--node", "nochat"], ["--node", "chat/nope"], ["--session", "missing"], ["--match", ""]):
+        bad = dagmem_run("forget", "--home", str(home), *args)
+        assert bad.returncode == 2, (args, bad.stdout, bad.stderr)
+        assert "Traceback" not in bad.stderr
+    assert dagmem_run("forget", "--home", str(home), "--node", "chat/n1", "--regex").returncode == 2
+    assert _grep(home)  # nothing was forgotten by any of them
+
+
+@pytest.mark.anyio
+async def test_a_serving_runtime_does_not_write_back_what_another_process_forgot(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    async with dagmem.Runtime.open(home, git=True) as rt:
+        await rt.append("chat", "user", f"the key is {SECRET} keep it")
+        await rt.append("chat", "assistant", "Understood, kept for the deploy.")
+        # Not written yet (under the threshold): the runtime's view owes both turns.
+        other = await anyio.run_process(
+            [sys.executable, "-m", "dagmem", "forget", "--home", str(home), "--match", SECRET, "--yes"],
+            check=False,
+        )
+        assert other.returncode == 0, other.stdout + other.stderr
+        await rt.flush(force=True)
+    assert _grep(home) == ""
+    assert dagmem_run("verify", "--home", str(home), "--forgotten", "--strict").returncode == 0
+
+
+def test_a_damaged_forgotten_json_is_refused_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    anyio.run(_conversation, home)
+    (home / "memory/.dagmem/forgotten.json").write_text("{not json")
+    for args in (["forget", "--match", SECRET, "--yes"], ["verify", "--forgotten"]):
+        refused = dagmem_run(*args, "--home", str(home))
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "forgotten.json" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert _grep(home)  # nothing was forgotten
