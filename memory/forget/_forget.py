@@ -40,10 +40,10 @@ from ..format import (
     HomePaths,
     Node,
     check_id,
-    render_core,
 )
 from ..store import FileSessionStore, rewrite_history
 from ..workspace import Workspace
+from ..write import core_after
 from ._forms import hashes
 from ._scan import Copy, Needles, scan_home
 from ._topics import rewrite_topics
@@ -261,7 +261,7 @@ def _finish(
         files = dict(changes.files)
         if CORE_MASTER in files:
             master = files[CORE_MASTER]
-            files[CORE_FILE] = None if master is None else render_core(master.decode()).encode()
+            files[CORE_FILE] = None if master is None else core_after(workspace, files, master)
         faults.hit("forget:topics")
         workspace.install(next(iter(sessions)), [], files)
     needles = Needles(entry.texts)

@@ -13,6 +13,7 @@ from ._core import WriteOutcome as WriteOutcome
 from ._core import mark_nodes as mark_nodes
 from ._core import records_of as records_of
 from ._core import write_batch as write_batch
+from ._current import core_after as core_after
 from ._distill import RESERVED_TOPIC_SLUGS as RESERVED_TOPIC_SLUGS
 from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
 from ._distill import BatchInput as BatchInput
@@ -82,6 +83,7 @@ __all__ = [
     "TopicReader",
     "WriteOutcome",
     "approve",
+    "core_after",
     "distiller_named",
     "excerpt",
     "exchange_claim",

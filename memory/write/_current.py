@@ -12,13 +12,16 @@ left a branch the core cites: the core is re-rendered then, and at every change 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..currency import Reader, ShapeSource, Status, resolve
 from ..format import CORE_MASTER, Block, TopicFormatError, TopicLookup, render_core
+from ..shapes import ShapeCache
+from ..store import FileSessionStore
+from ..workspace import Workspace
 
-__all__ = ["InstallCurrency", "TopicBlocks", "current_core"]
+__all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core"]
 
 
 class TopicBlocks:
@@ -70,6 +73,18 @@ def current_core(master_text: str, blocks: TopicBlocks, shapes: ShapeSource) -> 
     return render_core(
         master_text, keep=lambda block: blocks.status(CORE_MASTER, block.id, reader)[0] == "current"
     )
+
+
+def core_after(workspace: Workspace, changed: Mapping[str, bytes | None], master: bytes) -> bytes:
+    """`core.md` after a transaction that is no batch's (a reorganisation, a held item's decision, a
+    forget): the master's current blocks only, each session's shape from the home's shape cache
+    (read-only: the sessions beside the workspace). `changed`: the transaction's files, as staged."""
+    lookup = TopicLookup(
+        lambda relpath: changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
+    )
+    store = FileSessionStore(workspace.root.parent, read_only=True)
+    with ShapeCache(workspace.root, store) as shapes:
+        return current_core(master.decode(), TopicBlocks(lookup, workspace.source_of), shapes).encode()
 
 
 @dataclass(frozen=True)

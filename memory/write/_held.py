@@ -30,13 +30,13 @@ from ..format import (
     anchor_of,
     block_id,
     parse_topic,
-    render_core,
     render_topic,
     scan_archive,
 )
 from ..outcomes import ReasonCode, WriteFailure
 from ..trust import hold_reason
 from ..workspace import Workspace
+from ._current import core_after
 from ._distill import Edits, TopicReader
 
 __all__ = ["HELD_TITLE", "HeldItem", "approve", "held_items", "hold_untrusted", "reject"]
@@ -187,7 +187,7 @@ def _decide(workspace: Workspace, block_id: str, target: str, title: str, decisi
             target: render_topic(moved).encode(),
         }
         if target == CORE_MASTER:
-            changed[CORE_FILE] = render_core(render_topic(moved)).encode()
+            changed[CORE_FILE] = core_after(workspace, changed, render_topic(moved).encode())
         before: Mapping[str, bytes | None] = {
             HELD_TOPIC: queue_bytes,
             target: goal_bytes,
