@@ -25,8 +25,9 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict
 
+from ..memory.currency import store_shapes
 from ..memory.durable import LastFailure, ensure_workspace_id
-from ..memory.errors import DagmemError, InvalidInput, UnknownNode, UnknownSession
+from ..memory.errors import DagmemError, InvalidInput, UnknownSession
 from ..memory.format import (
     HEAD,
     HeadType,
@@ -46,9 +47,8 @@ from ..memory.recall import (
     Siblings,
     check_floor,
     check_query,
-    path_to,
+    reader_for,
     search,
-    session_path,
 )
 from ..memory.settings import DEFAULTS
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
@@ -516,13 +516,16 @@ class Runtime:
         k: int = 5,
         siblings: Siblings = "demote",
         *,
+        history: bool = False,
         floor: float = RECALL_FLOOR,
     ) -> list[Hit]:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
-        any other). Each claim comes once, and a hit scoring below `floor` times the best is left out (it only
-        pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction."""
+        any other). Each hit has a status (`current`, `superseded`, `left`): by default no superseded or
+        left hit ranks above a current one; `history=True` ranks them by relevance ("what did I used
+        to…"), labelled. Each claim comes once, and a hit scoring below `floor` times the best is left out
+        (it only pads `k`; 0 keeps every one). Reads files only: no lock, and never half a transaction."""
         check_query(query)
         if session_id is not None:
             check_id(session_id, "session id")
@@ -532,11 +535,9 @@ class Runtime:
                 raise InvalidInput("a tip needs its session_id")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
-        path: frozenset[str] | None = frozenset()
-        if session_id is not None:
-            path = self._live_path(session_id, tip)
-        if path is None and session_id is not None:
-            path = await self._ctx.io(session_path, self._ctx.store, session_id, tip)
+        if not isinstance(history, bool):
+            raise InvalidInput(f"history must be true or false, not {history!r}")
+        reader = await self._ctx.io(reader_for, store_shapes(self._ctx.store), session_id, tip)
         index = self._recall
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
@@ -545,26 +546,11 @@ class Runtime:
             index,
             query,
             k=k,
-            session_id=session_id,
-            path=path or frozenset(),
+            reader=reader,
             siblings=siblings,
+            history=history,
             floor=check_floor(floor),
         )
-
-    def _live_path(self, session_id: str, tip: str | None) -> frozenset[str] | None:
-        """path(tip) from a live session's DAG view (no file read), or None when it is not live."""
-        handle = self._sessions.get(session_id)
-        actor = handle.actor if handle is not None else None
-        planner = actor.planner if actor is not None else None
-        if planner is None:
-            return None
-        view = planner.view
-        tip = planner.head if tip is None else tip
-        if tip is None:
-            return frozenset()
-        if tip not in view:
-            raise UnknownNode(session_id, tip)
-        return path_to(view, tip)
 
     def core(self) -> str:
         """The rendered core block (`memory/core.md`), ready to inject; "" when there is none."""

@@ -99,12 +99,14 @@ class MemoryTools:
     # -- the tools -------------------------------------------------------------------------------------
 
     async def recall(
-        self, query: str, session_id: str | None, tip: str | None, k: int
+        self, query: str, session_id: str | None, tip: str | None, k: int, *, history: bool = False
     ) -> list[dict[str, Any]]:
         if not query.strip():
             raise ArgumentError("query", "empty")
         if not 1 <= k <= MAX_K:
             raise ArgumentError("k", f"must be 1 to {MAX_K}, not {k}")
+        if not isinstance(history, bool):
+            raise ArgumentError("history", f"must be true or false, not {history!r}")
         if session_id is not None:
             self._session("session_id", session_id)
         if tip is not None:
@@ -112,13 +114,15 @@ class MemoryTools:
                 raise ArgumentError("tip", "a tip needs its session: pass session_id too")
             self._id("tip", tip)
         try:
-            hits: Sequence[object] = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+            hits: Sequence[object] = await self.runtime.recall(
+                query, session_id=session_id, tip=tip, k=k, history=history
+            )
         except UnknownNode:
             if session_id is None or tip is None:  # only a named tip can be unknown
                 raise
             tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
-                hits = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k)
+                hits = await self.runtime.recall(query, session_id=session_id, tip=tip, k=k, history=history)
             except UnknownNode as exc:
                 raise ArgumentError("tip", str(exc)) from None
         except UnknownSession as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "Reader",
@@ -20,6 +20,7 @@ __all__ = [
     "are_alternatives",
     "left_nodes",
     "resolve",
+    "store_shapes",
 ]
 
 Status = Literal["current", "superseded", "left"]
@@ -171,3 +172,28 @@ def resolve(
         seen.add(successor)
         successor = superseded_by(successor)
     return "current", None
+
+
+def store_shapes(store: Any) -> ShapeSource:
+    """Shapes read from a `SessionStore` (each session once per source; provisional: cur-dag's cache)."""
+    memo: dict[str, SessionShape | None] = {}
+
+    def shape(session_id: str) -> SessionShape | None:
+        if session_id not in memo:
+            if not store.has_session(session_id):
+                memo[session_id] = None
+            else:
+                snap = store.load(session_id)
+                spawned_from = snap.meta.spawned_from
+                parent = tuple(spawned_from.split("/", 1)) if spawned_from else None
+                memo[session_id] = SessionShape(
+                    session_id,
+                    {nid: n.predecessor for nid, n in snap.nodes.items()},
+                    {nid: str(n.role) for nid, n in snap.nodes.items()},
+                    frozenset(nid for nid, n in snap.nodes.items() if n.metadata.get("spawned") is True),
+                    snap.meta.head,
+                    parent if parent is not None and len(parent) == 2 else None,
+                )
+        return memo[session_id]
+
+    return shape

@@ -1,13 +1,13 @@
 """Recall, the read side (DESIGN §8): a hybrid BM25 + dense index of topic blocks kept as a cache under
-`memory/.dagmem/recall/`, branch-aware search, and `render_context` for injection. The runtime and the
+`memory/.dagmem/recall/`, branch- and currency-aware search (statuses `current` / `superseded` / `left`, DESIGN §12), and
+`render_context` for injection. The runtime and the
 command line call the same `RecallIndex.open` / `search`. A workspace opened for writing is given a
 `RecallUpdater` as its `on_install` hook, which keeps the index up to date install by install."""
 
 from __future__ import annotations
 
-from ._branch import branch_class as branch_class
 from ._branch import path_to as path_to
-from ._branch import session_path as session_path
+from ._branch import reader_for as reader_for
 from ._core_text import core_facts as core_facts
 from ._core_text import core_lines as core_lines
 
@@ -23,6 +23,7 @@ from ._hit import BranchClass as BranchClass
 from ._hit import Evidence as Evidence
 from ._hit import Hit as Hit
 from ._hit import Siblings as Siblings
+from ._hit import Status as Status
 from ._index import RecallIndex as RecallIndex
 from ._index import make_record as make_record
 from ._index import recall_root as recall_root
@@ -32,6 +33,7 @@ from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
 from ._query import check_query as check_query
 from ._render import in_time_order as in_time_order
 from ._render import render_context as render_context
+from ._render import status_label as status_label
 from ._search import SIBLINGS as SIBLINGS
 from ._search import search as search
 from ._snapshot import VERSION as SNAPSHOT_VERSION
@@ -59,9 +61,9 @@ __all__ = [
     "Siblings",
     "Snapshot",
     "Source",
+    "Status",
     "analyse",
     "append_record",
-    "branch_class",
     "check_floor",
     "check_query",
     "clear_caches",
@@ -76,9 +78,10 @@ __all__ = [
     "load_model",
     "make_record",
     "path_to",
+    "reader_for",
     "recall_root",
     "render_context",
     "search",
-    "session_path",
+    "status_label",
     "write_snapshot",
 ]

@@ -39,9 +39,9 @@ from ._text import analyse, date_words, plain_claim
 __all__ = [
     "ArchiveSources",
     "Entry",
-    "Succession",
     "Source",
     "SourceLookup",
+    "Succession",
     "block_digest",
     "clear_caches",
     "entries_of_topic",
@@ -257,7 +257,9 @@ def entries_of_topic(
                 sources.append(found or Source(ref.session_id, ref.anchor, None, None, None, None, ""))
         date = max((c.date for c in block.citations), default="")
         claim = plain_claim(block.claim)
-        new.append(Entry(path, block.id, digest, claim, date, tuple(sources), superseded=succession_of(block)))
+        new.append(
+            Entry(path, block.id, digest, claim, date, tuple(sources), superseded=succession_of(block))
+        )
     if vectorise_now:
         vectorise(new)
     return keys, new
