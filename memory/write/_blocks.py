@@ -9,6 +9,7 @@ a different claim is always a block of its own unless a distiller replaces on th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..format import (
     Block,
@@ -75,7 +76,7 @@ class TopicEdit:
             self.taken.add(cid)
             refs = tuple(SourceRef(label, key[0], key[1]) for label, _, key in fresh)
             citations.append(Citation(cid, date, refs))
-        return Block(block.id, claim, tuple(citations))
+        return replace(block, claim=claim, citations=tuple(citations))
 
     @property
     def changed(self) -> bool:
