@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from ..memory.currency import store_shapes
+from ..memory.currency import SessionShape, parse_spawned_from
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput, UnknownSession
 from ..memory.format import (
@@ -51,6 +51,7 @@ from ..memory.recall import (
     search,
 )
 from ..memory.settings import DEFAULTS
+from ..memory.shapes import ShapeCache
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -137,6 +138,7 @@ class Runtime:
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._recall: RecallIndex | None = None  # opened on the first recall
+        self._shapes: ShapeCache | None = None  # the sessions' DAG shapes recall reads, likewise
         config = ctx.config
         self._sessions_sup = Supervisor(
             "sessions",
@@ -261,6 +263,8 @@ class Runtime:
         finally:
             serving.release()
             ctx.recall.forget()  # the recall index its writer held: a closed runtime holds nothing
+            if runtime._shapes is not None:
+                runtime._shapes.close()
         if runtime._failed is not None:
             raise runtime._failed
 
@@ -537,7 +541,11 @@ class Runtime:
             raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
         if not isinstance(history, bool):
             raise InvalidInput(f"history must be true or false, not {history!r}")
-        reader = await self._ctx.io(reader_for, store_shapes(self._ctx.store), session_id, tip)
+        if self._shapes is None:
+            self._shapes = await self._ctx.io(ShapeCache, self._ctx.workspace_root, self._ctx.store)
+        live = self._live_shape(session_id) if session_id is not None else None
+        shapes = self._shapes.reading_from(session_id, lambda _sid: live)
+        reader = await self._ctx.io(reader_for, shapes, session_id, tip)
         index = self._recall
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
@@ -551,6 +559,17 @@ class Runtime:
             history=history,
             floor=check_floor(floor),
         )
+
+    def _live_shape(self, session_id: str) -> SessionShape | None:
+        """A live session's shape from its actor's DAG view (O(1), no file read), or None when it is not
+        live: its nodes as of now, however many the actor appends meanwhile."""
+        handle = self._sessions.get(session_id)
+        actor = handle.actor if handle is not None else None
+        planner = actor.planner if actor is not None else None
+        if planner is None:
+            return None
+        spawned_from = parse_spawned_from(self._ctx.store.meta(session_id).spawned_from)
+        return SessionShape.from_dag(planner.view, planner.head, spawned_from)
 
     def core(self) -> str:
         """The rendered core block (`memory/core.md`), ready to inject; "" when there is none."""

@@ -11,7 +11,6 @@ import json
 import sys
 from pathlib import Path
 
-from ..memory.currency import store_shapes
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, HomePaths
 from ..memory.listing import resolve_stored
@@ -25,6 +24,7 @@ from ..memory.recall import (
     search,
     status_label,
 )
+from ..memory.shapes import shapes_for
 from ..memory.store import FileSessionStore
 from ._errors import CommandError
 
@@ -47,9 +47,12 @@ def recall_command(args: argparse.Namespace) -> int:
     tip = None
     if args.session is not None and args.tip is not None:
         tip = resolve_stored(store, args.session, args.tip)
-    reader = reader_for(store_shapes(store), args.session, tip)
-    index = RecallIndex.open(memory)
-    hits = search(index, args.query, k=args.k, reader=reader, siblings=args.siblings, history=args.history)
+    with shapes_for(home, store=store) as shapes:
+        reader = reader_for(shapes.reading_from(args.session), args.session, tip)
+        index = RecallIndex.open(memory)
+        hits = search(
+            index, args.query, k=args.k, reader=reader, siblings=args.siblings, history=args.history
+        )
     if args.json:
         print(json.dumps({"query": args.query, "hits": [hit.model_dump(mode="json") for hit in hits]}))
         return 0

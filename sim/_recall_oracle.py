@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..memory.audit import Violation
-from ..memory.currency import store_shapes
 from ..memory.format import TopicFormatError, WorkspacePaths, anchor_of, parse_topic, scan_archive
 from ..memory.recall import RecallIndex, reader_for, search
+from ..memory.shapes import ShapeCache
 from ..memory.store import SessionStore
 
 __all__ = ["check_recall"]
@@ -71,7 +71,7 @@ def check_recall(
     violations: list[Violation] = []
     blocks = _evidence(memory)
     index: RecallIndex | None = None
-    shapes = store_shapes(store)
+    shapes = ShapeCache(memory, store)  # read-only: the files when it has no rows
     checked = 0
     for session_id in sessions if sessions is not None else store.session_ids():
         if checked >= limit:

@@ -7,7 +7,7 @@ recall only names who reads. `path_to` stays for callers that walk a predecessor
 from __future__ import annotations
 
 from ..currency import Reader, ShapeSource
-from ..errors import UnknownNode, UnknownSession
+from ..errors import InvalidInput
 from ..format import PredecessorMap, ancestors
 
 __all__ = ["path_to", "reader_for"]
@@ -20,11 +20,8 @@ def path_to(predecessors: PredecessorMap, tip: str) -> frozenset[str]:
 
 def reader_for(shapes: ShapeSource, session_id: str | None = None, tip: str | None = None) -> Reader:
     """The reader at `tip` of `session_id` (its head without a tip; nobody in particular without a
-    session): `UnknownSession` / `UnknownNode` when there is no such session or node."""
-    if session_id is not None:
-        shape = shapes(session_id)
-        if shape is None:
-            raise UnknownSession(session_id)
-        if tip is not None and tip not in shape.predecessors:
-            raise UnknownNode(session_id, tip)
+    session): `UnknownSession` / `UnknownNode` when there is no such session or node, and a tip without
+    its session is refused."""
+    if tip is not None and session_id is None:
+        raise InvalidInput("a tip needs its session_id")
     return Reader(shapes, session_id, tip)

@@ -122,7 +122,7 @@ Succession = tuple[str, str, str]  # a superseded block's (successor block id, i
 
 def succession_of(block: Block) -> Succession | None:
     """What the index keeps of a block's supersession: its successor, where it is, and when."""
-    found = getattr(block, "superseded", None)  # PROVISIONAL until cur-format: block.superseded
+    found = block.superseded
     return None if found is None else (found.by, found.topic, found.date)
 
 

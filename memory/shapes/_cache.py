@@ -247,7 +247,14 @@ class ShapeCache:
                 db.executemany(
                     "INSERT INTO nodes (session, pos, node, predecessor, role, spawned) VALUES (?, ?, ?, ?, ?, ?)",
                     [
-                        (session_id, i, node, shape.predecessors[node], shape.roles[node], node in shape.spawned)
+                        (
+                            session_id,
+                            i,
+                            node,
+                            shape.predecessors[node],
+                            shape.roles[node],
+                            node in shape.spawned,
+                        )
                         for i, node in enumerate(shape.predecessors)
                     ],
                 )

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore, Hit
-from dagmem.memory.currency import store_shapes
 from dagmem.memory.recall import RecallIndex, compact, reader_for, search
+from dagmem.memory.shapes import shapes_for
 from dagmem.memory.writing import write_home
 
 WORDS = (
@@ -67,7 +67,7 @@ def test_a_smaller_k_gives_the_first_hits_of_a_larger_k_with_the_same_scores(
     index = RecallIndex.open(home / "memory")
     rng = random.Random(7)
     tip = nodes["s2"][len(nodes["s2"]) // 2 - 1]
-    shapes = store_shapes(FileSessionStore(home, read_only=True))
+    shapes = shapes_for(home)
     for query in _queries(rng, 40):
         for session in (None, "s2"):
             ks = sorted(rng.sample(range(1, K_MAX + 1), 4))
