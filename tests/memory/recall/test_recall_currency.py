@@ -88,7 +88,9 @@ class HandHome:
         assert parse_topic(text, path).blocks == blocks  # the superseded line round-trips
         (self.memory / path).write_text(text, encoding="utf-8")
 
-    def recall(self, query: str, session: str | None = None, tip: str | None = None, **kw: object) -> list[Hit]:
+    def recall(
+        self, query: str, session: str | None = None, tip: str | None = None, **kw: object
+    ) -> list[Hit]:
         with shapes_for(self.root) as shapes:
             reader = reader_for(shapes.reading_from(session), session, tip)
             return search(RecallIndex.open(self.memory), query, k=5, reader=reader, **kw)  # type: ignore[arg-type]
@@ -109,7 +111,8 @@ def test_a_superseded_block_ranks_below_its_successor_unless_history_is_asked(ha
     assert ids(by_relevance)[:2] == [hand.paris_id, hand.berlin_id]
     paris = by_relevance[0]
     assert (paris.status, paris.superseded_by, paris.superseded_on) == ("superseded", hand.berlin_id, MOVED)
-    assert by_relevance[1].status == "current" and by_relevance[1].superseded_by is None
+    assert by_relevance[1].status == "current"
+    assert by_relevance[1].superseded_by is None
 
     default = hand.recall(query)
     assert ids(default)[:2] == [hand.berlin_id, hand.paris_id]
@@ -124,7 +127,8 @@ def test_a_left_alternative_ranks_below_the_accepted_one_except_from_its_own_tip
         assert ids(hits)[:2] == [hand.kyoto_id, hand.lisbon_id]
         assert [h.status for h in hits[:2]] == ["current", "left"]
         history = hand.recall(query, session, history=True)
-        assert ids(history)[0] == hand.lisbon_id and history[0].status == "left"
+        assert ids(history)[0] == hand.lisbon_id
+        assert history[0].status == "left"
     # From the left branch's own tip that branch is the reader's: on and current, first.
     own = hand.recall(query, "s3", hand.lisbon)
     assert ids(own)[0] == hand.lisbon_id
@@ -146,7 +150,8 @@ def test_render_context_labels_a_hit_that_is_not_current(hand: HandHome) -> None
     lisbon = next(line for line in text.splitlines() if "Lisbon hall" in line)
     assert "(left branch: said on a branch of the conversation that was edited or retried away)" in lisbon
     berlin = next(line for line in text.splitlines() if "I live in Berlin now" in line)
-    assert "superseded" not in berlin and "left branch" not in berlin
+    assert "superseded" not in berlin
+    assert "left branch" not in berlin
 
 
 def test_the_command_line_passes_status_and_history_through(hand: HandHome) -> None:
@@ -187,21 +192,28 @@ def test_an_install_that_marks_an_old_block_superseded_updates_its_row(tmp_path:
     workspace = Workspace(root / "memory", fsync=False, on_install=RecallUpdater())
     old = store.append("s1", "user", "My bike is red, a red city bike.")
     taken: set[str] = set()
-    paris = make_block(HOME, "User: " + inert(old.content), [("2026-11-01", [("user", f"s1/{old.id}")])], taken)
-    write_batch(workspace, "s1", records_of("s1", [old]), Scripted({HOME: render_topic(Topic("Home", (paris,)))}))
+    paris = make_block(
+        HOME, "User: " + inert(old.content), [("2026-11-01", [("user", f"s1/{old.id}")])], taken
+    )
+    write_batch(
+        workspace, "s1", records_of("s1", [old]), Scripted({HOME: render_topic(Topic("Home", (paris,)))})
+    )
     query = "what colour is my bike red"
     first = search(RecallIndex.open(root / "memory"), query)
     assert [(h.block_id, h.status) for h in first] == [(paris.id, "current")]
 
     new = store.append("s1", "user", "I painted my bike blue.")
-    blue = make_block(HOME, "User: " + inert(new.content), [("2026-11-20", [("user", f"s1/{new.id}")])], taken)
+    blue = make_block(
+        HOME, "User: " + inert(new.content), [("2026-11-20", [("user", f"s1/{new.id}")])], taken
+    )
     marked = dataclasses.replace(paris, superseded=Supersession(blue.id, HOME, "2026-11-20", "update"))
     edits = {HOME: render_topic(Topic("Home", (marked, blue)))}
     write_batch(workspace, "s1", records_of("s1", [new]), Scripted(edits))
     index = RecallIndex.open(root / "memory")  # the snapshot and the delta line the install appended
     assert index.replayed == {}  # nothing read from the topic files: the delta held it
     rows = index.block_rows(paris.id)
-    assert len(rows) == 1 and index.entry(rows[0]).superseded == (blue.id, HOME, "2026-11-20")
+    assert len(rows) == 1
+    assert index.entry(rows[0]).superseded == (blue.id, HOME, "2026-11-20")
     hits = search(index, query, history=True)
     assert [(h.block_id, h.status, h.superseded_by) for h in hits][:1] == [(paris.id, "superseded", blue.id)]
 
