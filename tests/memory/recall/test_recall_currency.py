@@ -1,99 +1,24 @@
 """Recall and currency (DESIGN §12): each hit's status (`current` / `superseded` / `left`) from the index
 alone, the default ranking (no superseded or left hit above a current one) against `history=True`
 (relevance, labelled), a reader inside a left branch, the labels of `render_context`, an install that
-marks an old block superseded, and one statement coming back once (a core fact and its turn's block)."""
+marks an old block superseded, and one statement coming back once (a core fact and its turn's block).
+The command line's and MCP's pass-through are tested in tests/cli and tests/serve."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 
 from dagmem import FileSessionStore, Hit, Runtime, render_context
-from dagmem.memory.format import (
-    HEADER,
-    ArchiveRecord,
-    Block,
-    Supersession,
-    Topic,
-    inert,
-    make_block,
-    parse_topic,
-    render_frame,
-    render_topic,
-)
-from dagmem.memory.recall import RecallIndex, RecallUpdater, reader_for, search
-from dagmem.memory.shapes import shapes_for
+from dagmem.memory.format import Supersession, Topic, inert, make_block, render_topic
+from dagmem.memory.recall import RecallIndex, RecallUpdater, search
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import BatchInput, Edits, TopicReader, records_of, write_batch
-from dagmem.tests._cli import dagmem_run
+from dagmem.tests._hand_home import HOME, MOVED, HandHome
 
 pytestmark = pytest.mark.anyio
-
-HOME, TRIP = "topics/home.md", "topics/conference.md"
-MOVED = "2026-11-20"
-
-
-class HandHome:
-    """A home written by hand, without the writer: three sessions in the store, their archives, and topic
-    files in which Paris is superseded by Berlin and the conference city was said on both branches of an
-    edited prompt (Lisbon first, then the user edited the prompt to Kyoto: the Lisbon branch is left)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        store = FileSessionStore(root, fsync=False)
-        self.paris = store.append("s1", "user", "I live in Paris, in a flat near the Paris canal.").id
-        self.berlin = store.append("s2", "user", "Update: I moved to Berlin, I live in Berlin now.").id
-        store.append("s3", "user", "Which city hosts the conference this year?")
-        asked = store.append("s3", "assistant", "It is open: the conference city can be Lisbon or Kyoto.").id
-        self.lisbon = store.append("s3", "user", "The conference city is Lisbon, book the Lisbon hall.").id
-        # The prompt edited: a second user turn under the same reply, and the head moves onto it.
-        self.kyoto = store.append(
-            "s3", "user", "The conference city is Kyoto, book the Kyoto hall.", predecessor=asked
-        ).id
-        assert store.head("s3") == self.kyoto
-        self.memory = root / "memory"
-        (self.memory / "sources").mkdir(parents=True)
-        (self.memory / "topics").mkdir()
-        self.text: dict[str, str] = {}
-        for sid in ("s1", "s2", "s3"):
-            snapshot = store.load(sid)
-            frames = b"".join(
-                render_frame(ArchiveRecord(sid, n.id, str(n.role), n.seq, n.created_at, n.content))
-                for n in sorted(snapshot.nodes.values(), key=lambda n: n.seq)
-            )
-            (self.memory / "sources" / f"{sid}.md").write_bytes(HEADER + frames)
-            self.text.update({f"{sid}/{n.id}": n.content for n in snapshot.nodes.values()})
-        taken: set[str] = set()
-        berlin = self.block(HOME, "s2", self.berlin, "2026-11-20", taken)
-        paris = dataclasses.replace(
-            self.block(HOME, "s1", self.paris, "2026-11-01", taken),
-            superseded=Supersession(berlin.id, HOME, MOVED, "update"),
-        )
-        self.paris_id, self.berlin_id = paris.id, berlin.id
-        self.write(HOME, "Home", paris, berlin)
-        lisbon = self.block(TRIP, "s3", self.lisbon, "2026-11-25", taken)
-        kyoto = self.block(TRIP, "s3", self.kyoto, "2026-11-25", taken)
-        self.lisbon_id, self.kyoto_id = lisbon.id, kyoto.id
-        self.write(TRIP, "Conference", lisbon, kyoto)
-
-    def block(self, path: str, sid: str, node: str, date: str, taken: set[str]) -> Block:
-        claim = "User: " + inert(self.text[f"{sid}/{node}"])
-        return make_block(path, claim, [(date, [(f"user {sid}/{node}", f"{sid}/{node}")])], taken)
-
-    def write(self, path: str, title: str, *blocks: Block) -> None:
-        text = render_topic(Topic(title, blocks))
-        assert parse_topic(text, path).blocks == blocks  # the superseded line round-trips
-        (self.memory / path).write_text(text, encoding="utf-8")
-
-    def recall(
-        self, query: str, session: str | None = None, tip: str | None = None, **kw: object
-    ) -> list[Hit]:
-        with shapes_for(self.root) as shapes:
-            reader = reader_for(shapes.reading_from(session), session, tip)
-            return search(RecallIndex.open(self.memory), query, k=5, reader=reader, **kw)  # type: ignore[arg-type]
 
 
 def ids(hits: list[Hit]) -> list[str | None]:
@@ -152,24 +77,6 @@ def test_render_context_labels_a_hit_that_is_not_current(hand: HandHome) -> None
     berlin = next(line for line in text.splitlines() if "I live in Berlin now" in line)
     assert "superseded" not in berlin
     assert "left branch" not in berlin
-
-
-def test_the_command_line_passes_status_and_history_through(hand: HandHome) -> None:
-    query = "do I live in Paris near the canal"
-    found = dagmem_run("recall", query, "--home", str(hand.root), "--json")
-    assert found.returncode == 0, found.stderr
-    hits = json.loads(found.stdout)["hits"]
-    assert [h["block_id"] for h in hits[:2]] == [hand.berlin_id, hand.paris_id]
-    assert (hits[1]["status"], hits[1]["superseded_by"], hits[1]["superseded_on"]) == (
-        "superseded",
-        hand.berlin_id,
-        MOVED,
-    )
-    assert hits[0]["status"] == "current"
-    history = dagmem_run("recall", query, "--home", str(hand.root), "--json", "--history")
-    assert [h["block_id"] for h in json.loads(history.stdout)["hits"][:2]] == [hand.paris_id, hand.berlin_id]
-    shown = dagmem_run("recall", query, "--home", str(hand.root), "--history")
-    assert f"[superseded {MOVED} by {hand.berlin_id}]" in shown.stdout.splitlines()[0]
 
 
 class Scripted:
