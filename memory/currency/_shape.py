@@ -7,7 +7,7 @@ session id with its shape, or None for a session it does not know.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar
 
@@ -115,6 +115,23 @@ class _DagMap(Mapping[str, _V], Generic[_V]):
 
     def __len__(self) -> int:
         return self._size
+
+    def items(self) -> ItemsView[str, _V]:
+        return _Items(self)
+
+
+class _Items(ItemsView[str, _V]):
+    """One pass over the view's nodes, without a lookup per key (a walk of every node: `left_nodes`)."""
+
+    def __init__(self, owner: _DagMap[_V]) -> None:
+        super().__init__(owner)
+        self._owner = owner
+
+    def __iter__(self) -> Iterator[tuple[str, _V]]:
+        owner = self._owner
+        for i in range(owner._size):
+            node = owner._dag.node_at(i)
+            yield node, owner._get(node)
 
 
 ShapeSource = Callable[[str], SessionShape | None]

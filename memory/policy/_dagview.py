@@ -141,6 +141,9 @@ class DagView:
     def role(self, node_id: str) -> str:
         return self._roles[self._position(node_id)]
 
+    def child_count(self, node_id: str) -> int:
+        return self._children[self._position(node_id)]
+
     def is_spawned(self, node_id: str) -> bool:
         return node_id in self._spawned
 

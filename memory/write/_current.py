@@ -15,88 +15,61 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..currency import Reader, ShapeSource, resolve
-from ..format import CORE_MASTER, Block, Topic, TopicFormatError, parse_topic, render_core
+from ..currency import Reader, ShapeSource, Status, resolve
+from ..format import CORE_MASTER, Block, TopicFormatError, TopicLookup, render_core
 
-__all__ = ["InstallCurrency", "TopicBlocks", "current_core", "supersession_of"]
-
-
-def supersession_of(block: Block) -> tuple[str, str] | None:
-    """(successor block id, its topic path) when the block is marked superseded, else None."""
-    marked = getattr(block, "superseded", None)
-    if marked is None:
-        return None
-    return str(marked.by), str(marked.topic)
+__all__ = ["InstallCurrency", "TopicBlocks", "current_core"]
 
 
 class TopicBlocks:
-    """Blocks by id over topics read on demand: `read(relpath)` gives a topic's text (or None), and
-    `source_of(session, anchor)` the `<session>/<node>` an archived anchor names."""
+    """Blocks by id over the topics as a transaction leaves them (`lookup`); `source_of(session, anchor)`
+    gives the `<session>/<node>` an archived anchor names. A block's topic is known from the master (for
+    its own blocks) or from the supersession that leads to it."""
 
-    def __init__(
-        self, read: Callable[[str], str | None], source_of: Callable[[str, str], str | None]
-    ) -> None:
-        self._read = read
+    def __init__(self, lookup: TopicLookup, source_of: Callable[[str, str], str | None]) -> None:
+        self._lookup = lookup
         self._source_of = source_of
-        self._topics: dict[str, Topic | None] = {}
-        self._blocks: dict[str, Block] = {}
-        self._where: dict[str, str] = {}  # block id -> the topic a supersession says holds it
+        self._where: dict[str, str] = {}  # block id -> its topic path
 
-    def add(self, topic: Topic) -> None:
-        self._topics[topic.path] = topic
-        for block in topic.blocks:
-            self._blocks.setdefault(block.id, block)
-
-    def _load(self, relpath: str) -> None:
-        if relpath in self._topics:
-            return
-        text = self._read(relpath)
-        topic: Topic | None = None
-        if text is not None:
-            try:
-                topic = parse_topic(text, relpath)
-            except TopicFormatError:
-                topic = None  # a damaged topic cites nothing: its blocks read as unknown
-        self._topics[relpath] = topic
-        if topic is not None:
-            self.add(topic)
-
-    def block(self, block_id: str) -> Block | None:
-        if block_id not in self._blocks and block_id in self._where:
-            self._load(self._where[block_id])
-        return self._blocks.get(block_id)
+    def _block(self, block_id: str) -> Block | None:
+        relpath = self._where.get(block_id)
+        if relpath is None:
+            return None
+        try:
+            return self._lookup.block(relpath, block_id)
+        except (TopicFormatError, UnicodeDecodeError):
+            return None  # a damaged topic: its blocks read as unknown (verify reports it)
 
     def superseded_by(self, block_id: str) -> str | None:
-        block = self.block(block_id)
-        marked = None if block is None else supersession_of(block)
-        if marked is None:
+        block = self._block(block_id)
+        if block is None or block.superseded is None:
             return None
-        later, topic = marked
-        self._where.setdefault(later, topic)
-        return later
+        self._where.setdefault(block.superseded.by, block.superseded.topic)
+        return block.superseded.by
 
     def evidence_of(self, block_id: str) -> list[tuple[str, str | None]]:
-        block = self.block(block_id)
+        block = self._block(block_id)
         if block is None:
             return []
         out: list[tuple[str, str | None]] = []
         for citation in block.citations:
             for source in citation.sources:
                 source_id = self._source_of(source.session_id, source.anchor)
-                node = None if source_id is None else source_id.partition("/")[2]
-                out.append((source.session_id, node))
+                out.append((source.session_id, None if source_id is None else source_id.partition("/")[2]))
         return out
 
-    def is_current(self, block: Block, reader: Reader) -> bool:
-        self._blocks.setdefault(block.id, block)
-        return resolve(block.id, self.superseded_by, self.evidence_of, reader)[0] == "current"
+    def status(self, relpath: str, block_id: str, reader: Reader) -> tuple[Status, str | None]:
+        """(status, the successor that makes it superseded) of the block `block_id` of `relpath`."""
+        self._where.setdefault(block_id, relpath)
+        return resolve(block_id, self.superseded_by, self.evidence_of, reader)
 
 
 def current_core(master_text: str, blocks: TopicBlocks, shapes: ShapeSource) -> str:
     """`memory/core.md` for the master text: its current blocks only, within the budget."""
     reader = Reader(shapes)  # nobody in particular: every conversation gets this block
-    blocks.add(parse_topic(master_text, CORE_MASTER))
-    return render_core(master_text, keep=lambda block: blocks.is_current(block, reader))
+    return render_core(
+        master_text, keep=lambda block: blocks.status(CORE_MASTER, block.id, reader)[0] == "current"
+    )
 
 
 @dataclass(frozen=True)
