@@ -71,7 +71,7 @@ def check_recall(
     violations: list[Violation] = []
     blocks = _evidence(memory)
     index: RecallIndex | None = None
-    shapes = ShapeCache(memory, store)  # read-only: the files when it has no rows
+    shapes = ShapeCache(memory, store).fresh  # from the session files: the oracle writes nothing
     checked = 0
     for session_id in sessions if sessions is not None else store.session_ids():
         if checked >= limit:

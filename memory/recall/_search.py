@@ -32,7 +32,7 @@ the same; a block the wider lists add may rank above one of a smaller k's hits).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -206,6 +206,25 @@ def _demote(ranked: list[int], high: Callable[[int], bool], low: Callable[[int],
     return [r for r in head if not low(r)] + [r for r in head if low(r)] + ranked[last + 1 :]
 
 
+def _current_first(
+    ranked: list[int], current: Callable[[int], bool], score: dict[int, float], floor: float
+) -> Iterator[int]:
+    """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
+    for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
+    the reader gets to it, and none for rows below the floor (`pick` leaves them out)."""
+    best = max(score.values(), default=0.0)
+    cut = floor * best if best > 0 else float("-inf")
+    held: list[int] = []
+    for row in ranked:
+        if score[row] < cut:
+            continue  # `pick` never takes a row below the floor: no status needed
+        if current(row):
+            yield row
+        else:
+            held.append(row)
+    yield from held
+
+
 def _hit(
     entry: Entry,
     score: float,
@@ -298,20 +317,37 @@ def _search(
         if df:
             weights[word] = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
 
-    # Classes and statuses for the best candidates only (each costs an entry read): enough to fill k
-    # after demotion, and as many for every k up to CLASSED / 4, so a smaller k's hits are the first of
-    # a larger k's.
+    # Classes for the best candidates only (each costs an entry read), when the reader is in a session:
+    # enough to fill k after demotion, and as many for every k up to CLASSED / 4, so a smaller k's hits
+    # are the first of a larger k's. Statuses are resolved as the hits are picked, in that order: the
+    # current ones first (a stable partition of the same candidates), so a query reads the entries it
+    # returns and those it passes over, not all of them when no session asks for classes.
     ranked = ranked[:need]
-    entries = {row: index.entry(row) for row in ranked}
-    classes = {row: reader.branch((s.session, s.node) for s in entries[row].sources) for row in ranked}
-    currency = {row: _currency(index, entries[row], reader) for row in ranked}
+    entries: dict[int, Entry] = {}
+
+    def entry_of(row: int) -> Entry:
+        found = entries.get(row)
+        if found is None:
+            found = entries[row] = index.entry(row)
+        return found
+
+    classes: dict[int, BranchClass | None] = dict.fromkeys(ranked)
+    if reader.session_id is not None:
+        classes = {row: reader.branch((s.session, s.node) for s in entry_of(row).sources) for row in ranked}
+    currency: dict[int, Currency] = {}
+
+    def currency_of(row: int) -> Currency:
+        found = currency.get(row)
+        if found is None:
+            found = currency[row] = _currency(index, entry_of(row), reader)
+        return found
+
     if siblings == "exclude":
         ranked = [row for row in ranked if classes[row] != "sibling"]
     elif siblings == "demote":
         ranked = _demote(ranked, lambda row: classes[row] == "on", lambda row: classes[row] == "sibling")
+    order: Iterable[int] = ranked
     if not history:
-        ranked = _demote(
-            ranked, lambda row: currency[row][0] == "current", lambda row: currency[row][0] != "current"
-        )
-    chosen = pick(ranked, final, entries.__getitem__, k=k, floor=floor)
-    return [_hit(entry, final[row], classes[row], weights, currency[row]) for row, entry in chosen]
+        order = _current_first(ranked, lambda row: currency_of(row)[0] == "current", final, floor)
+    chosen = pick(order, final, entry_of, k=k, floor=floor)
+    return [_hit(entry, final[row], classes[row], weights, currency_of(row)) for row, entry in chosen]
