@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:
     from .actors import RuntimeCrashed as RuntimeCrashed
     from .actors import RuntimeStatus as RuntimeStatus
     from .actors import SessionCrashed as SessionCrashed
+    from .memory.currency import Status as Status
     from .memory.durable import LastFailure as LastFailure
     from .memory.errors import ArchiveCorrupt as ArchiveCorrupt
     from .memory.errors import DagmemError as DagmemError
@@ -98,6 +99,7 @@ __all__ = [
     "SessionMeta",
     "SessionSnapshot",
     "SessionStore",
+    "Status",
     "SupervisorEvent",
     "Tip",
     "TopicReader",
@@ -139,6 +141,7 @@ _LAZY = {
     "ReasonCode": ".memory.outcomes",
     "WriteFailure": ".memory.outcomes",
     "Evidence": ".memory.recall",
+    "Status": ".memory.currency",
     "Hit": ".memory.recall",
     "render_context": ".memory.recall",
     "FileSessionStore": ".memory.store",

@@ -25,8 +25,9 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict
 
+from ..memory.currency import SessionShape, parse_spawned_from
 from ..memory.durable import LastFailure, ensure_workspace_id
-from ..memory.errors import DagmemError, InvalidInput, MemoryOff, UnknownNode, UnknownSession
+from ..memory.errors import DagmemError, InvalidInput, MemoryOff, UnknownSession
 from ..memory.forget import ForgetReport, finish_pending, plan_forget
 from ..memory.forget import forget as forget_home
 from ..memory.format import (
@@ -49,12 +50,12 @@ from ..memory.recall import (
     check_floor,
     check_query,
     core_for,
-    path_to,
+    reader_for,
     search,
-    session_path,
     visible,
 )
 from ..memory.settings import DEFAULTS, memory_off
+from ..memory.shapes import ShapeCache
 from ..memory.store import FileSessionStore, SessionStore, check_append_args
 from ..memory.trust import OutOfScope, Scope
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
@@ -142,6 +143,7 @@ class Runtime:
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._recall: RecallIndex | None = None  # opened on the first recall
+        self._shapes: ShapeCache | None = None  # the sessions' DAG shapes recall reads, likewise
         config = ctx.config
         self._sessions_sup = Supervisor(
             "sessions",
@@ -275,6 +277,8 @@ class Runtime:
         finally:
             serving.release()
             ctx.recall.forget()  # the recall index its writer held: a closed runtime holds nothing
+            if runtime._shapes is not None:
+                runtime._shapes.close()
         if runtime._failed is not None:
             raise runtime._failed
 
@@ -540,6 +544,7 @@ class Runtime:
         k: int = 5,
         siblings: Siblings = "demote",
         *,
+        history: bool = False,
         floor: float = RECALL_FLOOR,
         held: bool = False,
         scope: Scope | None = None,
@@ -547,11 +552,12 @@ class Runtime:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
         branch ranks above an on-branch one (`siblings="exclude"` drops them, `"include"` ranks them as
-        any other). Each claim comes once, and a hit scoring below `floor` times the best is left out (it only
-        pads `k`; 0 keeps every one). Candidate core facts held for review come back only with
+        any other). Each hit has a status (`current`, `superseded`, `left`): by default no superseded or
+        left hit ranks above a current one; `history=True` ranks them by relevance ("what did I used
+        to…"), labelled. Each claim comes once, and a hit scoring below `floor` times the best is left out
+        (it only pads `k`; 0 keeps every one). Candidate core facts held for review come back only with
         `held=True` (labelled `held`). Under a `scope` only what it allows is returned; a session outside
-        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. Reads files
-        only: no lock, and never half a transaction."""
+        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. Reads files only: no lock, and never half a transaction."""
         check_query(query)
         if not isinstance(held, bool):
             raise InvalidInput(f"held must be True or False, not {held!r}")
@@ -568,11 +574,13 @@ class Runtime:
                 raise InvalidInput("a tip needs its session_id")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
-        path: frozenset[str] | None = frozenset()
-        if session_id is not None:
-            path = self._live_path(session_id, tip)
-        if path is None and session_id is not None:
-            path = await self._ctx.io(session_path, self._ctx.store, session_id, tip)
+        if not isinstance(history, bool):
+            raise InvalidInput(f"history must be true or false, not {history!r}")
+        if self._shapes is None:
+            self._shapes = await self._ctx.io(ShapeCache, self._ctx.workspace_root, self._ctx.store)
+        live = self._live_shape(session_id) if session_id is not None else None
+        shapes = self._shapes.reading_from(session_id, lambda _sid: live)
+        reader = await self._ctx.io(reader_for, shapes, session_id, tip)
         index = self._recall
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
@@ -581,27 +589,23 @@ class Runtime:
             index,
             query,
             k=k,
-            session_id=session_id,
-            path=path or frozenset(),
+            reader=reader,
             siblings=siblings,
+            history=history,
             floor=check_floor(floor),
             keep=visible(held=held, scope=scope),
         )
 
-    def _live_path(self, session_id: str, tip: str | None) -> frozenset[str] | None:
-        """path(tip) from a live session's DAG view (no file read), or None when it is not live."""
+    def _live_shape(self, session_id: str) -> SessionShape | None:
+        """A live session's shape from its actor's DAG view (O(1), no file read), or None when it is not
+        live: its nodes as of now, however many the actor appends meanwhile."""
         handle = self._sessions.get(session_id)
         actor = handle.actor if handle is not None else None
         planner = actor.planner if actor is not None else None
         if planner is None:
             return None
-        view = planner.view
-        tip = planner.head if tip is None else tip
-        if tip is None:
-            return frozenset()
-        if tip not in view:
-            raise UnknownNode(session_id, tip)
-        return path_to(view, tip)
+        spawned_from = parse_spawned_from(self._ctx.store.meta(session_id).spawned_from)
+        return SessionShape.from_dag(planner.view, planner.head, spawned_from)
 
     def core(self, *, scope: Scope | None = None) -> str:
         """The rendered core block (`memory/core.md`), ready to inject; "" when there is none. Under a

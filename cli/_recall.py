@@ -19,10 +19,12 @@ from ..memory.recall import (
     core_facts,
     core_lines,
     in_time_order,
+    reader_for,
     render_context,
     search,
-    session_path,
+    status_label,
 )
+from ..memory.shapes import shapes_for
 from ..memory.store import FileSessionStore
 from ._errors import CommandError
 
@@ -41,13 +43,16 @@ def recall_command(args: argparse.Namespace) -> int:
     memory = _memory(home)
     if args.tip is not None and args.session is None:
         raise CommandError("--tip needs --session")
-    path: frozenset[str] = frozenset()
-    if args.session is not None:
-        store = FileSessionStore(home, read_only=True)
-        tip = None if args.tip is None else resolve_stored(store, args.session, args.tip)
-        path = session_path(store, args.session, tip)
+    store = FileSessionStore(home, read_only=True)
+    tip = None
+    if args.session is not None and args.tip is not None:
+        tip = resolve_stored(store, args.session, args.tip)
+    # Shapes from the session files, never the shape cache: a read-only SQLite reader of a WAL database
+    # creates its `-shm` file, and this command creates nothing.
+    with shapes_for(home, store=store) as shapes:
+        reader = reader_for(shapes.fresh, args.session, tip)
     index = RecallIndex.open(memory)
-    hits = search(index, args.query, k=args.k, session_id=args.session, path=path, siblings=args.siblings)
+    hits = search(index, args.query, k=args.k, reader=reader, siblings=args.siblings, history=args.history)
     if args.json:
         print(json.dumps({"query": args.query, "hits": [hit.model_dump(mode="json") for hit in hits]}))
         return 0
@@ -58,7 +63,8 @@ def recall_command(args: argparse.Namespace) -> int:
         print("no memory matches")
     for number, hit in enumerate(hits, 1):
         branch = f" [{hit.branch}]" if hit.branch else ""
-        print(f"{number}. {hit.score:.3f}{branch} {hit.topic}#{hit.block_id} ({hit.date})")
+        status = f" [{status_label(hit)}]" if hit.status != "current" else ""
+        print(f"{number}. {hit.score:.3f}{branch}{status} {hit.topic}#{hit.block_id} ({hit.date})")
         print(f"   {hit.text}")
         for evidence in in_time_order(hit.evidence):
             print(f"   - {evidence.role} {evidence.source_id} {evidence.time}")

@@ -128,8 +128,12 @@ class HomeServer:
     async def flush(self, force: bool) -> Reply:
         return await self._answer(lambda rt: rt.flush(force=force))
 
-    async def recall(self, query: str, session_id: str | None, tip: str | None, k: int) -> Reply:
-        return await self._answer(lambda rt: rt.recall(query, session_id=session_id, tip=tip, k=k))
+    async def recall(
+        self, query: str, session_id: str | None, tip: str | None, k: int, history: bool = False
+    ) -> Reply:
+        return await self._answer(
+            lambda rt: rt.recall(query, session_id=session_id, tip=tip, k=k, history=history)
+        )
 
     async def core(self) -> Reply:
         async def core(rt: Runtime) -> str:

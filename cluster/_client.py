@@ -163,10 +163,18 @@ class Cluster:
         await self._call(home_id, "flush", bool(force))
 
     async def recall(
-        self, home_id: str, query: str, session_id: str | None = None, tip: str | None = None, k: int = 5
+        self,
+        home_id: str,
+        query: str,
+        session_id: str | None = None,
+        tip: str | None = None,
+        k: int = 5,
+        *,
+        history: bool = False,
     ) -> list[Hit]:
-        """`Runtime.recall` on the home: its `k` best blocks (branch-aware with a session), as `Hit`s."""
-        hits = await self._call(home_id, "recall", query, session_id, tip, k)
+        """`Runtime.recall` on the home: its `k` best blocks (branch-aware with a session), as `Hit`s,
+        each with its status; `history` ranks superseded and left blocks by relevance too."""
+        hits = await self._call(home_id, "recall", query, session_id, tip, k, history)
         assert isinstance(hits, list)
         return hits
 

@@ -55,11 +55,15 @@ def prompt_context(
     if not memory.is_dir() or not prompt.strip():
         return None
     # The search loads numpy, the embedding model and the index: here, not for a session's start.
-    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, search
+    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, reader_for, search
+    from ..memory.shapes import shapes_for
 
     query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
-    session_id, path = _branch(home, session, tail)
-    hits = search(RecallIndex.open(memory), query, k=k, session_id=session_id, path=path)
+    session_id, tip = _branch(home, session, tail)
+    # Shapes from the session files (the shape cache's read-only SQLite would create its `-shm` file).
+    with shapes_for(home) as shapes:
+        reader = reader_for(shapes.fresh, session_id, tip)
+        hits = search(RecallIndex.open(memory), query, k=k, reader=reader)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:
         hits = [hit for hit in hits if hit.topic != CORE_MASTER]
@@ -72,21 +76,20 @@ def prompt_context(
         hits = hits[:-1]  # the least relevant hit goes first
 
 
-def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, frozenset[str]]:
+def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, str | None]:
+    """(the reader's session, its tip): the transcript's last stored main-chain turn, else the head;
+    (None, None) for a session not imported yet (none of memory can be from it)."""
     if session is None:
-        return None, frozenset()
+        return None, None
     from ..memory.adopt import to_id
-    from ..memory.recall import path_to
     from ..memory.store import FileSessionStore
 
     sid = to_id(session)
     store = FileSessionStore(home, read_only=True)
     if not store.has_session(sid):
-        return None, frozenset()  # not imported yet: none of memory can be from it
+        return None, None
     snapshot = store.load(sid)
-    predecessors = {node_id: node.predecessor for node_id, node in snapshot.nodes.items()}
-    tip = next((n for n in _tail_nodes(tail) if n in predecessors), snapshot.meta.head)
-    return sid, (frozenset() if tip is None else path_to(predecessors, tip))
+    return sid, next((n for n in _tail_nodes(tail) if n in snapshot.nodes), snapshot.meta.head)
 
 
 def _tail_nodes(tail: bytes) -> list[str]:

@@ -108,13 +108,21 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         session_id: Annotated[str | None, Field(description="rank relative to this session")] = None,
         tip: Annotated[str | None, Field(description="the branch's last node (default: the head)")] = None,
         k: Annotated[int, Field(description=f"how many hits (1 to {MAX_K})")] = 5,
+        *,
+        history: Annotated[
+            bool,
+            Field(description="rank superseded and left blocks by relevance too (what was once true)"),
+        ] = False,
         held: Annotated[
             bool, Field(strict=True, description="also candidate core facts held for review (labelled)")
         ] = False,
     ) -> list[dict[str, Any]]:
         """Search memory: the best topic blocks, each with its evidence (the archived turns it cites, with
-        each one's origin) and, with a session, its branch class (on / sibling / other) relative to `tip`."""
-        return await tools.recall(query, session_id, tip, k, held=held)
+        each one's origin), its status (current / superseded, with superseded_by and superseded_on / left:
+        said on a branch the user edited or retried away) and, with a session, its branch class (on /
+        sibling / other) relative to `tip`. By default no superseded or left block ranks above a current
+        one."""
+        return await tools.recall(query, session_id, tip, k, history=history, held=held)
 
     @server.tool()
     async def core() -> str:

@@ -111,12 +111,21 @@ class MemoryTools:
     # -- the tools -------------------------------------------------------------------------------------
 
     async def recall(
-        self, query: str, session_id: str | None, tip: str | None, k: int, *, held: bool = False
+        self,
+        query: str,
+        session_id: str | None,
+        tip: str | None,
+        k: int,
+        *,
+        history: bool = False,
+        held: bool = False,
     ) -> list[dict[str, Any]]:
         if not query.strip():
             raise ArgumentError("query", "empty")
         if not 1 <= k <= MAX_K:
             raise ArgumentError("k", f"must be 1 to {MAX_K}, not {k}")
+        if not isinstance(history, bool):
+            raise ArgumentError("history", f"must be true or false, not {history!r}")
         if session_id is not None:
             self._session("session_id", session_id)
         if tip is not None:
@@ -128,7 +137,7 @@ class MemoryTools:
         scope = None if self.scope.is_owner else self.scope
         try:
             hits: Sequence[object] = await self.runtime.recall(
-                query, session_id=session_id, tip=tip, k=k, held=held, scope=scope
+                query, session_id=session_id, tip=tip, k=k, history=history, held=held, scope=scope
             )
         except UnknownNode:
             if session_id is None or tip is None:  # only a named tip can be unknown
@@ -136,7 +145,7 @@ class MemoryTools:
             tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
                 hits = await self.runtime.recall(
-                    query, session_id=session_id, tip=tip, k=k, held=held, scope=scope
+                    query, session_id=session_id, tip=tip, k=k, history=history, held=held, scope=scope
                 )
             except UnknownNode as exc:
                 raise ArgumentError("tip", str(exc)) from None

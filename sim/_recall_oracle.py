@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..memory.audit import Violation
 from ..memory.format import TopicFormatError, WorkspacePaths, anchor_of, parse_topic, scan_archive
-from ..memory.recall import RecallIndex, search
+from ..memory.recall import RecallIndex, reader_for, search
+from ..memory.shapes import ShapeCache
 from ..memory.store import SessionStore
 
 __all__ = ["check_recall", "check_successors"]
@@ -71,6 +72,7 @@ def check_recall(
     violations: list[Violation] = []
     blocks = _evidence(memory)
     index: RecallIndex | None = None
+    shapes = ShapeCache(memory, store).fresh  # from the session files: the oracle writes nothing
     checked = 0
     for session_id in sessions if sessions is not None else store.session_ids():
         if checked >= limit:
@@ -96,8 +98,13 @@ def check_recall(
             checked += 1
             if index is None:
                 index = RecallIndex.open(memory)
-            hits = search(index, query, k=50, session_id=session_id, path=frozenset(path))
-            ranks = {cls: [i for i, h in enumerate(hits) if h.branch == cls] for cls in _CLASSES}
+            hits = search(index, query, k=50, reader=reader_for(shapes, session_id, tip))
+            # Within one status: a current hit ranks above every superseded or left one whatever its
+            # branch (that demotion wins), so the branch rule holds among hits of the same status.
+            ranks = {
+                cls: [i for i, h in enumerate(hits) if h.branch == cls and h.status == "current"]
+                for cls in _CLASSES
+            }
             if ranks["on"] and ranks["sibling"] and min(ranks["sibling"]) < max(ranks["on"]):
                 violations.append(
                     Violation(

@@ -138,7 +138,33 @@ def _status_html(home: HomeView) -> str:
     return f'<table class="status">{body}</table>'
 
 
-def _block_html(topic: TopicView, block: Block, dom_id: str) -> str:
+def _block_dom_id(path: str, block_id: str) -> str:
+    return f"blk-{path.removeprefix('topics/').removesuffix('.md')}-{block_id}"
+
+
+def _currency_html(home: HomeView, topic: TopicView, block: Block) -> tuple[list[str], str]:
+    """The block's extra classes and its currency note: a superseded block is struck through, with a
+    link to its successor; one whose evidence lies only on branches the head left is shaded."""
+    status, _by = home.currency.get((topic.path, block.id), ("current", None))
+    marked = block.superseded
+    classes: list[str] = [status] if status != "current" else []
+    note = ""
+    if marked is not None:
+        link = f'<a class="successor" href="#{escape(_block_dom_id(marked.topic, marked.by))}">{escape(marked.by)}</a>'
+        still = "" if status == "superseded" else " (its successor's branch was left: still current)"
+        note = (
+            f'<p class="superseded-note">Superseded on <code>{escape(marked.date)}</code> by {link} '
+            f"({escape(marked.reason)}){escape(still)}</p>"
+        )
+    if status == "left":
+        note += (
+            '<p class="left-note">Left: said only on a branch the conversation left (an edit or a retry)</p>'
+        )
+    return classes, note
+
+
+def _block_html(home: HomeView, topic: TopicView, block: Block, dom_id: str) -> str:
+    classes, note = _currency_html(home, topic, block)
     notes: list[str] = []
     for citation in block.citations:
         links = ", ".join(
@@ -148,9 +174,12 @@ def _block_html(topic: TopicView, block: Block, dom_id: str) -> str:
             f'<li class="note"><span class="cid">[^{escape(citation.id)}]</span> Time: '
             f"<code>{escape(citation.date)}</code>; Sources: {links}</li>"
         )
+    claim = escape(plain_claim(block.claim))
+    if "superseded" in classes:
+        claim = f"<del>{claim}</del>"
     return (
-        f'<div class="block" id="{escape(dom_id)}" data-topic="{escape(topic.path)}">'
-        f'<p class="claim">{escape(plain_claim(block.claim))} <span class="bid">^{escape(block.id)}</span></p>'
+        f'<div class="{" ".join(["block", *classes])}" id="{escape(dom_id)}" data-topic="{escape(topic.path)}">'
+        f'{note}<p class="claim">{claim} <span class="bid">^{escape(block.id)}</span></p>'
         f'<ol class="notes">{"".join(notes)}</ol></div>'
     )
 
@@ -158,7 +187,6 @@ def _block_html(topic: TopicView, block: Block, dom_id: str) -> str:
 def _topics_html(home: HomeView, filtered: bool) -> str:
     parts: list[str] = []
     for topic in home.topics:
-        slug = topic.path.removeprefix("topics/").removesuffix(".md")
         if topic.topic is None:
             parts.append(
                 f'<section class="topic bad"><h3>{escape(topic.path)}</h3>'
@@ -166,7 +194,7 @@ def _topics_html(home: HomeView, filtered: bool) -> str:
             )
             continue
         blocks = [
-            _block_html(topic, block, f"blk-{slug}-{block.id}")
+            _block_html(home, topic, block, _block_dom_id(topic.path, block.id))
             for block in topic.topic.blocks
             if not filtered or any(s.session_id in home.shown for c in block.citations for s in c.sources)
         ]
@@ -230,7 +258,8 @@ def render_page(home: HomeView, *, filtered: bool = False) -> tuple[str, PageSta
 <header><h1>{escape(title)}</h1>
 <p class="legend"><span class="key st-written"></span>written <span class="key st-owed"></span>owed
 <span class="key st-stranded"></span>stranded <span class="key st-other"></span>not a record
-(tool, system, runtime, rewound) · <span class="ring-key"></span>head · a capsule is a collapsed run</p>
+(tool, system, runtime, rewound) · <span class="ring-key"></span>head · a capsule is a collapsed run ·
+<span class="left-key"></span>left (a branch the head left) · <del>superseded</del></p>
 </header>
 <div class="top"><section id="status"><h2>Status</h2>{_status_html(home)}</section>
 <section id="core"><h2>Core block</h2>{core}</section></div>

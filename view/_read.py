@@ -1,6 +1,8 @@
 """Everything the page shows, read from a home and never written: each session's nodes with their state
 for this workspace, the archive frames (strict scanner), the topics (strict parser), the core block and
-the writer's status. Opening files read-only is the only I/O here; a missing file reads as absent."""
+the writer's status, and currency (DESIGN §12): the nodes of each session lying in a left branch, and
+each topic block's status for nobody in particular (`currency.resolve`, the rule recall uses). Opening
+files read-only is the only I/O here; a missing file reads as absent."""
 
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..memory.currency import Reader, SessionShape, Status, left_nodes, resolve
 from ..memory.durable import WriterStatus, check_dir, load_status, read_below, read_workspace_id
 from ..memory.errors import UnknownSession, UnsafePath
 from ..memory.format import (
     CORE_FILE,
     MARKER_KEY,
+    Block,
     Frame,
     HomePaths,
     Node,
@@ -22,6 +26,7 @@ from ..memory.format import (
     Topic,
     TopicFormatError,
     WorkspacePaths,
+    anchor_of,
     graph_problems,
     is_topic_path,
     parse_topic,
@@ -54,6 +59,8 @@ class SessionView:
     archive_problem: str | None
     problems: list[str]
     drawable: bool
+    shape: SessionShape | None = None  # None when its graph cannot be drawn
+    left: frozenset[str] = frozenset()  # nodes inside a branch the head left (an edit or a retry)
 
     @property
     def tips(self) -> list[str]:
@@ -90,6 +97,8 @@ class HomeView:
     sessions: list[SessionView]
     topics: list[TopicView]
     shown: set[str] = field(default_factory=set)  # the session ids drawn (topics are filtered by them)
+    # (topic, block id) -> (status, superseded by): every block not listed is current
+    currency: dict[tuple[str, str], tuple[Status, str | None]] = field(default_factory=dict)
 
 
 def _read(memory: Path, relpath: str) -> bytes | None:
@@ -177,6 +186,7 @@ def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_i
         if scan.status != "complete":
             archive_problem = f"archive {scan.status} at byte {scan.damage_offset}: {scan.reason}"
     head = snapshot.meta.head if snapshot.meta.head in nodes else None
+    shape = SessionShape.from_snapshot(snapshot) if drawable else None
     return SessionView(
         session_id,
         workspace_id,
@@ -190,7 +200,72 @@ def _session(store: FileSessionStore, memory: Path, session_id: str, workspace_i
         archive_problem,
         problems,
         drawable,
+        shape,
+        left_nodes(shape) if shape is not None else frozenset(),
     )
+
+
+def _statuses(
+    store: FileSessionStore, memory: Path, views: list[SessionView], topics: list[TopicView]
+) -> dict[tuple[str, str], tuple[Status, str | None]]:
+    """Each topic block's status for nobody in particular, where it is not current. A session the page
+    does not draw is read for its shape when a block cites it (its evidence's nodes from its archive)."""
+    drawn = {view.session_id: view for view in views}
+    nodes: dict[str, dict[str, str]] = {}  # session -> anchor -> node
+
+    def anchors(session_id: str) -> dict[str, str]:
+        if session_id not in nodes:
+            view = drawn.get(session_id)
+            frames: list[Frame]
+            if view is not None:
+                frames = list(view.frames.values())
+            else:
+                data = (
+                    _read(memory, WorkspacePaths.source_relpath(session_id))
+                    if store.has_session(session_id)
+                    else None
+                )
+                frames = scan_archive(data, session_id).frames if data else []
+            nodes[session_id] = {anchor_of(f.source_id): f.node_id for f in frames}
+        return nodes[session_id]
+
+    shapes: dict[str, SessionShape | None] = {}
+
+    def shape(session_id: str) -> SessionShape | None:
+        if session_id not in shapes:
+            view = drawn.get(session_id)
+            if view is not None:
+                shapes[session_id] = view.shape
+            elif store.has_session(session_id):
+                snapshot = store.load(session_id)
+                shapes[session_id] = SessionShape.from_snapshot(snapshot) if snapshot.valid else None
+            else:
+                shapes[session_id] = None
+        return shapes[session_id]
+
+    blocks: dict[str, Block] = {}
+    for topic in topics:
+        for block in topic.topic.blocks if topic.topic is not None else ():
+            blocks.setdefault(block.id, block)
+
+    def superseded_by(block_id: str) -> str | None:
+        found = blocks.get(block_id)
+        successor = found.superseded.by if found is not None and found.superseded is not None else None
+        return successor if successor in blocks else None  # a dangling successor hides nothing
+
+    def evidence_of(block_id: str) -> list[tuple[str, str | None]]:
+        found = blocks.get(block_id)
+        refs = [r for c in found.citations for r in c.sources] if found is not None else []
+        return [(r.session_id, anchors(r.session_id).get(r.anchor)) for r in refs]
+
+    reader = Reader(shape)
+    out: dict[tuple[str, str], tuple[Status, str | None]] = {}
+    for topic in topics:
+        for block in topic.topic.blocks if topic.topic is not None else ():
+            status = resolve(block.id, superseded_by, evidence_of, reader)
+            if status[0] != "current":
+                out[(topic.path, block.id)] = status
+    return out
 
 
 def _topics(memory: Path) -> list[TopicView]:
@@ -230,12 +305,14 @@ def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
             raise UnknownSession(session_id)
         views.append(_session(store, memory, session_id, workspace_id))
     core = _read(memory, CORE_FILE)
+    topics = _topics(memory)
     return HomeView(
         home=home,
         workspace_id=workspace_id,
         status=load_status(paths.status),
         core=None if core is None else core.decode("utf-8", "replace"),
         sessions=views,
-        topics=_topics(memory),
+        topics=topics,
         shown={view.session_id for view in views},
+        currency=_statuses(store, memory, views, topics),
     )

@@ -74,6 +74,9 @@ def session_svg(index: int, session: SessionView, view: Layout) -> str:
         badges: list[str] = []
         if item.run:
             classes.append("run")
+        if all(m in session.left for m in item.members):
+            classes.append("left")  # inside a branch the head left (an edited prompt, a retry)
+            badges.append("left")
         if session.head in item.members:
             classes.append("head")
             badges.append("HEAD")

@@ -23,6 +23,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "or ranked as any other",
     )
     parser.add_argument(
+        "--history",
+        action="store_true",
+        help="rank superseded and left blocks by relevance too (what was once true), each labelled; by "
+        "default they come after every current one",
+    )
+    parser.add_argument(
         "--context", action="store_true", help="print one <memory-context> block (core first), to inject"
     )
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from ._branch import branch_class as branch_class
     from ._branch import path_to as path_to
-    from ._branch import session_path as session_path
+    from ._branch import reader_for as reader_for
     from ._core_text import core_facts as core_facts
     from ._core_text import core_lines as core_lines
     from ._delta import append_record as append_record
@@ -24,6 +23,7 @@ if _typing.TYPE_CHECKING:
     from ._hit import Evidence as Evidence
     from ._hit import Hit as Hit
     from ._hit import Siblings as Siblings
+    from ._hit import Status as Status
     from ._index import RecallIndex as RecallIndex
     from ._index import make_record as make_record
     from ._index import recall_root as recall_root
@@ -35,6 +35,7 @@ if _typing.TYPE_CHECKING:
     from ._render import QUOTED_NOTE as QUOTED_NOTE
     from ._render import in_time_order as in_time_order
     from ._render import render_context as render_context
+    from ._render import status_label as status_label
     from ._search import SIBLINGS as SIBLINGS
     from ._search import search as search
     from ._snapshot import VERSION as SNAPSHOT_VERSION
@@ -68,10 +69,10 @@ __all__ = [
     "Siblings",
     "Snapshot",
     "Source",
+    "Status",
     "Visible",
     "analyse",
     "append_record",
-    "branch_class",
     "check_floor",
     "check_query",
     "clear_caches",
@@ -87,10 +88,11 @@ __all__ = [
     "load_model",
     "make_record",
     "path_to",
+    "reader_for",
     "recall_root",
     "render_context",
     "search",
-    "session_path",
+    "status_label",
     "topic_for",
     "visible",
     "write_snapshot",
@@ -115,10 +117,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Siblings": ("._hit", "Siblings"),
     "Snapshot": ("._snapshot", "Snapshot"),
     "Source": ("._entries", "Source"),
+    "Status": ("._hit", "Status"),
     "Visible": ("._visible", "Visible"),
     "analyse": ("._text", "analyse"),
     "append_record": ("._delta", "append_record"),
-    "branch_class": ("._branch", "branch_class"),
     "check_floor": ("._pick", "check_floor"),
     "check_query": ("._query", "check_query"),
     "clear_caches": ("._entries", "clear_caches"),
@@ -134,10 +136,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_model": ("._embed", "load_model"),
     "make_record": ("._index", "make_record"),
     "path_to": ("._branch", "path_to"),
+    "reader_for": ("._branch", "reader_for"),
     "recall_root": ("._index", "recall_root"),
     "render_context": ("._render", "render_context"),
     "search": ("._search", "search"),
-    "session_path": ("._branch", "session_path"),
+    "status_label": ("._render", "status_label"),
     "topic_for": ("._visible", "topic_for"),
     "visible": ("._visible", "visible"),
     "write_snapshot": ("._snapshot", "write_snapshot"),

@@ -29,6 +29,7 @@ from ._snapshot import (
     NpyOut,
     Snapshot,
     begin_snapshot,
+    block_key,
     finish_snapshot,
     npy_layout,
     open_regular,
@@ -74,6 +75,9 @@ def write_index(root: Path, meta: dict[str, Any], index: RecallIndex, *, fsync: 
     np.save(temp / "nb_key.npy", nb_key)
     np.save(temp / "nb_row.npy", nb_row)
     np.save(temp / "row_span.npy", index.spans()[rows])
+    bid_key, bid_row = _block_ids(index, remap, len(base_rows), entries)
+    np.save(temp / "bid_key.npy", bid_key)
+    np.save(temp / "bid_row.npy", bid_row)
     return finish_snapshot(temp, final, meta, len(rows), fsync=fsync)
 
 
@@ -322,6 +326,21 @@ def _neighbours(
     ]
     keys = np.concatenate([np.asarray(base.nb_key)[nb_alive], np.array([k for k, _r in extra], np.int64)])
     rows = np.concatenate([remap[nb_row[nb_alive]], np.array([r for _k, r in extra], np.int64)])
+    order = np.argsort(keys, kind="stable")
+    return keys[order], rows[order].astype(np.int32)
+
+
+def _block_ids(
+    index: RecallIndex, remap: npt.NDArray[np.int32], base_live: int, entries: list[Any]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """Sorted block ids (as numbers) of every live row, and that row."""
+    base = index.snapshot.arrays
+    bid_row = np.asarray(base.bid_row, dtype=np.int64)
+    alive = index.alive[bid_row] if len(bid_row) else np.zeros(0, bool)
+    keys = np.concatenate(
+        [np.asarray(base.bid_key)[alive], np.array([block_key(e.block_id) for e in entries], np.int64)]
+    )
+    rows = np.concatenate([remap[bid_row[alive]], np.arange(base_live, base_live + len(entries))])
     order = np.argsort(keys, kind="stable")
     return keys[order], rows[order].astype(np.int32)
 

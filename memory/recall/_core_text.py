@@ -26,6 +26,7 @@ class CoreFact:
     text: str  # the plain claim
     date: str | None  # its latest citation's date, YYYY-MM-DD (None: a core string that is not core.md)
     block_id: str | None
+    records: frozenset[tuple[str, str]] = frozenset()  # the (session, anchor) it cites (core.md only)
 
 
 def core_facts(core: str) -> tuple[CoreFact, ...]:
@@ -43,6 +44,7 @@ def core_facts(core: str) -> tuple[CoreFact, ...]:
             plain_claim(block.claim),
             max((c.date for c in block.citations), default=None),
             block.id,
+            frozenset((ref.session_id, ref.anchor) for c in block.citations for ref in c.sources),
         )
         for block in topic.blocks
     )

@@ -3,7 +3,9 @@
 An entry keeps what a hit needs without reading the workspace again: the plain claim, its topic and block
 id, a digest of the block's bytes (so a rewritten topic file re-indexes only the blocks that changed), and
 each cited source with its session, node, role, time, sequence number and an excerpt (to order a hit's
-evidence by relevance, and to show it). Its vector is stored beside it.
+evidence by relevance, and to show it), and its supersession (the successor's block id, topic and the date,
+DESIGN §12), so a query resolves a hit's status without reading a topic file. Its vector is stored beside
+it. Marking a block superseded changes its bytes, so its digest: the install that marks it re-indexes it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "Entry",
     "Source",
     "SourceLookup",
+    "Succession",
     "block_digest",
     "clear_caches",
     "entries_of_topic",
@@ -128,6 +131,15 @@ def source_of(record: ArchiveRecord) -> Source:
     )
 
 
+Succession = tuple[str, str, str]  # a superseded block's (successor block id, its topic, date YYYY-MM-DD)
+
+
+def succession_of(block: Block) -> Succession | None:
+    """What the index keeps of a block's supersession: its successor, where it is, and when."""
+    found = block.superseded
+    return None if found is None else (found.by, found.topic, found.date)
+
+
 @dataclass
 class Entry:
     topic: str
@@ -138,6 +150,7 @@ class Entry:
     sources: tuple[Source, ...]
     vector: npt.NDArray[np.float16] | None = None
     words: dict[str, int] | None = None  # BM25 term counts, kept in the delta so a reader need not analyse
+    superseded: Succession | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -157,6 +170,8 @@ class Entry:
             "d": self.date,
             "e": [s.to_json() for s in self.sources],
         }
+        if self.superseded is not None:
+            body["s"] = list(self.superseded)
         if vector and self.vector is not None:
             body["v"] = base64.b64encode(self.vector.astype("<f2").tobytes()).decode()
         if vector and self.words is not None:
@@ -179,6 +194,7 @@ class Entry:
             tuple(Source.from_json(s) for s in raw["e"]),
             vector,
             raw.get("w"),  # {term: count} as JSON gives it: read in bulk when a delta is opened
+            None if raw.get("s") is None else (str(raw["s"][0]), str(raw["s"][1]), str(raw["s"][2])),
         )
 
 
@@ -255,7 +271,10 @@ def entries_of_topic(
                 found = lookup(ref.session_id, ref.anchor)
                 sources.append(found or Source(ref.session_id, ref.anchor, None, None, None, None, ""))
         date = max((c.date for c in block.citations), default="")
-        new.append(Entry(path, block.id, digest, plain_claim(block.claim), date, tuple(sources)))
+        claim = plain_claim(block.claim)
+        new.append(
+            Entry(path, block.id, digest, claim, date, tuple(sources), superseded=succession_of(block))
+        )
     if vectorise_now:
         vectorise(new)
     return keys, new

@@ -1,4 +1,5 @@
-"""What recall returns (DESIGN §8): one `Hit` per topic block, with the records it cites."""
+"""What recall returns (DESIGN §8): one `Hit` per topic block, with the records it cites, its branch class
+and its currency status (DESIGN §12)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["BranchClass", "Evidence", "Hit", "Siblings"]
+from ..currency import Status
+
+__all__ = ["BranchClass", "Evidence", "Hit", "Siblings", "Status"]
 
 BranchClass = Literal["on", "sibling", "other"]
 Siblings = Literal["demote", "exclude", "include"]
@@ -30,7 +33,9 @@ class Evidence(BaseModel):
 
 class Hit(BaseModel):
     """A topic block found by recall. `branch` is None when no session was given; `evidence` is in order
-    of relevance to the query (the citation order breaks ties)."""
+    of relevance to the query (the citation order breaks ties). `status` is the block's currency for the
+    reader: `"current"`, `"superseded"` (a later block states a newer value: `superseded_by` names it, and
+    `superseded_on` is the date it was superseded) or `"left"` (said only on a branch the session left)."""
 
     model_config = ConfigDict(frozen=True)
     text: str
@@ -41,3 +46,6 @@ class Hit(BaseModel):
     date: str | None
     evidence: tuple[Evidence, ...]
     held: bool = False  # a candidate core fact held for review (returned only with `held=True`)
+    status: Status = "current"
+    superseded_by: str | None = None
+    superseded_on: str | None = None  # YYYY-MM-DD, with `superseded_by`

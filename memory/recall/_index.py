@@ -37,7 +37,7 @@ from ..format import TopicFormatError, TxRecord, WorkspacePaths
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
-from ._snapshot import Damaged, Snapshot, list_snapshots
+from ._snapshot import Damaged, Snapshot, block_key, list_snapshots
 from ._text import analyse
 
 __all__ = ["RecallIndex", "make_record", "parse_record", "recall_root"]
@@ -66,6 +66,7 @@ class _Delta:
     postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     vectors: list[npt.NDArray[np.float16]] = field(default_factory=list)
     neighbours: dict[int, list[int]] = field(default_factory=dict)  # session index << 32 | seq -> rows
+    blocks: dict[str, list[int]] = field(default_factory=dict)  # block id -> rows
     _stacked: tuple[npt.NDArray[np.float16], npt.NDArray[np.float32]] | None = None
     _pairs: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
 
@@ -361,6 +362,7 @@ class RecallIndex:
             if source.seq is not None:
                 key = (self._session_index(source.session) << 32) | source.seq
                 self.delta.neighbours.setdefault(key, []).append(row)
+        self.delta.blocks.setdefault(entry.block_id, []).append(row)
         self.live += 1
         self.sum_dl += length
         return row
@@ -411,6 +413,15 @@ class RecallIndex:
         """Every live entry with its row (a snapshot writer's view)."""
         for row in np.flatnonzero(self.alive):
             yield int(row), self.entry(int(row))
+
+    def block_rows(self, block_id: str) -> list[int]:
+        """The live rows of block `block_id` (one per topic file holding it): O(log n), never a scan."""
+        arrays = self.snapshot.arrays
+        key = block_key(block_id)
+        lo, hi = np.searchsorted(arrays.bid_key, [key, key + 1]) if key >= 0 else (0, 0)
+        rows = [int(r) for r in np.asarray(arrays.bid_row[int(lo) : int(hi)])]
+        rows += self.delta.blocks.get(block_id, [])
+        return [row for row in rows if self._alive[row]]
 
     def _postings(self, word: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """The live rows holding `word` and its term frequency in each (the snapshot's, then the delta's)."""
@@ -575,6 +586,11 @@ def _entry(raw: object) -> Entry:
             created_at is None or (isinstance(created_at, int | float) and not isinstance(created_at, bool))
         ):
             raise Damaged("a recall delta line holds a source that is not one")
+    succession = raw.get("s")
+    if succession is not None and not (
+        isinstance(succession, list) and len(succession) == 3 and all(isinstance(v, str) for v in succession)
+    ):
+        raise Damaged("a recall delta line holds a supersession that is not one")
     words = raw.get("w")
     counts = words.values() if isinstance(words, dict) else ()
     if words is not None and not (

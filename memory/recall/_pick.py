@@ -4,8 +4,12 @@
   the query, it only pads `k` (weak hits are injected like strong ones, and a model cannot tell them
   apart). The default cuts at a quarter of the best: padding with no query term in it scores near 0 (its
   only share is what its conversational neighbours lend it), a hit holding part of the query far above.
-- One hit per claim: the same claim filed in two topic files (or twice in one) is one fact; the first,
-  best-ranked one is kept and the later ones are left out, so `k` holds `k` different claims.
+- One hit per statement: the same claim filed in two topic files (or twice in one) is one fact, and so
+  is a block that cites exactly the records another cites and holds every word of it (or all of whose
+  words that one holds): the extractive distiller files a first-person sentence of a turn in
+  `topics/core.md` and the whole turn in its topic, one statement said twice. The first, best-ranked one
+  is kept and the later ones are left out, so `k` holds `k` different statements. `render_context`
+  applies the same rule between the core facts it injects and the hits (`same_statement`).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from ..errors import InvalidInput
 
 if TYPE_CHECKING:  # for the annotations only: `same_claim` (render_context's) needs no numpy
     from ._entries import Entry
+from ._text import analyse
 
-__all__ = ["FLOOR", "check_floor", "pick"]
+__all__ = ["FLOOR", "Statement", "check_floor", "pick", "same_claim", "same_statement", "statement"]
 
 FLOOR: Final = 0.25
 
@@ -34,6 +39,21 @@ def same_claim(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+Statement = tuple[str, frozenset[str], frozenset[tuple[str, str]]]  # (claim, its words, its records)
+
+
+def statement(text: str, records: Iterable[tuple[str, str]]) -> Statement:
+    """What `same_statement` compares: the claim, its analysed words, the (session, anchor) it cites."""
+    return same_claim(text), frozenset(analyse(text)), frozenset(records)
+
+
+def same_statement(a: Statement, b: Statement) -> bool:
+    """The same claim, or the same records said in words one of the two holds all of (see the module)."""
+    if a[0] == b[0]:
+        return True
+    return bool(a[2]) and a[2] == b[2] and (a[1] <= b[1] or b[1] <= a[1])
+
+
 def pick(
     ranked: Iterable[int],
     score: Mapping[int, float],
@@ -47,7 +67,7 @@ def pick(
     only entries it accepts (the reader's view: `_visible`)."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
-    seen: set[str] = set()
+    seen: list[Statement] = []
     out: list[tuple[int, Entry]] = []
     for row in ranked:
         if len(out) == k:
@@ -57,9 +77,9 @@ def pick(
         found = entry(row)
         if keep is not None and not keep(found):
             continue
-        claim = same_claim(found.text)
-        if claim in seen:
+        said = statement(found.text, ((s.session, s.anchor) for s in found.sources))
+        if any(same_statement(said, other) for other in seen):
             continue
-        seen.add(claim)
+        seen.append(said)
         out.append((row, found))
     return out

@@ -8,9 +8,14 @@
    neighbouring turns): a sixth of each conversational neighbour's fused score is added (measured: +3
    points of all@10). Neighbours are the blocks citing the records just before and after this block's
    (the best of them on each side, when several blocks cite one record).
-4. Branch classes, when a session is given, for the best max(CLASSED, 4k) candidates; with
-   `siblings="demote"` no sibling hit among them is ranked above an on-branch one, `"exclude"` drops
-   siblings, `"include"` leaves the order alone.
+4. Branch classes (when the reader is in a session) and currency statuses (DESIGN §12) for the best
+   max(CLASSED, 4k) candidates, from their index entries and the reader's DAG shapes only (never a topic
+   file; a successor is found through the block-id table). With `siblings="demote"` no sibling hit among
+   them is ranked above an on-branch one, `"exclude"` drops siblings, `"include"` leaves the order alone.
+   Then, unless `history`, no superseded or left hit is ranked above a current one (a stable demotion
+   applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
+   the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
+   labelled with its status.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
    once (`_pick`).
 6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms).
@@ -27,15 +32,15 @@ the same; a block the wider lists add may rank above one of a smaller k's hits).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
 
+from ..currency import Reader, Status, resolve
 from ..errors import InvalidInput
 from ..format import HELD_TOPIC
-from ._branch import branch_class
 from ._embed import embed
 from ._entries import Entry, Source
 from ._hit import BranchClass, Evidence, Hit, Siblings
@@ -162,7 +167,75 @@ def _evidence(sources: Sequence[Source], weights: dict[str, float]) -> tuple[Evi
     )
 
 
-def _hit(entry: Entry, score: float, branch: BranchClass | None, weights: dict[str, float]) -> Hit:
+Currency = tuple[Status, str | None, str | None]  # (status, superseded by, superseded on)
+_CURRENT: Currency = ("current", None, None)
+
+
+def _currency(index: RecallIndex, entry: Entry, reader: Reader) -> Currency:
+    """A candidate's status for `reader`: its successor chain walked through the block-id table (a
+    successor that is not in the index, a dangling supersession, hides nothing)."""
+    known: dict[str, Entry | None] = {entry.block_id: entry}
+    where: dict[str, str] = {}  # block id -> the topic its predecessor names for it
+
+    def lookup(block_id: str) -> Entry | None:
+        if block_id not in known:
+            found = [index.entry(row) for row in index.block_rows(block_id)]
+            named = [e for e in found if e.topic == where.get(block_id)]
+            known[block_id] = (named or found)[0] if found else None
+        return known[block_id]
+
+    def superseded_by(block_id: str) -> str | None:
+        found = lookup(block_id)
+        if found is None or found.superseded is None:
+            return None
+        successor, topic, _date = found.superseded
+        where.setdefault(successor, topic)
+        return successor if lookup(successor) is not None else None
+
+    def evidence_of(block_id: str) -> list[tuple[str, str | None]]:
+        found = lookup(block_id)
+        return [] if found is None else [(s.session, s.node) for s in found.sources]
+
+    status, by = resolve(entry.block_id, superseded_by, evidence_of, reader)
+    on = entry.superseded[2] if status == "superseded" and entry.superseded is not None else None
+    return status, by, on
+
+
+def _demote(ranked: list[int], high: Callable[[int], bool], low: Callable[[int], bool]) -> list[int]:
+    """No `low` row above a `high` one: the rows up to the last high one, the low ones among them moved
+    after the others (each in its order), then the rest as they were."""
+    last = max((i for i, row in enumerate(ranked) if high(row)), default=-1)
+    head = ranked[: last + 1]
+    return [r for r in head if not low(r)] + [r for r in head if low(r)] + ranked[last + 1 :]
+
+
+def _current_first(
+    ranked: list[int], current: Callable[[int], bool], score: dict[int, float], floor: float
+) -> Iterator[int]:
+    """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
+    for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
+    the reader gets to it, and none for rows below the floor (`pick` leaves them out)."""
+    best = max(score.values(), default=0.0)
+    cut = floor * best if best > 0 else float("-inf")
+    held: list[int] = []
+    for row in ranked:
+        if score[row] < cut:
+            continue  # `pick` never takes a row below the floor: no status needed
+        if current(row):
+            yield row
+        else:
+            held.append(row)
+    yield from held
+
+
+def _hit(
+    entry: Entry,
+    score: float,
+    branch: BranchClass | None,
+    weights: dict[str, float],
+    currency: Currency = _CURRENT,
+) -> Hit:
+    status, by, on = currency
     return Hit(
         text=entry.text,
         topic=entry.topic,
@@ -172,6 +245,9 @@ def _hit(entry: Entry, score: float, branch: BranchClass | None, weights: dict[s
         held=entry.topic == HELD_TOPIC,
         date=entry.date or None,
         evidence=_evidence(entry.sources, weights),
+        status=status,
+        superseded_by=by,
+        superseded_on=on,
     )
 
 
@@ -180,33 +256,41 @@ def search(
     query: str,
     *,
     k: int = 5,
-    session_id: str | None = None,
-    path: frozenset[str] = frozenset(),
+    reader: Reader | None = None,
     siblings: Siblings = "demote",
+    history: bool = False,
     floor: float = FLOOR,
     keep: Visible | None = None,
 ) -> list[Hit]:
     """The `k` best hits for `query`, each claim once and none scoring below `floor` times the best
-    (see `_pick`); branch classes relative to `path` (a tip's path) in `session_id`. `keep`: the blocks
-    this reader may see (`visible`; default: all but the hold queue's)."""
+    (see `_pick`); branch classes and statuses for `reader` (a session and its tip; default: nobody in
+    particular, with no session's DAG known). `history` ranks superseded and left hits by relevance.
+    `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's)."""
     check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
     if siblings not in SIBLINGS:
         raise InvalidInput(f"siblings must be one of {', '.join(SIBLINGS)}, not {siblings!r}")
+    if not isinstance(history, bool):
+        raise InvalidInput(f"history must be true or false, not {history!r}")
     floor = check_floor(floor)
+    reader = reader if reader is not None else Reader(_no_shapes)
     with index.lock:
         index.refresh()
         return _search(
             index,
             query,
             k=k,
-            session_id=session_id,
-            path=path,
+            reader=reader,
             siblings=siblings,
+            history=history,
             floor=floor,
             keep=visible() if keep is None else keep,
         )
+
+
+def _no_shapes(_session: str) -> None:
+    return None
 
 
 def _search(
@@ -214,9 +298,9 @@ def _search(
     query: str,
     *,
     k: int,
-    session_id: str | None,
-    path: frozenset[str],
+    reader: Reader,
     siblings: Siblings,
+    history: bool,
     floor: float,
     keep: Visible,
 ) -> list[Hit]:
@@ -238,7 +322,7 @@ def _search(
     around = np.zeros(2 * len(rows), np.float64)
     np.maximum.at(around, slot, fused[np.searchsorted(scored, links)])
     final_rows = fused[np.searchsorted(scored, rows)] + _NEIGHBOUR * around.reshape(-1, 2).sum(axis=1)
-    need = k if session_id is None else max(CLASSED, 4 * k)
+    need = max(CLASSED, 4 * k)
     ranked = _ranked(index, rows, final_rows, need)
     at = np.searchsorted(rows, ranked)
     final = dict(zip(ranked, final_rows[at].tolist(), strict=True))
@@ -249,23 +333,37 @@ def _search(
         if df:
             weights[word] = math.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
 
-    if session_id is None:
-        chosen = pick(ranked, final, index.entry, k=k, floor=floor, keep=keep)
-        return [_hit(entry, final[row], None, weights) for row, entry in chosen]
-    # Classes for the best candidates only (each costs an entry read): enough to fill k after demotion,
-    # and as many for every k up to CLASSED / 4, so a smaller k's hits are the first of a larger k's.
+    # Classes for the best candidates only (each costs an entry read), when the reader is in a session:
+    # enough to fill k after demotion, and as many for every k up to CLASSED / 4, so a smaller k's hits
+    # are the first of a larger k's. Statuses are resolved as the hits are picked, in that order: the
+    # current ones first (a stable partition of the same candidates), so a query reads the entries it
+    # returns and those it passes over, not all of them when no session asks for classes.
     ranked = ranked[:need]
-    entries = {row: index.entry(row) for row in ranked}
-    classes = {
-        row: branch_class(((s.session, s.node) for s in entries[row].sources), session_id, path)
-        for row in ranked
-    }
+    entries: dict[int, Entry] = {}
+
+    def entry_of(row: int) -> Entry:
+        found = entries.get(row)
+        if found is None:
+            found = entries[row] = index.entry(row)
+        return found
+
+    classes: dict[int, BranchClass | None] = dict.fromkeys(ranked)
+    if reader.session_id is not None:
+        classes = {row: reader.branch((s.session, s.node) for s in entry_of(row).sources) for row in ranked}
+    currency: dict[int, Currency] = {}
+
+    def currency_of(row: int) -> Currency:
+        found = currency.get(row)
+        if found is None:
+            found = currency[row] = _currency(index, entry_of(row), reader)
+        return found
+
     if siblings == "exclude":
         ranked = [row for row in ranked if classes[row] != "sibling"]
     elif siblings == "demote":
-        last_on = max((i for i, row in enumerate(ranked) if classes[row] == "on"), default=-1)
-        before = [row for row in ranked[: last_on + 1] if classes[row] != "sibling"]
-        held = [row for row in ranked[: last_on + 1] if classes[row] == "sibling"]
-        ranked = before + held + ranked[last_on + 1 :]
-    chosen = pick(ranked, final, entries.__getitem__, k=k, floor=floor, keep=keep)
-    return [_hit(entry, final[row], classes[row], weights) for row, entry in chosen]
+        ranked = _demote(ranked, lambda row: classes[row] == "on", lambda row: classes[row] == "sibling")
+    order: Iterable[int] = ranked
+    if not history:
+        order = _current_first(ranked, lambda row: currency_of(row)[0] == "current", final, floor)
+    chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
+    return [_hit(entry, final[row], classes[row], weights, currency_of(row)) for row, entry in chosen]

@@ -14,6 +14,8 @@
         nb_key.npy       sorted (session index << 32 | seq) of every cited record; nb_row.npy its row;
                          sessions.txt the session ids (neighbours in a conversation, for the window score)
         row_span.npy     each row's (session index, lowest seq, highest seq) cited, -1 when none (int64)
+        bid_key.npy      sorted block ids (the 8 hex digits as an int64); bid_row.npy its row (int32): a
+                         successor's row in O(log n), so a hit's status needs no topic file (DESIGN §12)
         delta.jsonl      installs after `seq`, appended by writers (see `_delta.py`)
 
 `meta.json` is written last and the directory renamed into place, so a reader sees a whole snapshot or
@@ -57,6 +59,7 @@ __all__ = [
     "NpyOut",
     "Snapshot",
     "begin_snapshot",
+    "block_key",
     "file_crc",
     "finish_snapshot",
     "list_snapshots",
@@ -72,7 +75,9 @@ __all__ = [
     "write_snapshot",
 ]
 
-VERSION: Final = 3  # 3: checksums in meta.json; 2: BM25 parts with the documents' average length
+# 4: supersessions in the documents and the block-id table; 3: checksums in meta.json; 2: BM25 parts with
+# the documents' average length. A snapshot of another version is rebuilt from the files.
+VERSION: Final = 4
 _PREFIX: Final = "snap-"
 _LINES: Final = 1 << 14  # lines of a text file joined per write
 _READ: Final = 1 << 20  # bytes read per step when a file is checksummed
@@ -89,6 +94,8 @@ _DTYPES: Final[dict[str, np.dtype[Any]]] = {
     "nb_key.npy": np.dtype(np.int64),
     "nb_row.npy": np.dtype(np.int32),
     "row_span.npy": np.dtype(np.int64),
+    "bid_key.npy": np.dtype(np.int64),
+    "bid_row.npy": np.dtype(np.int32),
 }
 # Every file of a snapshot but meta.json and delta.jsonl (which checks its own lines): checksummed.
 FILES: Final = (*_DTYPES, "docs.jsonl", "terms.txt", "topics.txt", "sessions.txt")
@@ -191,6 +198,8 @@ class Arrays:
     nb_key: npt.NDArray[np.int64]
     nb_row: npt.NDArray[np.int32]
     row_span: npt.NDArray[np.int64]
+    bid_key: npt.NDArray[np.int64]
+    bid_row: npt.NDArray[np.int32]
 
     @property
     def n(self) -> int:
@@ -200,6 +209,14 @@ class Arrays:
         start, end = int(self.doc_off[row]), int(self.doc_off[row + 1])
         body: dict[str, Any] = json.loads(bytes(self.docs[start:end]))
         return body
+
+
+def block_key(block_id: str) -> int:
+    """A block id `b-<8 hex>` as the number the block-id table sorts (-1 for anything else)."""
+    digits = block_id[2:]
+    if len(block_id) != 10 or not block_id.startswith("b-") or digits.strip("0123456789abcdef"):
+        return -1
+    return int(digits, 16)
 
 
 def empty_arrays() -> Arrays:
@@ -220,6 +237,8 @@ def empty_arrays() -> Arrays:
         nb_key=np.zeros(0, np.int64),
         nb_row=np.zeros(0, np.int32),
         row_span=np.zeros((0, 3), np.int64),
+        bid_key=np.zeros(0, np.int64),
+        bid_row=np.zeros(0, np.int32),
     )
 
 
@@ -314,6 +333,8 @@ def _map(path: Path, meta: dict[str, Any], files: dict[str, tuple[int, int]]) ->
         nb_key=array("nb_key.npy", 1),
         nb_row=array("nb_row.npy", 1),
         row_span=np.array(array("row_span.npy", 2, (3,)), dtype=np.int64),
+        bid_key=array("bid_key.npy", 1),
+        bid_row=array("bid_row.npy", 1),
     )
     n, postings = int(meta["docs"]), len(arrays.post_doc)
     agree = (
@@ -323,6 +344,7 @@ def _map(path: Path, meta: dict[str, Any], files: dict[str, tuple[int, int]]) ->
         and len(arrays.post_off) == len(arrays.terms) + 1
         and len(arrays.post_tf) == len(arrays.post_w) == postings
         and len(arrays.nb_key) == len(arrays.nb_row)
+        and len(arrays.bid_key) == len(arrays.bid_row) == n
         and int(arrays.doc_off[0]) == 0
         and int(arrays.doc_off[-1]) == docs_size
         and int(arrays.post_off[0]) == 0
@@ -367,6 +389,8 @@ def write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays, *, fsync: b
         "nb_key.npy": arrays.nb_key,
         "nb_row.npy": arrays.nb_row,
         "row_span.npy": arrays.row_span,
+        "bid_key.npy": arrays.bid_key,
+        "bid_row.npy": arrays.bid_row,
     }
     for name, value in files.items():
         np.save(temp / name, np.ascontiguousarray(value), allow_pickle=False)

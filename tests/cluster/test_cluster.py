@@ -91,6 +91,9 @@ async def test_calls_go_to_the_home_actor_running_the_runtime(client_root: Path)
     assert hits
     assert all(isinstance(hit, dagmem.Hit) for hit in hits)
     assert any(ev.node == first for hit in hits for ev in hit.evidence)  # the turn that said it
+    assert {hit.status for hit in hits} == {"current"}  # nothing was superseded or left here
+    history = await c.recall("alpha", "trams Lisbon", session_id="s", history=True)  # passed through
+    assert [(h.block_id, h.status) for h in history] == [(h.block_id, h.status) for h in hits]
     core = anyio.Path(client_root / "alpha" / "memory" / "core.md")
     assert await c.core("alpha") == (await core.read_text() if await core.exists() else "")
     store = dagmem.FileSessionStore(client_root / "alpha")

@@ -50,6 +50,8 @@ FILES = (
     "nb_row.npy",
     "sessions.txt",
     "row_span.npy",
+    "bid_key.npy",
+    "bid_row.npy",
 )
 
 

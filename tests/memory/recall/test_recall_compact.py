@@ -29,7 +29,7 @@ from dagmem.memory.recall._arrays import write_index
 from dagmem.memory.recall._embed import DIM, MODEL
 from dagmem.memory.recall._entries import Entry, Source
 from dagmem.memory.recall._index import K1, B
-from dagmem.memory.recall._snapshot import VERSION, Arrays, Snapshot, write_meta
+from dagmem.memory.recall._snapshot import VERSION, Arrays, Snapshot, block_key, write_meta
 from dagmem.memory.writing import write_home
 
 # -- main's compaction, kept to compare with ------------------------------------------------------------
@@ -128,6 +128,10 @@ def old_index_arrays(index: RecallIndex) -> Arrays:
     nb_rows.append(np.array([row for _key, row in extra], np.int64))
     nb_key, nb_row = np.concatenate(keys), np.concatenate(nb_rows)
     order = np.argsort(nb_key, kind="stable")
+    # Block ids of the live rows, sorted (the block-id table: a successor's row without a scan).
+    ids = [entry.block_id for entry in (index.entry(int(row)) for row in rows)]
+    bid_key = np.array([block_key(block_id) for block_id in ids], np.int64)
+    bid_order = np.argsort(bid_key, kind="stable")
     return Arrays(
         docs=b"".join(pieces),
         doc_off=doc_off,
@@ -145,6 +149,8 @@ def old_index_arrays(index: RecallIndex) -> Arrays:
         nb_key=nb_key[order],
         nb_row=nb_row[order].astype(np.int32),
         row_span=index.spans()[rows],
+        bid_key=bid_key[bid_order],
+        bid_row=bid_order.astype(np.int32),
     )
 
 
@@ -182,6 +188,8 @@ def old_write_snapshot(root: Path, meta: dict[str, Any], arrays: Arrays) -> Path
         "nb_key.npy": arrays.nb_key,
         "nb_row.npy": arrays.nb_row,
         "row_span.npy": arrays.row_span,
+        "bid_key.npy": arrays.bid_key,
+        "bid_row.npy": arrays.bid_row,
     }
     for name, value in files.items():
         np.save(temp / name, np.ascontiguousarray(value), allow_pickle=False)
@@ -276,7 +284,7 @@ def _delta(index: RecallIndex, maker: _Maker, round_: int) -> None:
 def _same_files(old: Path, new: Path) -> None:
     names = sorted(p.name for p in old.iterdir())
     assert names == sorted(p.name for p in new.iterdir())
-    assert len(names) == 18  # every file of a snapshot (see _snapshot.py)
+    assert len(names) == 20  # every file of a snapshot (see _snapshot.py)
     for name in names:
         assert (old / name).read_bytes() == (new / name).read_bytes(), name
 

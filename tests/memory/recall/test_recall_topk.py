@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore, Hit
-from dagmem.memory.recall import RecallIndex, compact, search
+from dagmem.memory.recall import RecallIndex, compact, reader_for, search
+from dagmem.memory.shapes import shapes_for
 from dagmem.memory.writing import write_home
 
 WORDS = (
@@ -65,12 +66,15 @@ def test_a_smaller_k_gives_the_first_hits_of_a_larger_k_with_the_same_scores(
     home, nodes = corpus
     index = RecallIndex.open(home / "memory")
     rng = random.Random(7)
-    path = frozenset(nodes["s2"][: len(nodes["s2"]) // 2])
+    tip = nodes["s2"][len(nodes["s2"]) // 2 - 1]
+    shapes = shapes_for(home)
     for query in _queries(rng, 40):
         for session in (None, "s2"):
             ks = sorted(rng.sample(range(1, K_MAX + 1), 4))
             answers = {
-                k: _key(search(index, query, k=k, session_id=session, path=path if session else frozenset()))
+                k: _key(
+                    search(index, query, k=k, reader=reader_for(shapes, session, tip if session else None))
+                )
                 for k in ks
             }
             largest = answers[ks[-1]]
