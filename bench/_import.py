@@ -33,17 +33,24 @@ QUICK_YEAR_SESSIONS, QUICK_YEAR_TURNS = 40, 4_000
 class _DurableEach(FileSessionStore):
     """The baseline: no bulk run, so every append fsyncs its node file and meta.json before it returns."""
 
-    def bulk(self, *, flush_every: int = 1000) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
+    @contextlib.contextmanager
+    def bulk(self, *, flush_every: int = 1000) -> Iterator[None]:
+        yield
 
 
-def _import(paths: list[Path], home: Path, store_class: type[FileSessionStore] = FileSessionStore) -> dict[str, Any]:
+def _import(
+    paths: list[Path], home: Path, store_class: type[FileSessionStore] = FileSessionStore
+) -> dict[str, Any]:
     started = time.perf_counter()
     importer = Importer("claude-code", paths)
     clock = SourceClock()
     report = import_into_store(importer, store_class(home, clock=clock), clock)
     seconds = time.perf_counter() - started
-    return {"turns": report.added, "seconds": round(seconds, 3), "turns_per_s": round(report.added / seconds, 1)}
+    return {
+        "turns": report.added,
+        "seconds": round(seconds, 3),
+        "turns_per_s": round(report.added / seconds, 1),
+    }
 
 
 def _profile(path: Path, home: Path, top: int = 8) -> list[dict[str, Any]]:
@@ -93,7 +100,11 @@ def run(quick: bool, scratch: Path, progress: Callable[[str], None] = lambda _m:
     turns = QUICK_YEAR_TURNS if quick else YEAR_TURNS
     year = scratch / "year"
     progress(f"a year of sessions: {sessions:,} files, about {turns:,} turns")
-    raw["year"] = {"sessions": sessions, "turns_asked": turns, "nodes": claude_code_year(year / "source", sessions, turns)}
+    raw["year"] = {
+        "sessions": sessions,
+        "turns_asked": turns,
+        "nodes": claude_code_year(year / "source", sessions, turns),
+    }
     home = year / "home"
     progress("import the year")
     with _timed(raw["year"], "import_s"):

@@ -48,7 +48,13 @@ class _Lines:
         return self.line("user", parent, {"role": "user", "content": content}, **extra)
 
     def assistant(self, parent: str | None, message_id: str, blocks: list[dict[str, Any]]) -> str:
-        message = {"id": message_id, "type": "message", "role": "assistant", "model": "claude", "content": blocks}
+        message = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude",
+            "content": blocks,
+        }
         return self.line("assistant", parent, message)
 
 
@@ -88,7 +94,9 @@ def claude_code_session(path: Path, lines: int, *, seed: int = 7, start: float =
             last = c.user(call_line, [block], toolUseResult={"stdout": "ok"})
         if rng.random() < 0.3:
             last = c.line("system", last, None, subtype="hook", content="hook ran")
-        answer = c.assistant(last, f"msg_{session[:8]}_{i}_b", [{"type": "text", "text": _words(rng, 10, 80)}])
+        answer = c.assistant(
+            last, f"msg_{session[:8]}_{i}_b", [{"type": "text", "text": _words(rng, 10, 80)}]
+        )
         if rng.random() < 0.05:  # a retry: another reply to the same parent
             answer = c.assistant(last, f"msg_{session[:8]}_{i}_c", [{"type": "text", "text": "regenerated."}])
         if rng.random() < 0.1:

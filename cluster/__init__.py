@@ -7,7 +7,9 @@ a layer over the embedded runtime, not a second implementation. Importing this p
 
 from __future__ import annotations
 
+from ._actor import DEFAULT_LIMITS as DEFAULT_LIMITS
 from ._client import ACTOR_PREFIX as ACTOR_PREFIX
+from ._client import DEFAULT_ACTORS as DEFAULT_ACTORS
 from ._client import Cluster as Cluster
 from ._client import actor_name as actor_name
 from ._client import connect as connect
@@ -22,6 +24,8 @@ from ._ray import require_ray as require_ray
 
 __all__ = [
     "ACTOR_PREFIX",
+    "DEFAULT_ACTORS",
+    "DEFAULT_LIMITS",
     "INSTALL",
     "NAMESPACE",
     "Cluster",

@@ -86,7 +86,9 @@ def _spelled(place: _Place) -> str:
     return "".join(reversed(parts))
 
 
-def _value_problem(value: object, place: _Place, depth: int, stack: list[tuple[object, _Place, int]]) -> str | None:
+def _value_problem(
+    value: object, place: _Place, depth: int, stack: list[tuple[object, _Place, int]]
+) -> str | None:
     """One value of the walk: why it is not JSON we keep, or None (containers push their items)."""
     if value is None or isinstance(value, bool | int):
         return None

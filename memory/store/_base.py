@@ -737,10 +737,7 @@ class SessionStore:
         index: dict[str, str] = {}
         max_seq = self._index_files(sid, index)
         data = self._backend.read(sid, "meta.json")
-        if data is None:
-            meta = self._derived_meta(sid, index, max_seq)
-        else:
-            meta = self._parse_meta(sid, data)
+        meta = self._derived_meta(sid, index, max_seq) if data is None else self._parse_meta(sid, data)
         return _Live(meta, index, max_seq)
 
     def _derived_meta(self, sid: str, index: Mapping[str, str], max_seq: int) -> SessionMeta:

@@ -311,7 +311,9 @@ class _FileBackend:
             parents = dict.fromkeys(posixpath.dirname(relpath) for relpath, _ in items)
             pending = self._unflushed
             created: list[Path] = []
-            if pending is None or not pending.checked.issuperset(f"{base}/{p}" if p else str(base) for p in parents):
+            if pending is None or not pending.checked.issuperset(
+                f"{base}/{p}" if p else str(base) for p in parents
+            ):
                 # The session's directory, then each directory of the items (outermost first), once each.
                 directories: dict[Path, None] = {base: None}
                 for parent in parents:

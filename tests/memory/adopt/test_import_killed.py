@@ -30,7 +30,12 @@ def import_process(source: Path, home: Path) -> subprocess.Popen[str]:
 def dagmem(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     return subprocess.run(
-        [sys.executable, "-m", "dagmem", *args], capture_output=True, text=True, env=env, check=False, timeout=300
+        [sys.executable, "-m", "dagmem", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
     )
 
 

@@ -48,12 +48,17 @@ def test_a_crash_before_the_flush_leaves_a_valid_session_that_catch_up_finishes(
         if site == "meta:rename":
             raise faults.InjectedCrash(site)
 
-    with faults.armed(crash_at_the_end), pytest.raises(faults.InjectedCrash), store.bulk():
-        for i in range(5):
-            store.append("s", "user", f"turn {i}")
+    def bulk_run() -> None:
+        with store.bulk():
+            for i in range(5):
+                store.append("s", "user", f"turn {i}")
+
+    with faults.armed(crash_at_the_end), pytest.raises(faults.InjectedCrash):
+        bulk_run()
     reader = FileSessionStore(tmp_path)
     snapshot = reader.load("s")
-    assert snapshot.valid and len(snapshot.nodes) == 6
+    assert snapshot.valid
+    assert len(snapshot.nodes) == 6
     assert snapshot.meta.head == first.id  # meta.json is behind: it names the head it had, a node on disk
     last = max(snapshot.nodes.values(), key=lambda node: node.seq)
     assert snapshot.meta.updated_at != last.created_at
