@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 
 from ..actors import Runtime
-from ..memory.format import HEAD, HeadType
+from ..memory.format import HEAD, HeadType, HomePaths
 
 __all__ = ["HOME_COUNTS", "run"]
 
@@ -253,7 +253,7 @@ async def _served_once(client: Any, root: Path, names: list[str]) -> dict[str, i
     }
     wrong = 0
     for name, pid in pids.items():
-        text = (root / name / "memory" / ".dagmem" / "runtime.lock").read_text().split()
+        text = HomePaths(root / name).workspace.serving_lock.read_text().split()
         wrong += len(text) > 1 and int(text[1]) != pid
     return {"checked": len(pids), "served_by_another": wrong}
 

@@ -1,8 +1,9 @@
-"""`dagmem.cluster`: homes served by Ray actors, one actor per home (DESIGN §11; extra `ray`:
+"""`dagmem.cluster`: homes served by a pool of Ray actors, each serving many homes (DESIGN §11; extra `ray`:
 `pip install 'dagmem[ray]'`).
 
-The home is the shard. Each home's actor runs the ordinary `dagmem.Runtime` on that home, so the cluster is
-a layer over the embedded runtime, not a second implementation. Importing this package never imports Ray;
+The home is the shard. An actor runs the ordinary `dagmem.Runtime` on each home it serves (opened on first
+use, closed when idle or crowded out, LRU), so the cluster is a layer over the embedded runtime, not a
+second implementation; a home goes to the actor rendezvous hashing picks over the pool. Importing this package never imports Ray;
 `connect` says how to install it when it is missing."""
 
 from __future__ import annotations

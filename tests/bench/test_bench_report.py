@@ -41,6 +41,9 @@ def tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_import, "QUICK_YEAR_SESSIONS", 3)
     monkeypatch.setattr(_import, "QUICK_YEAR_TURNS", 60)
     monkeypatch.setattr(_cluster, "QUICK_TURNS", 24)
+    monkeypatch.setattr(_cluster, "QUICK_POOL_HOMES", 6)
+    monkeypatch.setattr(_cluster, "QUICK_COLD_HOMES", 2)
+    monkeypatch.setattr(_cluster, "QUICK_POOL_KILLS", 1)
     monkeypatch.setattr(_cluster, "QUICK_LATENCY_TURNS", 10)
     real_sim = report._sim_run
     monkeypatch.setattr(
