@@ -11,6 +11,7 @@ Needs Ray (`pip install 'dagmem[ray]'`); without it the lines say "not measured"
 from __future__ import annotations
 
 import contextlib
+import itertools
 import statistics
 import sys
 import tempfile
@@ -155,12 +156,14 @@ async def _pool(
     client = await cluster.connect(root / "pool", actors=actors, max_open=homes, token_threshold=THRESHOLD)
     single = await cluster.connect(root / "single", actors=None, token_threshold=THRESHOLD)
     try:
-        for k in range(
-            actors
-        ):  # the actors up, each with one home open (the model loaded), before anything is timed
-            await client.status(
-                next(n for n in names if cluster.actor_name(n, actors) == f"dagmem:actor-{k}")
-            )
+        # The actors up, each with one home of its own open (the model loaded), before anything is timed.
+        warm: dict[str, str] = {}
+        for k in itertools.count():
+            warm.setdefault(cluster.actor_name(f"warm{k}", actors), f"warm{k}")
+            if len(warm) == actors:
+                break
+        for home in warm.values():
+            await client.status(home)
         base = await client.stats()
         load = Load()
         started = time.perf_counter()
