@@ -149,7 +149,7 @@ async def _pool(
     after closing them all; the first append to a cold home (its actor up, the home not open); append
     latency beside one home per actor; then the fault run over every home (actors SIGKILLed at random)."""
     from .. import cluster
-    from ..cluster._load import Load, audit, fault_run
+    from ..cluster import Load, audit, fault_run
 
     names = [f"home{k:05d}" for k in range(homes)]
     out: dict[str, Any] = {"homes": homes, "actors": actors}

@@ -14,7 +14,10 @@ from ._client import DEFAULT_ACTORS as DEFAULT_ACTORS
 from ._client import Cluster as Cluster
 from ._client import actor_name as actor_name
 from ._client import connect as connect
+from ._load import Load as Load
+from ._load import audit as audit
 from ._load import drive as drive
+from ._load import fault_run as fault_run
 from ._placement import rendezvous as rendezvous
 from ._ray import INSTALL as INSTALL
 from ._ray import NAMESPACE as NAMESPACE
@@ -32,10 +35,13 @@ __all__ = [
     "Cluster",
     "ClusterError",
     "HomeUnavailable",
+    "Load",
     "RayMissing",
     "actor_name",
+    "audit",
     "connect",
     "drive",
+    "fault_run",
     "rendezvous",
     "require_ray",
 ]
