@@ -35,6 +35,7 @@ __all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
 BENCHMARKS = (
     "runtime",
     "store",
+    "import",
     "write",
     "walk",
     "tokens",
@@ -155,6 +156,24 @@ def _store(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str
         )
     )
     return out, raw
+
+
+def _import(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
+    """`dagmem import` beside an fsync per node, then a year imported and written (bench/_import.py)."""
+    from . import _import as bench
+
+    raw = bench.run(quick, scratch, say)
+    lines, year = raw["lines"], raw["year"]
+    bulk, each = raw["bulk"]["turns_per_s"], raw["fsync_per_node"]["turns_per_s"]
+    at = f"{year['sessions']:,} sessions, {year['nodes']:,} turns"
+    return [
+        result(f"import turns/s, a {lines:,}-line Claude Code transcript (baseline: an fsync per node)", bulk,
+               "turns/s", each, "value >= 5000", digits=1),
+        result(f"import + write --force of a year ({at})", year["total_s"], "s", None, "value <= 300", digits=1),
+        result(f"  of it the import ({year['import']['turns_per_s']:,.0f} turns/s)", year["import_s"], "s", None,
+               None, digits=1),
+        result(f"  of it the write ({year['records']:,} records)", year["write_s"], "s", None, None, digits=1),
+    ], raw  # fmt: skip
 
 
 def _write(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
@@ -346,6 +365,37 @@ def _cluster(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[s
             )
         )
         out.append(result(f"added latency per append, {q}", remote - local, "ms", None, None))
+    pool = raw["pool"]
+    n, actors = pool["homes"], pool["actors"]
+    verified = pool["verified"]
+    memory = pool["memory"]
+    lat = pool["latency_ms"]
+    out += [
+        result(f"homes written and verified (verify --strict), {n:,} homes through {actors} actors", verified["homes"],
+               "homes", n, "ratio >= 1", digits=0),
+        result(f"  turns lost or consumed twice, {n:,} homes", verified["lost"] + verified["consumed_twice"], "", None,
+               "value <= 0", digits=0),
+        result(f"memory per open home (actor PSS with {n // actors:,} open, over one)", memory["per_open_home_kib"] / 1024,
+               "MiB", None, "value <= 5", digits=2),
+        result("memory a closed home keeps in its actor (PSS after closing all, over one open)",
+               memory["retained_per_closed_home_kib"] / 1024, "MiB", memory["per_open_home_kib"] / 1024, None, digits=2),
+        result("cold home: open it and answer its first append, p50", pool["cold_first_append_ms"]["p50"], "ms", None,
+               "value <= 100"),
+        result("append latency p50, a home in a pool (baseline: one home per actor)", lat["pool"]["p50"], "ms",
+               lat["one_home_per_actor"]["p50"], "ratio <= 1.5"),
+        result("append latency p99, a home in a pool (baseline: one home per actor)", lat["pool"]["p99"], "ms",
+               lat["one_home_per_actor"]["p99"], None),
+    ]  # fmt: skip
+    fault = pool.get("fault")
+    if fault is not None:
+        bad = (
+            fault["lost"]
+            + fault["consumed_twice"]
+            + fault["verify_failures"]
+            + pool["served_once"]["served_by_another"]
+        )
+        out.append(result(f"actors SIGKILLed {fault['kills']}x under {n:,} homes: lost, doubled, unverified or "
+                          "doubly served", bad, "", None, "value <= 0", digits=0))  # fmt: skip
     return out, raw
 
 
@@ -411,6 +461,7 @@ def _forget(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[st
 _RUNNERS: dict[str, Callable[[bool, Say, Path], tuple[list[Result], dict[str, Any]]]] = {
     "runtime": _runtime,
     "store": _store,
+    "import": _import,
     "write": _write,
     "walk": _walk,
     "tokens": _tokens,

@@ -122,15 +122,15 @@ class Kill:
     home: str
     pid: int
     new_pid: int
-    in_flight: int  # appends to that home in flight at the instant of the kill
+    in_flight: int  # appends in flight at the instant of the kill to the homes of the actor killed
     restart_s: float
 
 
 async def kill_loop(
     cluster: Any, homes: list[str], load: Load, *, kills: int, seed: int, max_delay: float = 0.4
 ) -> list[Kill]:
-    """SIGKILL a random home's worker process `kills` times, each after a random delay, waiting each time
-    for Ray to bring the home back (a new pid answers)."""
+    """SIGKILL the worker process of a random home's actor `kills` times (every home it serves dies with
+    it), each after a random delay, waiting each time for Ray to bring the actor back (a new pid answers)."""
     rng = Random(seed)
     done: list[Kill] = []
     for _ in range(kills):
@@ -139,7 +139,7 @@ async def kill_loop(
         if info["host"] != socket.gethostname():
             raise RuntimeError(f"home {home} is served on {info['host']}: only local processes are killed")
         await anyio.sleep(rng.uniform(0.02, max_delay))
-        in_flight = load.in_flight[home]
+        in_flight = sum(load.in_flight[h] for h in _same_actor(cluster, homes, home, info))
         started = anyio.current_time()
         os.kill(info["pid"], signal.SIGKILL)
         while True:
@@ -149,6 +149,16 @@ async def kill_loop(
             await anyio.sleep(0.05)
         done.append(Kill(home, info["pid"], new["pid"], in_flight, anyio.current_time() - started))
     return done
+
+
+def _same_actor(cluster: Any, homes: list[str], home: str, info: dict[str, Any]) -> list[str]:
+    """The homes the actor serving `home` serves too (a kill ends them all): those placed on it."""
+    from ._client import actor_name
+
+    actors = getattr(cluster, "actors", None)
+    if actors is None or getattr(cluster, "local_disks", False) or "actor" not in info:
+        return [home]
+    return [h for h in homes if actor_name(h, actors) == info["actor"]]
 
 
 @dataclass
@@ -165,22 +175,46 @@ class Audit:
         return not (self.verify_failures or self.lost or self.consumed_twice)
 
 
-def audit(root: Path, load: Load) -> Audit:
+def _verify_in_process(path: Path) -> str | None:
+    """What `dagmem verify --strict` finds in the home, run here (the same oracle), or None when clean."""
+    from ..memory.audit import check_home
+    from ..memory.durable import read_workspace_id
+
+    paths = HomePaths(path).workspace
+    report = check_home(
+        FileSessionStore(path, read_only=True),
+        paths.root,
+        read_workspace_id(paths.workspace_id),
+        drained=True,
+    )
+    return None if report.ok else str([str(v) for v in report.violations])[:2000]
+
+
+def audit(root: Path, load: Load, *, processes: bool = True) -> Audit:
     """Check each home after `flush(home, force=True)`: `dagmem verify --strict` (marker without install,
-    stranded, consumed twice, uncited, ...) and every returned append on disk and consumed exactly once."""
+    stranded, consumed twice, uncited, ...; a subprocess each, or the same oracle in this process when not
+    `processes`, for a thousand homes) and every returned append on disk and consumed exactly once."""
     result = Audit()
     homes = sorted({home for home, _sid in load.appended})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     for home in homes:
         path = root / home
-        proc = subprocess.run(
-            [sys.executable, "-m", "dagmem", "verify", "--strict", "--json", "--home", str(path)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
+        if not processes:
+            violations = _verify_in_process(path)
+            if violations is not None:
+                result.verify_failures[home] = violations
+        proc = (
+            None
+            if not processes
+            else subprocess.run(
+                [sys.executable, "-m", "dagmem", "verify", "--strict", "--json", "--home", str(path)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
         )
-        if proc.returncode != 0:
+        if proc is not None and proc.returncode != 0:
             try:
                 found: Any = json.loads(proc.stdout).get("violations")
             except ValueError:
@@ -204,7 +238,7 @@ def audit(root: Path, load: Load) -> Audit:
 
 
 async def fault_run(
-    cluster: Any, homes: list[str], *, kills: int, seed: int, tasks: int = 4
+    cluster: Any, homes: list[str], *, kills: int, seed: int, tasks: int = 4, processes: bool = True
 ) -> tuple[Load, list[Kill], Audit]:
     """The fault test: client tasks append to branching sessions of every home at once while `kill_loop`
     SIGKILLs home actors `kills` times; then every home is flushed (forced) and audited from its files."""
@@ -224,4 +258,4 @@ async def fault_run(
     for home in homes:
         await cluster.flush(home, force=True)
     root = cluster.root
-    return load, killed, await anyio.to_thread.run_sync(audit, root, load)
+    return load, killed, await anyio.to_thread.run_sync(lambda: audit(root, load, processes=processes))

@@ -338,20 +338,25 @@ def import_into_store(
     *,
     on_total: Callable[[int], None] | None = None,
     on_node: Callable[[], None] | None = None,
+    flush_every: int = 1000,
 ) -> ImportReport:
-    """Read every file to its end and append what the sessions do not have yet; heads follow the source."""
+    """Read every file to its end and append what the sessions do not have yet; heads follow the source.
+    Durable together every `flush_every` files and at the end (`SessionStore.bulk`)."""
     report = ImportReport(files=len(importer.sources))
     sink = StoreSink(store, clock, report)
     planned = importer.poll(final=True)
     if on_total is not None:
         on_total(len(planned))
-    # No fsync per node: the transcript stays where it is and a rerun adds only what is missing, so a
-    # crash costs a rerun; the store flushes every N files and once at the end.
-    with store.bulk():
+    # No fsync per node, and meta.json once per flush: the transcript stays where it is and a rerun adds
+    # only what is missing, so a crash costs a rerun; the store flushes every N files and at the end.
+    with store.bulk(flush_every=flush_every):
         for node in planned:
             sink.append(node)
             if on_node is not None:
                 on_node()
+        for sid, count in report.sessions.items():
+            if count.present and not count.added and sink.known(sid) is not None:
+                store.catch_up(sid)  # a rerun after a crash before its meta.json was written: finish it
         for sid, head in importer.heads().items():
             target = sink.head_to_set(sid, head)
             if target is not None:

@@ -73,31 +73,48 @@ def check_content(content: object, where: str = "") -> str:
     return content
 
 
-def _value_problem(value: object, path: str, depth: int, stack: list[tuple[object, str, int]]) -> str | None:
+# Where a value sits in the metadata: its parent's place and its key (an index in a list), with " (key)"
+# for the key itself; spelled out (`_spelled`) only when there is a problem to name.
+_Place = tuple["_Place | None", object, bool] | None
+
+
+def _spelled(place: _Place) -> str:
+    parts: list[str] = []
+    while place is not None:
+        place, key, is_key = place
+        parts.append(f"[{key!r}] (key)" if is_key else f"[{key!r}]" if isinstance(key, str) else f"[{key}]")
+    return "".join(reversed(parts))
+
+
+def _value_problem(
+    value: object, place: _Place, depth: int, stack: list[tuple[object, _Place, int]]
+) -> str | None:
     """One value of the walk: why it is not JSON we keep, or None (containers push their items)."""
     if value is None or isinstance(value, bool | int):
         return None
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"metadata{path} is {value!r} (JSON has no NaN or infinity)"
+        if math.isfinite(value):
+            return None
+        return f"metadata{_spelled(place)} is {value!r} (JSON has no NaN or infinity)"
     if isinstance(value, str):
         try:
             value.encode()
         except UnicodeEncodeError as error:
-            return f"metadata{path} holds a lone surrogate at character {error.start} (not UTF-8)"
+            return f"metadata{_spelled(place)} holds a lone surrogate at character {error.start} (not UTF-8)"
         return None
     if isinstance(value, Mapping | list | tuple):
         if depth >= MAX_METADATA_DEPTH:
-            return f"metadata{path} is nested more than {MAX_METADATA_DEPTH} deep"
+            return f"metadata{_spelled(place)} is nested more than {MAX_METADATA_DEPTH} deep"
         if isinstance(value, Mapping):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    return f"metadata{path} has a key {key!r} that is not a string"
-                stack.append((key, f"{path}[{key!r}] (key)", depth + 1))
-                stack.append((item, f"{path}[{key!r}]", depth + 1))
+                    return f"metadata{_spelled(place)} has a key {key!r} that is not a string"
+                stack.append((key, (place, key, True), depth + 1))
+                stack.append((item, (place, key, False), depth + 1))
         else:
-            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+            stack.extend((item, (place, i, False), depth + 1) for i, item in enumerate(value))
         return None
-    return f"metadata{path} is a {type(value).__name__}, which JSON cannot hold"
+    return f"metadata{_spelled(place)} is a {type(value).__name__}, which JSON cannot hold"
 
 
 def check_metadata(metadata: object) -> dict[str, Any]:
@@ -107,7 +124,7 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidInput(f"metadata must be a mapping (a JSON object), not {type(metadata).__name__}")
-    stack: list[tuple[object, str, int]] = [(metadata, "", 0)]
+    stack: list[tuple[object, _Place, int]] = [(metadata, None, 0)]
     while stack:
         problem = _value_problem(*stack.pop(), stack)
         if problem is not None:

@@ -175,6 +175,9 @@ class SessionStore:
         self._guard = threading.Lock()
         self._swept: set[str] = set()
         self._read_only = False
+        # Inside a bulk run (`FileSessionStore.bulk`): the sessions whose meta.json an append left to the
+        # run's next flush; None outside one.
+        self._deferred: dict[str, _Live] | None = None
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -373,7 +376,7 @@ class SessionStore:
         if origin is not None and origin != default_origin(role.value):
             clean_metadata[ORIGIN_KEY] = origin
         live = self._get_live(session_id, create=True)
-        if isinstance(predecessor, str) and not self._backend.exists(session_id):
+        if isinstance(predecessor, str) and not live.index and not self._backend.exists(session_id):
             raise UnknownNode(session_id, predecessor)  # no session to fork in, and none is created
         with live.lock, self._writing(session_id, live, changes_view=True) as changing:
             while True:
@@ -423,20 +426,71 @@ class SessionStore:
             if spawned_from is not None:
                 update["spawned_from"] = spawned_from
             meta = live.meta.model_copy(update=update)
-            try:
-                self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
-            except faults.InjectedCrash:
-                raise  # a 'dead' process undoes nothing
-            except BaseException:
-                # An append that raises leaves nothing: its node file would be a turn the host was told
-                # failed (and retries), or a tip no one knows of, written later all the same.
-                self._backend.remove(session_id, relpath)
-                raise
+            deferred = self._deferred
+            if deferred is not None:
+                # A bulk run writes meta.json once per flush, not per node: until then it names an
+                # earlier head (a node on disk) and time, so a crash leaves the session valid.
+                with self._guard:
+                    deferred[session_id] = live
+            else:
+                try:
+                    self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+                except faults.InjectedCrash:
+                    raise  # a 'dead' process undoes nothing
+                except BaseException:
+                    # An append that raises leaves nothing: its node file would be a turn the host was
+                    # told failed (and retries), or a tip no one knows of, written later all the same.
+                    self._backend.remove(session_id, relpath)
+                    raise
             live.index[node.id] = relpath
             live.max_seq = node.seq
             live.meta = meta
             self._backend.commit(session_id, [relpath, "meta.json"], f"turn {node.seq}: {role} {node.id}")
         return node
+
+    def write_deferred_meta(self) -> None:
+        """Write the meta.json each append of a bulk run left for its flush (the session's lock is still
+        held for the run's window, `FileSessionStore.bulk`). Meta objects are replaced, never mutated, so
+        reading `live.meta` without the session's lock sees one whole state."""
+        with self._guard:
+            deferred = self._deferred
+            if not deferred:
+                return
+            todo, self._deferred = list(deferred.items()), {}
+        for sid, live in todo:
+            self._backend.write(sid, [("meta.json", live.meta.to_json())], "meta")
+
+    def catch_up(self, session_id: str) -> bool:
+        """Finish what a crash between an append's node file and its meta.json left (a bulk run writes
+        meta.json once per flush): `updated_at` becomes the time of the session's last-appended node (the
+        highest seq), as that append would have written. A session in step is left alone; True when
+        meta.json was rewritten. One node file read. (The head is the caller's: an import moves it
+        to its source's leaf.)"""
+        live = self._get_live(session_id)
+        with live.lock, self._writing(session_id, live, changes_view=True) as changing:
+            last = self._last_node(session_id, live)
+            if last is None or last.created_at == live.meta.updated_at:
+                return False
+            meta = live.meta.model_copy(update={"updated_at": last.created_at})
+            changing()
+            self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            live.meta = meta
+            self._backend.commit(session_id, ["meta.json"], f"catch up: {last.id}")
+            return True
+
+    def _last_node(self, sid: str, live: _Live) -> Node | None:
+        """The node with the highest seq (the last appended), read from its file."""
+        return self._node_at_seq(sid, live.index, live.max_seq)
+
+    def _node_at_seq(self, sid: str, index: Mapping[str, str], seq: int) -> Node | None:
+        prefix = f"{seq:06d}-"
+        for relpath in index.values():  # in memory; one file read
+            if relpath.rsplit("/", 1)[-1].startswith(prefix):
+                data = self._backend.read(sid, relpath)
+                node = None if data is None else parse_node(data)[0]
+                if node is not None and node.seq == seq:
+                    return node
+        return None
 
     def _same_turn(
         self,
@@ -721,9 +775,16 @@ class SessionStore:
         index: dict[str, str] = {}
         max_seq = self._index_files(sid, index)
         data = self._backend.read(sid, "meta.json")
-        if data is None:
-            now = self._clock()
-            meta = SessionMeta(id=sid, created_at=now, updated_at=now)
-        else:
-            meta = self._parse_meta(sid, data)
+        meta = self._derived_meta(sid, index, max_seq) if data is None else self._parse_meta(sid, data)
         return _Live(meta, index, max_seq)
+
+    def _derived_meta(self, sid: str, index: Mapping[str, str], max_seq: int) -> SessionMeta:
+        """The meta of a session with node files and no meta.json (a crash before its first was written):
+        created when its first node was, updated when its last was, as those appends would have said."""
+        now = self._clock()
+        first = min((relpath.rsplit("/", 1)[-1] for relpath in index.values()), default=None)
+        seqs = [] if first is None else [int(first.split("-", 1)[0]), max_seq]
+        times = [node.created_at for seq in seqs if (node := self._node_at_seq(sid, index, seq)) is not None]
+        if len(times) != 2:
+            return SessionMeta(id=sid, created_at=now, updated_at=now)
+        return SessionMeta(id=sid, created_at=times[0], updated_at=times[1])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import posixpath
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from .. import faults
 from ..durable import (
@@ -18,11 +20,12 @@ from ..durable import (
     fsync_dir,
     fsync_paths,
     is_temp_name,
+    open_regular,
     read_regular,
     sweep_temp,
 )
 from ..errors import SessionInvalid, UnsafePath
-from ..format import HomePaths
+from ..format import HomePaths, Node, Role
 from ._base import Clock, SessionStore
 from ._git import SessionGit
 
@@ -57,15 +60,42 @@ class _HeldLock:
         os.pwrite(self._fd, f"{self.generation:020d}\n".encode(), 0)
 
 
+class _WindowLock:
+    """A session's lock held by a bulk run from its first write in a flush window to the flush: the
+    generation is bumped once per window (no one else can change the session while it is held), and the
+    lock is released at the flush, once no call of this process is inside it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._held = _HeldLock(fd)
+        self.generation = self._held.generation
+        self._bumped = False
+        self.users = 0
+        self.release_when_idle = False
+
+    def bump(self) -> None:
+        if not self._bumped:
+            self._held.bump()
+            self.generation = self._held.generation
+            self._bumped = True
+
+
 class _Unflushed:
     """What a bulk run wrote without an fsync: the files (by name) and the directories whose entries
-    changed, to fsync at the next flush; a flush comes every `every` files."""
+    changed, to fsync at the next flush; a flush is due every `every` files. Also the session locks the
+    run holds until that flush, and the directories it has checked already (each is lstat'ed once per
+    run, not once per write)."""
 
-    def __init__(self, every: int) -> None:
+    def __init__(self, every: int, before_flush: Callable[[], None]) -> None:
         self.every = every
-        self.files: dict[Path, None] = {}
-        self.dirs: dict[Path, None] = {}
-        self.guard = threading.Lock()
+        self.before_flush = before_flush
+        self.files: dict[str, None] = {}
+        self.dirs: dict[str, None] = {}
+        self.locks: dict[str, _WindowLock] = {}
+        self.checked: set[str] = set()
+        self.due = False
+        self.flushing = False
+        self.guard = threading.RLock()
 
 
 class _FileBackend:
@@ -76,39 +106,66 @@ class _FileBackend:
         self._gits: dict[str, SessionGit] = {}  # one per session: each keeps its last commit's trees
         self._unflushed: _Unflushed | None = None  # set during a bulk run
 
-    def begin_bulk(self, every: int) -> bool:
+    def begin_bulk(self, every: int, before_flush: Callable[[], None]) -> bool:
         """Write without an fsync each until `end_bulk`; False if a bulk run is on already (or nothing is
-        ever fsynced), so the outer one flushes."""
+        ever fsynced), so the outer one flushes. `before_flush` writes what the store left for the flush
+        (its deferred meta.json files)."""
         if not self.fsync or self._unflushed is not None:
             return False
-        self._unflushed = _Unflushed(every)
+        self._unflushed = _Unflushed(every, before_flush)
         return True
 
+    def flush_if_due(self) -> None:
+        pending = self._unflushed
+        if pending is not None and pending.due:
+            self.flush()
+
     def flush(self) -> None:
-        """fsync every file the bulk run wrote since the last flush, then their directories."""
+        """Write what the store deferred, fsync every file the bulk run wrote since the last flush, then
+        their directories; then let go of the session locks held for the window."""
         pending = self._unflushed
         if pending is None:
             return
         with pending.guard:
-            fsync_paths(list(pending.files), list(pending.dirs), site="flush")
-            pending.files.clear()
-            pending.dirs.clear()
+            if pending.flushing:
+                return
+            pending.flushing = True
+            try:
+                pending.before_flush()
+                files, dirs = list(pending.files), list(pending.dirs)
+                fsync_paths([Path(f) for f in files], [Path(d) for d in dirs], site="flush")
+                pending.files.clear()
+                pending.dirs.clear()
+                pending.due = False
+                for sid, held in list(pending.locks.items()):
+                    held.release_when_idle = True
+                    if held.users == 0:
+                        del pending.locks[sid]
+                        os.close(held.fd)  # releases the lock
+            finally:
+                pending.flushing = False
 
     def end_bulk(self, *, flush: bool) -> None:
+        pending = self._unflushed
         try:
             if flush:
                 self.flush()
         finally:
             self._unflushed = None
+            if pending is not None:
+                for held in pending.locks.values():
+                    os.close(held.fd)
 
-    def _written(self, files: list[Path], created: list[Path]) -> bool:
-        """Note files written (and directories created) without an fsync; True when a flush is due."""
+    def _written(self, files: list[str], created: list[Path]) -> None:
+        """Note files written (and directories created) without an fsync; a flush is due every N files."""
         pending = self._unflushed
         assert pending is not None
         with pending.guard:
             pending.files.update(dict.fromkeys(files))
-            pending.dirs.update(dict.fromkeys(path.parent for path in [*files, *created]))
-            return len(pending.files) >= pending.every
+            pending.dirs.update(dict.fromkeys(os.path.dirname(f) for f in files))
+            pending.dirs.update(dict.fromkeys(str(path.parent) for path in created))
+            if len(pending.files) >= pending.every:
+                pending.due = True
 
     def path(self, sid: str, relpath: str = "") -> Path:
         base = self.root / sid
@@ -165,7 +222,14 @@ class _FileBackend:
 
     def _make_dirs(self, directories: list[Path]) -> list[Path]:
         """Create the missing ones of these nested directories (outermost first), refusing a symlink;
-        returns those this call created."""
+        returns those this call created. A bulk run checks each directory once."""
+        pending = self._unflushed
+        if pending is not None:
+            with pending.guard:
+                directories = [d for d in directories if str(d) not in pending.checked]
+                if not directories:
+                    return []
+                pending.checked.update(str(d) for d in directories)
         created: list[Path] = []
         if not check_dir(self.root):
             for missing in reversed([self.root, *self.root.parents]):
@@ -188,31 +252,74 @@ class _FileBackend:
 
     def _fsync_parents(self, created: list[Path], site: str) -> None:
         if self._unflushed is not None:
-            if created and self._written([], created):
-                self.flush()
+            if created:
+                self._written([], created)
         elif self.fsync:
             # New directories must survive a power loss too: fsync each one's parent.
             for directory in dict.fromkeys(path.parent for path in created):
                 fsync_dir(directory, site=site)
 
     @contextlib.contextmanager
-    def lock(self, sid: str) -> Iterator[_HeldLock]:
-        """Hold the session's lock (created with its directory if missing), across processes."""
+    def lock(self, sid: str) -> Iterator[_HeldLock | _WindowLock]:
+        """Hold the session's lock (created with its directory if missing), across processes; in a bulk
+        run, from the first call of a flush window to its flush."""
+        pending = self._unflushed
+        if pending is not None:
+            with _refused_as_invalid(sid):
+                held = self._window_lock(pending, sid)
+            try:
+                yield held
+            finally:
+                with pending.guard:
+                    held.users -= 1
+                    if held.users == 0 and held.release_when_idle and pending.locks.get(sid) is held:
+                        del pending.locks[sid]
+                        os.close(held.fd)
+            return
         base = self.root / sid
         with _refused_as_invalid(sid):
             self._fsync_parents(self._make_dirs([base]), "session")
             with exclusive_lock(base / _LOCK) as fd:
                 yield _HeldLock(fd)
 
+    def _window_lock(self, pending: _Unflushed, sid: str) -> _WindowLock:
+        with pending.guard:
+            held = pending.locks.get(sid)
+            if held is not None and not held.release_when_idle:
+                held.users += 1
+                return held
+        base = self.root / sid
+        self._fsync_parents(self._make_dirs([base]), "session")
+        fd = open_regular(base / _LOCK, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            made = _WindowLock(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        with pending.guard:
+            old = pending.locks.get(sid)
+            if old is not None and old.users == 0:
+                os.close(old.fd)
+            pending.locks[sid] = made
+            made.users += 1
+        return made
+
     def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
         base = self.root / sid
         with _refused_as_invalid(sid):
-            # The session's directory, then each directory of the items (outermost first), once each.
-            directories: dict[Path, None] = {base: None}
-            for parent in dict.fromkeys(posixpath.dirname(relpath) for relpath, _ in items):
-                parts = parent.split("/") if parent else []
-                directories.update((base.joinpath(*parts[: k + 1]), None) for k in range(len(parts)))
-            created = self._make_dirs(list(directories))
+            parents = dict.fromkeys(posixpath.dirname(relpath) for relpath, _ in items)
+            pending = self._unflushed
+            created: list[Path] = []
+            if pending is None or not pending.checked.issuperset(
+                f"{base}/{p}" if p else str(base) for p in parents
+            ):
+                # The session's directory, then each directory of the items (outermost first), once each.
+                directories: dict[Path, None] = {base: None}
+                for parent in parents:
+                    parts = parent.split("/") if parent else []
+                    directories.update((base.joinpath(*parts[: k + 1]), None) for k in range(len(parts)))
+                created = self._make_dirs(list(directories))
             paths = [base / relpath for relpath, _ in items]
             atomic_write_many(
                 [(path, data) for path, (_, data) in zip(paths, items, strict=True)],
@@ -222,8 +329,8 @@ class _FileBackend:
             )
             if self._unflushed is None:
                 self._fsync_parents(created, site)
-            elif self._written(paths, created):
-                self.flush()
+            else:  # the store calls `flush_if_due` between its calls, never inside one
+                self._written([str(path) for path in paths], created)
 
     def remove(self, sid: str, relpath: str) -> None:
         """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""
@@ -285,9 +392,11 @@ class FileSessionStore(SessionStore):
         crash loses only the unflushed writes, never a durable one. It holds for every write through
         this store, from any thread: a store a runtime appends through must not be inside one. Nested
         blocks flush with the outer."""
-        if not self._files.begin_bulk(flush_every):
+        if not self._files.begin_bulk(flush_every, self.write_deferred_meta):
             yield
             return
+        if not self._files.git:  # a commit per turn takes meta.json with it: git keeps it per turn
+            self._deferred = {}
         flush = True
         try:
             yield
@@ -295,4 +404,12 @@ class FileSessionStore(SessionStore):
             flush = False  # a 'dead' process fsyncs nothing more
             raise
         finally:
-            self._files.end_bulk(flush=flush)
+            try:
+                self._files.end_bulk(flush=flush)
+            finally:
+                self._deferred = None
+
+    def append(self, session_id: str, role: Role | str, content: str, **kwargs: Any) -> Node:
+        node = super().append(session_id, role, content, **kwargs)
+        self._files.flush_if_due()  # between appends: no session's lock is held by this call
+        return node

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dagmem.bench import _cluster, _currency, _runtime, _store, _write
+from dagmem.bench import _cluster, _currency, _import, _runtime, _store, _write
 from dagmem.bench import _report as report
 from dagmem.cli import main
 
@@ -37,7 +37,13 @@ def tiny(monkeypatch: pytest.MonkeyPatch) -> None:
     real_store, real_write = _store.run, _write.run
     monkeypatch.setattr(_store, "run", lambda _turns, **kw: real_store(60, window=5, early=20, **kw))
     monkeypatch.setattr(_write, "run", lambda *_sizes, **kw: real_write(10, 50, 3, 2, 1, **kw))
+    monkeypatch.setattr(_import, "QUICK_LINES", 120)
+    monkeypatch.setattr(_import, "QUICK_YEAR_SESSIONS", 3)
+    monkeypatch.setattr(_import, "QUICK_YEAR_TURNS", 60)
     monkeypatch.setattr(_cluster, "QUICK_TURNS", 24)
+    monkeypatch.setattr(_cluster, "QUICK_POOL_HOMES", 6)
+    monkeypatch.setattr(_cluster, "QUICK_COLD_HOMES", 2)
+    monkeypatch.setattr(_cluster, "QUICK_POOL_KILLS", 1)
     monkeypatch.setattr(_cluster, "QUICK_LATENCY_TURNS", 10)
     monkeypatch.setattr(_currency, "QUICK_HOMES", 1)
     real_sim = report._sim_run

@@ -1,11 +1,13 @@
-"""`dagmem.cluster` on a local Ray instance (issue 16): one actor per home running the ordinary runtime,
-calls routed by home id, a second actor for a served home refused at once, and home actors' worker
-processes SIGKILLed mid-write while client tasks append to branching sessions of many homes: afterwards
-every home passes `dagmem verify --strict`, every append that returned is on disk and consumed exactly
-once, and each home is served by one process."""
+"""`dagmem.cluster` on a local Ray instance (issues 16, 30): a pool of actors each serving many homes with
+the ordinary runtime, calls routed by home id (rendezvous over the pool), homes closed when crowded out
+(LRU by count and by memory) after a boundary write and opened again on demand, a second actor for a
+served home refused at once, and the pool's worker processes SIGKILLed mid-write while client tasks
+append to branching sessions of many homes: afterwards every home passes `dagmem verify --strict`, every
+append that returned is on disk and consumed exactly once, and each home is served by one process."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -21,13 +23,17 @@ ray = pytest.importorskip(
 )
 
 import dagmem  # noqa: E402
-from dagmem import HEAD, HomeBusy, InvalidInput, UnknownNode, cluster  # noqa: E402
-from dagmem.cluster._actor import HomeServer  # noqa: E402
+from dagmem import HEAD, FileSessionStore, HomeBusy, InvalidInput, UnknownNode, cluster  # noqa: E402
+from dagmem.cluster._actor import HomesServer  # noqa: E402
 from dagmem.cluster._load import Audit, Kill, Load, fault_run  # noqa: E402
+from dagmem.memory.durable import read_workspace_id  # noqa: E402
+from dagmem.memory.format import HomePaths  # noqa: E402
+from dagmem.memory.write import pending_by_session  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "20"))  # per backend: about 30 s each here
+KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "12"))  # per backend
+HOMES = int(os.environ.get("DAGMEM_CLUSTER_HOMES", "40"))  # through the pool's two actors
 SEED = int(os.environ.get("DAGMEM_CLUSTER_SEED", "16"))
 
 
@@ -61,6 +67,21 @@ def client_root(ray_instance: str, tmp_path: Path) -> Iterator[Path]:
             ray.kill(handle, no_restart=True)
 
 
+def workspace_id_path(home: Path) -> Path:
+    return HomePaths(home).workspace.workspace_id
+
+
+def lock_free(home: Path) -> bool:
+    fd = os.open(HomePaths(home).workspace.serving_lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 def serving_pid(home: Path) -> int:
     text = (home / "memory" / ".dagmem" / "runtime.lock").read_text()
     return int(text.split()[1])
@@ -73,8 +94,10 @@ async def test_calls_go_to_the_home_actor_running_the_runtime(client_root: Path)
     fork = await c.append("alpha", "s", "user", "and the funiculars?", predecessor=first)
     await c.set_head("alpha", "s", answer)
     assert c.home_path("alpha") == client_root / "alpha"
-    handle = ray.get_actor("dagmem:alpha", namespace="dagmem")
-    assert ray.get(handle.info.remote())["path"] == str(client_root / "alpha")
+    name = cluster.actor_name("alpha")
+    assert name in ("dagmem:actor-0", "dagmem:actor-1")  # one of the pool's two
+    handle = ray.get_actor(name, namespace="dagmem")
+    assert ray.get(handle.info.remote("alpha"))["path"] == str(client_root / "alpha")
     # A retried append (same id, same turn) is a no-op; another turn under that id is refused.
     assert await c.append("alpha", "s", "assistant", "up the hills of Alfama", node_id="a1") == "a1"
     with pytest.raises(InvalidInput, match="another content"):
@@ -121,15 +144,16 @@ async def test_a_second_actor_for_a_served_home_fails_fast(client_root: Path) ->
     c = await cluster.connect(client_root)
     await c.append("gamma", "s", "user", "hello")
     path = c.home_path("gamma")
-    # Another actor (another name, so Ray does not stop it) on the same files: its runtime cannot open.
+    # Another actor (another name, so Ray does not stop it) on the same root: the home's runtime cannot open.
     twin = (
-        ray.remote(HomeServer)
+        ray.remote(HomesServer)
         .options(name="twin", namespace="dagmem", num_cpus=0)
-        .remote("gamma", str(path), {})
+        .remote(str(client_root), {})
     )
     with anyio.fail_after(30):
         tag, failure = await anyio.to_thread.run_sync(
-            ray.get, twin.append.remote("s", "user", "twice", predecessor=HEAD, node_id="x", metadata=None)
+            ray.get,
+            twin.append.remote("gamma", "s", "user", "twice", predecessor=HEAD, node_id="x", metadata=None),
         )
     assert tag == "error"
     assert failure.name == "HomeBusy"
@@ -165,14 +189,67 @@ async def assert_served_once(c: cluster.Cluster, names: list[str]) -> None:
                 pass
 
 
-async def test_home_actors_killed_mid_write_twenty_times_lose_nothing(client_root: Path) -> None:
-    """Six homes, branching sessions appended from four client tasks at once, home actors' processes
-    SIGKILLed mid-write 20 times (Ray restarts each; the runtime recovers from disk)."""
+async def test_pool_actors_killed_mid_write_lose_nothing_over_many_homes(client_root: Path) -> None:
+    """Many homes through two actors, branching sessions appended from four client tasks at once, the
+    actors' processes SIGKILLed mid-write (Ray restarts each; each home recovers from disk when next used)."""
     c = await cluster.connect(client_root, token_threshold=60, abandon_after=0.3)
-    names = [f"h{k}" for k in range(6)]
+    names = [f"h{k}" for k in range(HOMES)]
     load, killed, result = await fault_run(c, names, kills=KILLS, seed=SEED)
     assert_no_loss(load, killed, result, KILLS)
     await assert_served_once(c, names)
+    await c.close()
+
+
+async def test_an_actor_closes_its_least_recently_used_home_after_a_boundary_write_and_reopens_it(
+    client_root: Path,
+) -> None:
+    c = await cluster.connect(client_root, actors=1, max_open=2, token_threshold=100_000)
+    for home in ("lru1", "lru2"):
+        await c.append(home, "s", "user", f"a turn in {home}, under the threshold")
+    assert (await c.info("lru1"))["serving"]
+    assert (await c.info("lru2"))["serving"]
+    await c.append("lru3", "s", "user", "a third home: the least recently used one closes")
+    assert await c.homes() == ["lru2", "lru3"]
+    assert not (await c.info("lru1"))["serving"]
+    await c.stop("lru1")  # closed already: this waits for its close (the boundary write) to end
+    # Closed after a boundary write: its turn is in memory, though under the threshold.
+    assert pending_by_session(
+        client_root / "lru1", read_workspace_id(workspace_id_path(client_root / "lru1"))
+    ) == {"s": 0}
+    assert lock_free(client_root / "lru1")  # no runtime holds it: closed, not just forgotten
+    await c.append("lru1", "s", "assistant", "reopened on demand")  # recovers from disk, as after a crash
+    assert await c.homes() == ["lru1", "lru3"]
+    (stats,) = (await c.stats()).values()
+    assert stats["counts"]["closed_lru"] == 2
+    assert stats["open"] == 2
+    assert len(FileSessionStore(client_root / "lru1").load("s").nodes) == 2
+    await c.close()
+
+
+async def test_an_actor_over_its_memory_budget_closes_a_home_for_each_it_opens(client_root: Path) -> None:
+    c = await cluster.connect(client_root, actors=1, max_rss_mib=1, token_threshold=100_000)
+    for home in ("m1", "m2", "m3"):
+        await c.append(home, "s", "user", f"a turn in {home}")
+    assert await c.homes() == ["m3"]  # every process is over 1 MiB: each open closed the one before
+    (stats,) = (await c.stats()).values()
+    assert stats["counts"]["closed_memory"] == 2
+    await c.close()
+
+
+async def test_an_idle_home_is_closed_and_its_next_call_opens_it(client_root: Path) -> None:
+    c = await cluster.connect(client_root, actors=1, idle_close_after=0.2, token_threshold=100_000)
+    await c.append("idle", "s", "user", "then nothing for a while")
+    with anyio.fail_after(60):
+        while (await c.info("idle"))["serving"]:  # noqa: ASYNC110 (the actor's reaper closes it, over Ray)
+            await anyio.sleep(0.05)
+    await c.stop("idle")  # closed already: this waits for its close (the boundary write) to end
+    (stats,) = (await c.stats()).values()
+    assert stats["counts"]["closed_idle"] >= 1
+    assert pending_by_session(
+        client_root / "idle", read_workspace_id(workspace_id_path(client_root / "idle"))
+    ) == {"s": 0}
+    await c.append("idle", "s", "assistant", "and back")
+    assert len(FileSessionStore(client_root / "idle").load("s").nodes) == 2
     await c.close()
 
 

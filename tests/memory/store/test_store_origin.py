@@ -26,7 +26,7 @@ def test_origin_is_kept_when_it_is_not_the_roles_default(tmp_path: Path) -> None
 def test_an_unknown_origin_is_refused_and_nothing_is_written(tmp_path: Path, origin: object) -> None:
     store = FileSessionStore(tmp_path)
     with pytest.raises(InvalidInput, match="origin"):
-        store.append("s", "user", "hello", origin=origin)  # type: ignore[arg-type]
+        store.append("s", "user", "hello", origin=origin)
     assert not (tmp_path / "sessions" / "s").exists()
 
 
