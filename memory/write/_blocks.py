@@ -1,6 +1,7 @@
 """Editing one topic file the way every distiller does: add a claim (a claim already in the file gains
 the new citation instead of a second copy), replace a block (it keeps its id, so links to it still
-resolve, and carries over every citation it had: evidence is never dropped), render.
+resolve, and carries over every citation it had: evidence is never dropped), mark a block superseded by
+a newer one (it stays, marked), render.
 
 Identical claims may share a block across sibling branches (DESIGN §8: said on both, so true on both);
 a different claim is always a block of its own unless a distiller replaces on the rules of §9.
@@ -8,6 +9,7 @@ a different claim is always a block of its own unless a distiller replaces on th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from ..format import (
@@ -75,7 +77,18 @@ class TopicEdit:
             self.taken.add(cid)
             refs = tuple(SourceRef(label, key[0], key[1]) for label, _, key in fresh)
             citations.append(Citation(cid, date, refs))
-        return Block(block.id, claim, tuple(citations))
+        return dataclasses.replace(block, claim=claim, citations=tuple(citations))
+
+    def supersede(self, block_id: str, by: Block, by_path: str, reason: str) -> Block:
+        """Mark the block `block_id` superseded by `by` (filed in `by_path`), dated `by`'s newest citation."""
+        from ..format import Supersession  # TEMP until cur-format lands
+
+        for i, block in enumerate(self.blocks):
+            if block.id == block_id:
+                mark = Supersession(by.id, by_path, max(c.date for c in by.citations), reason)
+                self.blocks[i] = dataclasses.replace(block, superseded=mark)
+                return self.blocks[i]
+        raise KeyError(block_id)
 
     @property
     def changed(self) -> bool:

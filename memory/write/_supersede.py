@@ -27,14 +27,30 @@ are deterministic, offline, and measured (tests/memory/write/data/supersession_p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from ..format import Block
 from ._slots import ANY_SLOT, MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
 
-__all__ = ["Reason", "Statement", "cue_of", "off_path", "statement", "supersession", "user_text"]
+if TYPE_CHECKING:
+    from ._blocks import TopicEdit
+
+__all__ = [
+    "Reason",
+    "Statement",
+    "choose",
+    "cue_of",
+    "cue_only",
+    "newest_date",
+    "off_path",
+    "statement",
+    "supersede_older",
+    "supersession",
+    "usable",
+    "user_text",
+]
 
 Reason = Literal["update", "retraction"]
 
@@ -65,7 +81,7 @@ _HYPOTHETICAL: Final = re.compile(
     re.I,
 )
 _NEGATED_CUE: Final = re.compile(
-    r"\b(?:n['’]t|not|never|no)\s+(?:\w+\s+)?(?:moved?|moving|switch(?:ed|ing)?|chang(?:ed?|ing)|"
+    r"(?:n['’]t|\bnot|\bnever|\bno)\s+(?:\w+\s+)?(?:moved?|moving|switch(?:ed|ing)?|chang(?:ed?|ing)|"
     r"relocat(?:ed?|ing)|actually)\b|没有?(?:搬|改|换)|不(?:搬|换)|并没",
     re.I,
 )
@@ -125,7 +141,8 @@ def cue_of(sentence: str) -> Reason | None:
     return None
 
 
-def _usable(sentence: str) -> bool:
+def usable(sentence: str) -> bool:
+    """Does the sentence state something as true now (not a question, hypothetical, plan or report)?"""
     bare = strip_lead(sentence)
     return not (
         _QUESTION_END.search(sentence)
@@ -133,6 +150,11 @@ def _usable(sentence: str) -> bool:
         or _HYPOTHETICAL.search(sentence)
         or _REPORTED.search(sentence)
     )
+
+
+def cue_only(sentence: str) -> bool:
+    """A sentence that is a cue and nothing more ("Scratch that.", "更正一下。"): it lends its cue to the next."""
+    return cue_of(sentence) is not None and not strip_lead(sentence).strip(" .!?,:;。！？，：；")
 
 
 def _content(text: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -152,7 +174,7 @@ def statement(text: str) -> Statement:
     subject: frozenset[str] = frozenset()
     any_usable = False
     for sentence in sentences(text):
-        if not _usable(sentence):
+        if not usable(sentence):
             carried = None
             continue
         any_usable = True
@@ -164,7 +186,7 @@ def statement(text: str) -> Statement:
         cue = cue_of(sentence) or carried
         found = [(fact, cue, bool(_ADDITION.search(part))) for part in clauses(sentence) for fact in facts_of(part)]
         facts += found
-        carried = cue if not found and cue is not None and len(_content(sentence)[0]) <= 2 else None
+        carried = cue if not found and cue_only(sentence) else None
         if cue == "retraction" or (cue == "update" and best is None):
             best = cue
     words, numbers = _content(" ".join(usable_words))
@@ -259,10 +281,24 @@ def off_path(block: Block, session_id: str, on_path: Callable[[str], bool] | Non
 def choose(
     new: str,
     candidates: Iterable[tuple[Block, bool]],
+    *,
+    context: str | None = None,
 ) -> tuple[Block, Reason] | None:
     """The newest candidate (older current blocks, oldest first, each with whether it shares the new
-    block's topic file) that the user's newer text `new` supersedes, with the reason."""
+    block's topic file) that the user's newer words `new` supersede, with the reason. `context`: the
+    words `new` was said in, when `new` is one clause of them (the cue is the sentence's, the facts the
+    clause's: in "Actually I live in Rome and I work as a nurse" only the first clause moves the user)."""
     said = statement(new)
+    if context is not None:
+        around = statement(context)
+        said = Statement(
+            tuple((fact, around.cue, add) for fact, _, add in said.facts),
+            around.cue,
+            around.blocked,
+            said.words,
+            said.numbers,
+            said.subject,
+        )
     if said.blocked or (said.cue is None and not said.numbers and not said.facts):
         return None
     found: tuple[Block, Reason] | None = None
@@ -277,5 +313,35 @@ def newest_date(block: Block) -> str:
     return max(c.date for c in block.citations)
 
 
-def unsuperseded(blocks: Sequence[Block]) -> list[Block]:
-    return [b for b in blocks if getattr(b, "superseded", None) is None]
+def supersede_older(
+    edit: TopicEdit,
+    new: Block,
+    words: str,
+    *,
+    context: str | None = None,
+    same_topic: bool,
+    session_id: str,
+    on_path: Callable[[str], bool] | None,
+) -> Block | None:
+    """Within one topic file being edited: mark the older current block that the user's newer `words`
+    (the user's turns of `new`'s evidence) supersede, if any, and return it. O(the file's blocks): the
+    file is one the write touches anyway (the core master, or the new block's own topic).
+
+    Never a block `new` restates (a claim said again only gains a citation), never one whose evidence in
+    this session lies off the batch's path (it may be an alternative of one fork: those are `left`)."""
+    if getattr(new, "superseded", None) is not None or any(b.id == new.id for b in edit.original.blocks):
+        return None
+    date = newest_date(new)
+    candidates = [
+        (block, same_topic)
+        for block in edit.blocks
+        if block.id != new.id
+        and getattr(block, "superseded", None) is None
+        and newest_date(block) <= date
+        and not off_path(block, session_id, on_path)
+    ]
+    picked = choose(words, candidates, context=context)
+    if picked is None:
+        return None
+    old, reason = picked
+    return edit.supersede(old.id, new, edit.path, reason)
