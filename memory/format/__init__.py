@@ -55,6 +55,8 @@ from ._tokens import encoding as token_encoding
 from ._topic_model import Block as Block
 from ._topic_model import Citation as Citation
 from ._topic_model import SourceRef as SourceRef
+from ._topic_model import SupersedeReason as SupersedeReason
+from ._topic_model import Supersession as Supersession
 from ._topic_model import Topic as Topic
 from ._topic_model import TopicFormatError as TopicFormatError
 from ._topic_model import block_id as block_id
@@ -64,6 +66,7 @@ from ._topic_model import inert as inert
 from ._topic_model import make_block as make_block
 from ._topic_model import render_block as render_block
 from ._topic_model import render_topic as render_topic
+from ._topic_parse import TopicLookup as TopicLookup
 from ._topic_parse import parse_topic as parse_topic
 from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
 from ._topic_path import is_topic_path as is_topic_path
@@ -99,9 +102,12 @@ __all__ = [
     "SessionMeta",
     "SessionSnapshot",
     "SourceRef",
+    "SupersedeReason",
+    "Supersession",
     "Tip",
     "Topic",
     "TopicFormatError",
+    "TopicLookup",
     "TxRecord",
     "TxlogCorrupt",
     "WorkspacePaths",

@@ -5,6 +5,14 @@ A file is a `# Title` line, an empty line, then blocks separated by one empty li
     <claim> [^c-<10 hex>] [^c-<10 hex>] ^b-<8 hex>
     [^c-<10 hex>]: Time: `YYYY-MM-DD`; Sources: [<label>](../sources/<sid>.md#src-<16 hex>), ...
 
+A block that a newer one superseded (DESIGN §12) starts with one more line, its status, before the claim::
+
+    **Superseded** on `YYYY-MM-DD` by [b-<8 hex>](<slug>.md#^b-<8 hex>) (update|retraction):
+
+A viewer shows it as the start of the claim's paragraph. It can never be a claim line (it does not end in a
+block id, and no claim may start with `**Superseded**`), and record text, folded into its claim line, can
+never start a line of its own; a block without it is current, so files written before it read as all current.
+
 The parser reads lines (split on `\\n` only) and takes the claim to be everything before the trailing run of
 citation references, so structure comes from line positions, never from what a claim says. Text quoted
 from records goes through `inert()` first, and the claim rules below refuse every unescaped construct a
@@ -20,7 +28,7 @@ import posixpath
 import re
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from ..errors import InvalidInput
 from ._archive_codec import anchor_of
@@ -31,6 +39,8 @@ __all__ = [
     "Block",
     "Citation",
     "SourceRef",
+    "SupersedeReason",
+    "Supersession",
     "Topic",
     "TopicFormatError",
     "block_id",
@@ -98,6 +108,25 @@ _HTML_START: Final = re.compile(r"[A-Za-z/!?]")
 _PLAIN_CLAIM: Final = re.compile(r"[^\\\[\]^<]*(?:\\[\s\S][^\\\[\]^<]*)*\\?")
 
 
+SupersedeReason = Literal["update", "retraction"]
+
+
+SUPERSEDE_REASONS: Final[tuple[SupersedeReason, ...]] = ("update", "retraction")
+
+
+STATUS_PREFIX: Final = "**Superseded**"
+
+
+# Loose like the patterns above (the checks name the part that is wrong); the link target is judged apart.
+_STATUS: Final = re.compile(
+    r"\*\*Superseded\*\* on `(?P<date>[^`]*)` by \[(?P<text>[^\]]*)\]\((?P<target>[^)]*)\)"
+    r" \((?P<reason>[^)]*)\):"
+)
+
+
+_STATUS_TARGET: Final = re.compile(r"(?P<slug>" + TOPIC_SLUG_PATTERN + r")\.md#\^(?P<bid>.*)")
+
+
 class TopicFormatError(InvalidInput):
     """A topic file (or a topic about to be written) breaks the format; `reason` names the rule."""
 
@@ -126,10 +155,25 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class Supersession:
+    """Why a block is no longer current: the block `by` in the topic file `topic` (may be the block's own
+    file) states a newer value of its fact, since `date` (YYYY-MM-DD)."""
+
+    by: str  # the successor's block id, b-<8 hex>
+    topic: str  # the successor's topic path, topics/<slug>.md
+    date: str
+    reason: SupersedeReason
+
+
+@dataclass(frozen=True)
 class Block:
+    """One claim and its citations. `superseded` is None for a current block; marking a block superseded
+    (`dataclasses.replace(block, superseded=...)`) never changes its id, which comes from the claim only."""
+
     id: str
     claim: str
     citations: tuple[Citation, ...]
+    superseded: Supersession | None = None
 
 
 @dataclass(frozen=True)
@@ -226,11 +270,18 @@ def render_block(block: Block, *, base: str = "") -> str:
         claim = "".join([*parts, claim[end:]])
     sources_dir = posixpath.normpath(base + "../sources") + "/"
     refs = "".join(f" [^{c.id}]" for c in block.citations)
-    lines = [f"{claim}{refs} ^{block.id}"]
+    lines = [] if block.superseded is None else [render_status(block.superseded, base=base)]
+    lines.append(f"{claim}{refs} ^{block.id}")
     for c in block.citations:
         links = ", ".join(f"[{s.label}]({sources_dir}{s.session_id}.md#{s.anchor})" for s in c.sources)
         lines.append(f"[^{c.id}]: Time: `{c.date}`; Sources: {links}")
     return "\n".join(lines)
+
+
+def render_status(status: Supersession, *, base: str = "") -> str:
+    """A superseded block's first line (`base` as for `render_block`)."""
+    target = f"{base}{posixpath.basename(status.topic)}#^{status.by}"
+    return f"{STATUS_PREFIX} on `{status.date}` by [{status.by}]({target}) ({status.reason}):"
 
 
 def render_topic(topic: Topic) -> str:

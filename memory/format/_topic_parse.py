@@ -5,22 +5,27 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
 from ._topic_model import (
     _BREAK_CHAR,
     _REF,
     _SOURCE,
     _SPACE,
+    _STATUS,
+    _STATUS_TARGET,
+    STATUS_PREFIX,
     Block,
     Citation,
     SourceRef,
+    SupersedeReason,
+    Supersession,
     Topic,
     TopicFormatError,
 )
 from ._topic_validate import _FileChecker
 
-__all__ = ["parse_topic"]
+__all__ = ["TopicLookup", "parse_topic"]
 
 _DEFINITION: Final = re.compile(
     r"\[\^(?P<cid>[^\]\s]*)\]: Time: `(?P<date>[^`]*)`; Sources: (?P<sources>.*)\Z"
@@ -60,8 +65,42 @@ def _split_claim_line(line: str) -> tuple[str, list[str], str] | None:
     return line[:end], refs, line[at + 2 :]
 
 
+def is_status_line(line: str) -> bool:
+    """Whether `line` is meant as a superseded line (then it must be one exactly): no claim starts so."""
+    return line.lstrip(" \t").startswith(STATUS_PREFIX)
+
+
+def _parse_status(fail: Callable[[int, str], TopicFormatError], line: str, number: int) -> Supersession:
+    """The superseded line's parts, taken verbatim; `_FileChecker` judges the date, ids and reason."""
+    match = _STATUS.fullmatch(line)
+    if match is None:
+        raise fail(
+            number,
+            f"malformed superseded line (expected {STATUS_PREFIX} on `YYYY-MM-DD` by "
+            "[b-<8 hex>](<slug>.md#^b-<8 hex>) (update|retraction):)",
+        )
+    target = _STATUS_TARGET.fullmatch(match["target"])
+    if target is None:
+        raise fail(number, f"superseded line's link {match['target']!r} is not <slug>.md#^b-<8 hex>")
+    if match["text"] != target["bid"]:
+        raise fail(
+            number, f"superseded line's link text {match['text']!r} is not its block id {target['bid']!r}"
+        )
+    reason = cast(SupersedeReason, match["reason"])  # the checker refuses any other word
+    return Supersession(target["bid"], f"topics/{target['slug']}.md", match["date"], reason)
+
+
 def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str], first: int) -> Block:
-    """The block whose claim is lines[0], on file line `first`."""
+    """The block whose first line is lines[0], on file line `first`: its superseded line, if any, then its
+    claim line and definitions."""
+    superseded = None
+    if is_status_line(lines[0]):
+        superseded = _parse_status(fail, lines[0], first)
+        lines, first = lines[1:], first + 1
+        if not lines:
+            raise fail(first - 1, "superseded line is not followed by its block's claim line")
+        if is_status_line(lines[0]):
+            raise fail(first, "block has more than one superseded line")
     claim_line = lines[0]
     if _DEFINITION_START.match(claim_line):
         raise fail(first, "block starts with a definition line instead of its claim line")
@@ -106,7 +145,7 @@ def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str],
     if list(definitions) != refs:
         raise fail(first + 1, "definitions are not in the order of their citations in the claim")
     citations = tuple(definitions[cid][1] for cid in refs)
-    return Block(bid, claim, citations)
+    return Block(bid, claim, citations, superseded)
 
 
 def parse_topic(text: str, path: str) -> Topic:
@@ -206,3 +245,29 @@ def _parse_lines(text: str, path: str) -> Topic:
         blocks.append(block)
         number = end + 1
     return Topic(title, tuple(blocks))
+
+
+class TopicLookup:
+    """The topic files as a transaction leaves them, each read and parsed at most once: `validate_topic`'s
+    `block_exists` and `superseded_by`. `read(relpath)` gives a file's bytes after the transaction (the
+    staged bytes of a file it touches, else the file on disk; None when there is none)."""
+
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+        self._read = read
+        self._blocks: dict[str, dict[str, Block]] = {}
+
+    def block(self, relpath: str, block_id: str) -> Block | None:
+        """Raises TopicFormatError (or UnicodeDecodeError) if the file is not a valid topic file."""
+        blocks = self._blocks.get(relpath)
+        if blocks is None:
+            data = self._read(relpath)
+            topic = None if data is None else parse_topic(data.decode("utf-8"), relpath)
+            blocks = self._blocks[relpath] = {} if topic is None else {b.id: b for b in topic.blocks}
+        return blocks.get(block_id)
+
+    def block_exists(self, relpath: str, block_id: str) -> bool:
+        return self.block(relpath, block_id) is not None
+
+    def superseded_by(self, relpath: str, block_id: str) -> Supersession | None:
+        block = self.block(relpath, block_id)
+        return None if block is None else block.superseded

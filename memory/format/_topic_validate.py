@@ -1,5 +1,6 @@
-"""The rules a topic file obeys: claim syntax, ids, citation definitions, and (`validate_topic`) what
-needs the rest of the workspace: archived sources, batch-only new citations, block links."""
+"""The rules a topic file obeys: claim syntax, ids, citation definitions, superseded lines, and
+(`validate_topic`) what needs the rest of the workspace: archived sources, batch-only new citations, block
+links, and successors that exist with no cycle."""
 
 from __future__ import annotations
 
@@ -17,23 +18,32 @@ from ._topic_model import (
     _CITATION_ID,
     _DATE,
     _SURROGATE,
+    STATUS_PREFIX,
+    SUPERSEDE_REASONS,
     Block,
     Citation,
+    Supersession,
     Topic,
     TopicFormatError,
     _scan_claim,
     block_links,
 )
+from ._topic_path import is_topic_path
 
 __all__ = ["validate_topic"]
 
 
-def _claim_lines(topic: Topic) -> list[int]:
-    """The 1-based line of each block's claim in `render_topic(topic)`."""
+def _status_lines(block: Block) -> int:
+    """How many lines come before the block's claim line: its superseded line, if any."""
+    return 0 if block.superseded is None else 1
+
+
+def _block_lines(topic: Topic) -> list[int]:
+    """The 1-based line where each block starts in `render_topic(topic)`."""
     lines, line = [], 3
     for block in topic.blocks:
         lines.append(line)
-        line += len(block.citations) + 2
+        line += _status_lines(block) + len(block.citations) + 2
     return lines
 
 
@@ -53,6 +63,8 @@ def _claim_reason(claim: str) -> str | None:
         return reason
     if claim.lstrip(" \t").startswith("#"):
         return "claim starts with '#' (a heading)"
+    if claim.lstrip(" \t").startswith(STATUS_PREFIX):
+        return f"claim starts with '{STATUS_PREFIX}' (only a superseded line, before the claim line, may)"
     try:
         block_links(claim)
     except ValueError as error:
@@ -118,6 +130,10 @@ class _FileChecker:
         self._block(block, line)  # something is wrong: find the first rule broken, in file order
 
     def _block(self, block: Block, line: int) -> None:
+        """The rules of the block starting at `line`, in line order."""
+        if block.superseded is not None:
+            self.supersession(block.superseded, line)
+            line += 1
         if not _BLOCK_ID.fullmatch(block.id):
             raise self.fail(line, f"malformed block id {block.id!r} (expected b-<8 hex>)")
         if block.id in self.block_ids:
@@ -130,6 +146,19 @@ class _FileChecker:
             raise self.fail(line, "block has no citation")
         for offset, citation in enumerate(block.citations, start=1):
             self.citation(citation, line + offset)
+
+    def supersession(self, status: Supersession, line: int) -> None:
+        reason = None
+        if not _BLOCK_ID.fullmatch(status.by):
+            reason = f"malformed successor block id {status.by!r} (expected b-<8 hex>)"
+        elif not is_topic_path(status.topic):
+            reason = f"successor topic {status.topic!r} is not topics/<slug>.md"
+        elif (date_reason := _date_reason(status.date)) is not None:
+            reason = f"superseded line: {date_reason}"
+        elif status.reason not in SUPERSEDE_REASONS:
+            reason = f"supersession reason {status.reason!r} is not one of {', '.join(SUPERSEDE_REASONS)}"
+        if reason is not None:
+            raise self.fail(line, reason)
 
     def block_alone(self, block: Block) -> None:
         self._block(block, 1)
@@ -173,7 +202,7 @@ def _block_ok(block: Block) -> bool:
 def _check_topic(path: str, topic: Topic) -> list[int]:
     checker = _FileChecker(path)
     checker.title(topic.title)
-    lines = _claim_lines(topic)
+    lines = _block_lines(topic)
     for block, line in zip(topic.blocks, lines, strict=True):
         checker.block(block, line)
     return lines
@@ -191,6 +220,7 @@ def validate_topic(
     batch_sources: Collection[str],
     is_archived: Callable[[str, str], bool],
     block_exists: Callable[[str, str], bool],
+    superseded_by: Callable[[str, str], Supersession | None],
     moved: Collection[tuple[str, str]] = (),
 ) -> None:
     """Raise TopicFormatError unless `new` may replace `old` (None: a new file) at `path`.
@@ -201,10 +231,17 @@ def validate_topic(
     did not already cite in `old` must cite a source of this transaction's batch (`batch_sources`) or
     one of the `moved` (session_id, anchor) pairs: evidence that a reorganisation carries from a merged
     block to the block that absorbs it (it was cited before, so it is no new evidence).
+
+    A superseded line may be added to any block (it cites nothing new). Its successor must exist after the
+    transaction (in `new` for this file, else `block_exists`), must not be the block itself, and the chain
+    of successors (`superseded_by(topic_relpath, block_id)`: that block's supersession after the
+    transaction, None if it is current or missing) must end: chains are fine, a cycle is refused. The
+    callbacks read only the files the chain passes through. An unchanged block is checked against this
+    file only (a block this transaction removed); `dagmem verify` checks every file.
     """
     lines = _check_topic(path, new)
     own_path = posixpath.normpath(path)
-    own_blocks = {block.id for block in new.blocks}
+    own_blocks = {block.id: block for block in new.blocks}
     batch = {(source_id.partition("/")[0], anchor_of(source_id)) for source_id in batch_sources}
     carried = {
         (block.id, source.session_id, source.anchor)
@@ -214,9 +251,28 @@ def validate_topic(
     }
     archived: dict[tuple[str, str], bool] = {}
     unchanged = set(old.blocks) if old is not None else set()
-    for block, line in zip(new.blocks, lines, strict=True):
+    for block, first in zip(new.blocks, lines, strict=True):
+        line = first + _status_lines(block)  # the claim line
         if block in unchanged:
-            continue  # checked when it was installed; archives are append-only (O(edit), not O(file))
+            # Checked when it was installed; archives are append-only (O(edit), not O(file)). Only a
+            # successor in this file can have gone meanwhile.
+            status = block.superseded
+            if (
+                status is not None
+                and posixpath.normpath(status.topic) == own_path
+                and status.by not in own_blocks
+            ):
+                raise TopicFormatError(path, first, f"superseded by ^{status.by}, which no longer exists")
+            continue
+        if block.superseded is not None:
+            _check_successor(
+                path,
+                block,
+                first,
+                own_blocks=own_blocks,
+                block_exists=block_exists,
+                superseded_by=superseded_by,
+            )
         for link in block_links(block.claim):
             target, bid = _link_target(path, link["slug"]), link["bid"]
             exists = bid in own_blocks if target == own_path else block_exists(target, bid)
@@ -241,3 +297,40 @@ def validate_topic(
                         f"source {where} is not evidence of this transaction: a block may newly cite only "
                         "sources of the batch",
                     )
+
+
+def _check_successor(
+    path: str,
+    block: Block,
+    line: int,
+    *,
+    own_blocks: dict[str, Block],
+    block_exists: Callable[[str, str], bool],
+    superseded_by: Callable[[str, str], Supersession | None],
+) -> None:
+    """The superseded line of `block` (at `line` of `path`) names a block that exists, and its chain of
+    successors ends (a chain is fine, a cycle is not)."""
+    own_path = posixpath.normpath(path)
+    status = block.superseded
+    assert status is not None
+    target = posixpath.normpath(status.topic)
+    name = f"{posixpath.basename(target)}#^{status.by}"
+    if (target, status.by) == (own_path, block.id):
+        raise TopicFormatError(path, line, f"block ^{block.id} is superseded by itself")
+    exists = status.by in own_blocks if target == own_path else block_exists(target, status.by)
+    if not exists:
+        raise TopicFormatError(path, line, f"superseded by {name}, which does not exist")
+    chain = [(own_path, block.id)]
+    at: tuple[str, str] | None = (target, status.by)
+    while at is not None:
+        if at in chain:
+            names = [f"{posixpath.basename(p)}#^{b}" for p, b in [*chain, at]]
+            raise TopicFormatError(path, line, "supersession cycle: " + " -> ".join(names))
+        chain.append(at)
+        topic, bid = at
+        if topic == own_path:
+            successor = own_blocks.get(bid)
+            following = None if successor is None else successor.superseded
+        else:
+            following = superseded_by(topic, bid)
+        at = None if following is None else (posixpath.normpath(following.topic), following.by)

@@ -9,13 +9,15 @@ a different claim is always a block of its own unless a distiller replaces on th
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..format import (
     Block,
     Citation,
     SourceRef,
+    SupersedeReason,
+    Supersession,
     Topic,
     anchor_of,
     citation_id,
@@ -77,16 +79,14 @@ class TopicEdit:
             self.taken.add(cid)
             refs = tuple(SourceRef(label, key[0], key[1]) for label, _, key in fresh)
             citations.append(Citation(cid, date, refs))
-        return dataclasses.replace(block, claim=claim, citations=tuple(citations))
+        return replace(block, claim=claim, citations=tuple(citations))
 
-    def supersede(self, block_id: str, by: Block, by_path: str, reason: str) -> Block:
+    def supersede(self, block_id: str, by: Block, by_path: str, reason: SupersedeReason) -> Block:
         """Mark the block `block_id` superseded by `by` (filed in `by_path`), dated `by`'s newest citation."""
-        from ..format import Supersession  # TEMP until cur-format lands
-
         for i, block in enumerate(self.blocks):
             if block.id == block_id:
                 mark = Supersession(by.id, by_path, max(c.date for c in by.citations), reason)
-                self.blocks[i] = dataclasses.replace(block, superseded=mark)
+                self.blocks[i] = replace(block, superseded=mark)
                 return self.blocks[i]
         raise KeyError(block_id)
 

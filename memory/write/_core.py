@@ -21,6 +21,7 @@ from ..format import (
     ArchiveRecord,
     Node,
     TopicFormatError,
+    TopicLookup,
     anchor_of,
     is_topic_path,
     parse_topic,
@@ -191,13 +192,9 @@ def _validate(
 ) -> None:
     """Every touched topic must parse and validate, and every record of the batch must be cited."""
     cited: set[tuple[str, str]] = set()
-
-    def block_exists(relpath: str, block_id: str) -> bool:
-        data = changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
-        if data is None:
-            return False
-        return any(block.id == block_id for block in parse_topic(data.decode(), relpath).blocks)
-
+    lookup = TopicLookup(
+        lambda relpath: changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
+    )
     try:
         for path, data in changed.items():
             if data is None:
@@ -211,7 +208,8 @@ def _validate(
                 old,
                 batch_sources=batch,
                 is_archived=workspace.is_archived,
-                block_exists=block_exists,
+                block_exists=lookup.block_exists,
+                superseded_by=lookup.superseded_by,
             )
             cited.update(
                 (source.session_id, source.anchor)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from ..durable import sha256_hex
@@ -27,6 +27,7 @@ from ..format import (
     Citation,
     Topic,
     TopicFormatError,
+    TopicLookup,
     ancestors,
     anchor_of,
     block_links,
@@ -159,7 +160,7 @@ def _absorb(keep: Block, other: Block, claim: str | None = None, *, taken: set[s
                     cid = citation_id(keep.id, [f"{s.session_id}#{s.anchor}" for s in fresh], taken)
                 taken.add(cid)
             citations.append(Citation(cid, citation.date, fresh))
-    return Block(keep.id, keep.claim if claim is None else claim, tuple(citations))
+    return replace(keep, claim=keep.claim if claim is None else claim, citations=tuple(citations))
 
 
 def _merge_identical(
@@ -231,7 +232,7 @@ def _merge_judged(
         block = keep
         for other in rest:
             block = _absorb(block, other)
-        replaced[keep.id] = Block(block.id, inert(" ".join(claim.split())), block.citations)
+        replaced[keep.id] = replace(block, claim=inert(" ".join(claim.split())))
         gone.update(other.id for other in rest)
     out = [replaced.get(b.id, b) for b in blocks if b.id not in gone]
     return out, len(gone)
@@ -255,10 +256,9 @@ def _one_path_each(keep: Block, rest: Sequence[Block], one_path: OnePath | None)
 def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: dict[str, Topic]) -> None:
     """The same checks as a write's, with the merged evidence allowed to move within each file, and
     nothing dropped: every source a file cited before, it cites after."""
-
-    def block_exists(relpath: str, block_id: str) -> bool:
-        data = changed.get(relpath) if relpath in changed else workspace.read_bytes(relpath)
-        return data is not None and any(b.id == block_id for b in parse_topic(data.decode(), relpath).blocks)
+    lookup = TopicLookup(
+        lambda relpath: changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
+    )
 
     # Evidence may move between the files a pass changes (one claim filed in two), never out of them.
     before = {key for path in changed for block in topics[path].blocks for key in _sources(block)}
@@ -280,7 +280,8 @@ def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: di
                 old,
                 batch_sources=(),
                 is_archived=workspace.is_archived,
-                block_exists=block_exists,
+                block_exists=lookup.block_exists,
+                superseded_by=lookup.superseded_by,
                 moved=before,
             )
             after.update(key for block in new.blocks for key in _sources(block))

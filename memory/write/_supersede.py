@@ -329,14 +329,14 @@ def supersede_older(
 
     Never a block `new` restates (a claim said again only gains a citation), never one whose evidence in
     this session lies off the batch's path (it may be an alternative of one fork: those are `left`)."""
-    if getattr(new, "superseded", None) is not None or any(b.id == new.id for b in edit.original.blocks):
+    if new.superseded is not None or any(b.id == new.id for b in edit.original.blocks):
         return None
     date = newest_date(new)
     candidates = [
         (block, same_topic)
         for block in edit.blocks
         if block.id != new.id
-        and getattr(block, "superseded", None) is None
+        and block.superseded is None
         and newest_date(block) <= date
         and not off_path(block, session_id, on_path)
     ]

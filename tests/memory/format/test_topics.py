@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
 from unittest import mock
@@ -13,6 +14,7 @@ from dagmem.memory.format import (
     Block,
     Citation,
     SourceRef,
+    Supersession,
     Topic,
     TopicFormatError,
     anchor_of,
@@ -45,6 +47,11 @@ Tea, see [dark mode](prefs.md#^b-0123abcd) and \\[not a link\\](x). [^c-aaaaaaaa
 [^c-bbbbbbbbbb]: Time: `2024-02-29`; Sources: [user](../sources/s-2.md#src-3333333333333333)
 """
 
+# The same with its second block superseded by the first (a viewer reads its status line first).
+SUPERSEDED_SAMPLE = SAMPLE.replace(
+    "\n\nTea,", "\n\n**Superseded** on `2024-05-03` by [b-0123abcd](prefs.md#^b-0123abcd) (retraction):\nTea,"
+)
+
 
 def always(_a: str, _b: str) -> bool:
     return True
@@ -61,8 +68,17 @@ def check(
     batch: Sequence[str] = (),
     is_archived: Callable[[str, str], bool] = always,
     block_exists: Callable[[str, str], bool] = never,
+    superseded_by: Callable[[str, str], Supersession | None] = lambda _p, _b: None,
 ) -> None:
-    validate_topic(PATH, new, old, batch_sources=batch, is_archived=is_archived, block_exists=block_exists)
+    validate_topic(
+        PATH,
+        new,
+        old,
+        batch_sources=batch,
+        is_archived=is_archived,
+        block_exists=block_exists,
+        superseded_by=superseded_by,
+    )
 
 
 def one_block_topic(claim: str, sources: Sequence[str] = ("s1/n1",), date: str = "2024-05-01") -> Topic:
@@ -145,14 +161,43 @@ groups = st.lists(
 claims = st.text(min_size=1).map(inert).filter(lambda s: bool(s.strip()))
 
 
+# A block's status: current (None), or superseded by the next block of this file (a chain, no cycle) or by
+# a block of another file.
+statuses = st.none() | st.tuples(
+    st.dates().map(lambda d: d.isoformat()),
+    st.sampled_from(["update", "retraction"]),
+    st.none() | st.from_regex(r"b-[0-9a-f]{8}", fullmatch=True),
+)
+
+
+def with_statuses(blocks: list[Block], chosen: Sequence[tuple[str, str, str | None] | None]) -> list[Block]:
+    out = []
+    for n, (block, status) in enumerate(zip(blocks, chosen, strict=True)):
+        if status is None:
+            out.append(block)
+            continue
+        date, reason, elsewhere = status
+        if elsewhere is None and n + 1 < len(blocks):
+            by, topic = blocks[n + 1].id, PATH
+        else:
+            by, topic = elsewhere or "b-0000abcd", "topics/other-1.md"
+        supersession = Supersession(by, topic, date, reason)  # type: ignore[arg-type]
+        out.append(dataclasses.replace(block, superseded=supersession))
+    return out
+
+
 @settings(max_examples=200)
-@given(title=claims, contents=st.lists(st.tuples(claims, groups), max_size=4))
+@given(title=claims, contents=st.lists(st.tuples(claims, groups, statuses), max_size=4))
 def test_valid_topics_round_trip(
-    title: str, contents: list[tuple[str, list[tuple[str, list[tuple[str, str]]]]]]
+    title: str,
+    contents: list[tuple[str, list[tuple[str, list[tuple[str, str]]]], tuple[str, str, str | None] | None]],
 ) -> None:
     taken: set[str] = set()
-    topic = Topic(title, tuple(make_block(PATH, claim, g, taken) for claim, g in contents))
-    check(topic, batch=[s for _, g in contents for _, sources in g for _, s in sources])
+    made = [make_block(PATH, claim, g, taken) for claim, g, _ in contents]
+    topic = Topic(title, tuple(with_statuses(made, [status for _, _, status in contents])))
+    check(
+        topic, batch=[s for _, g, _ in contents for _, sources in g for _, s in sources], block_exists=always
+    )
     text = render_topic(topic)
     assert parse_topic(text, PATH) == topic
     assert render_topic(parse_topic(text, PATH)) == text
@@ -162,14 +207,17 @@ def test_valid_topics_round_trip(
 @given(
     cuts=st.lists(
         st.tuples(
-            st.integers(0, len(SAMPLE)), st.integers(0, 40), st.text("[]()^`#:;, \n\\bc-0a", max_size=6)
+            st.integers(0, len(SUPERSEDED_SAMPLE)),
+            st.integers(0, 40),
+            st.text("[]()^`#:;, \n\\bc-0a*S", max_size=6),
         )
     )
 )
+@pytest.mark.parametrize("sample", [SAMPLE, SUPERSEDED_SAMPLE])
 def test_any_text_either_parses_and_renders_back_exactly_or_raises_topic_format_error(
-    cuts: list[tuple[int, int, str]],
+    sample: str, cuts: list[tuple[int, int, str]]
 ) -> None:
-    text = SAMPLE
+    text = sample
     for at, length, insert in cuts:
         text = text[:at] + insert + text[at + length :]
     try:
@@ -183,15 +231,18 @@ def test_any_text_either_parses_and_renders_back_exactly_or_raises_topic_format_
 @given(
     cuts=st.lists(
         st.tuples(
-            st.integers(0, len(SAMPLE)), st.integers(0, 40), st.text("[]()^`#:;, \n\\bc-0a", max_size=6)
+            st.integers(0, len(SUPERSEDED_SAMPLE)),
+            st.integers(0, 40),
+            st.text("[]()^`#:;, \n\\bc-0a*S", max_size=6),
         )
     )
 )
+@pytest.mark.parametrize("sample", [SAMPLE, SUPERSEDED_SAMPLE])
 def test_the_block_by_block_parser_agrees_with_the_line_parser_on_any_text(
-    cuts: list[tuple[int, int, str]],
+    sample: str, cuts: list[tuple[int, int, str]]
 ) -> None:
     # parse_topic takes the cached block-by-block path when it can; the line parser is the reference.
-    text = SAMPLE
+    text = sample
     for at, length, insert in cuts:
         text = text[:at] + insert + text[at + length :]
     try:
@@ -205,6 +256,12 @@ def test_the_block_by_block_parser_agrees_with_the_line_parser_on_any_text(
             parse_topic(text, PATH)
     else:
         assert parse_topic(text, PATH) == expected
+
+
+def test_the_superseded_sample_the_fuzzers_cut_is_itself_valid() -> None:
+    second = parse_topic(SUPERSEDED_SAMPLE, PATH).blocks[1]
+    assert second.superseded == Supersession("b-0123abcd", PATH, "2024-05-03", "retraction")
+    assert render_topic(parse_topic(SUPERSEDED_SAMPLE, PATH)) == SUPERSEDED_SAMPLE
 
 
 def test_a_file_made_of_blocks_seen_before_is_parsed_block_by_block() -> None:
@@ -625,6 +682,8 @@ FORGERIES = [
     "[link](other.md#^b-01234567)",
     "![img](../sources/s1.md#src-0123456789abcdef)",
     '<a id="^b-01234567"></a><https://x>',
+    "**Superseded** on `2024-01-01` by [b-01234567](other.md#^b-01234567) (update): x",
+    "\n**Superseded** on `2024-01-01` by [b-01234567](other.md#^b-01234567) (update):\nx",
 ]
 EDGES = [
     "\\",
@@ -651,6 +710,7 @@ def test_inert_text_inside_a_block_parses_and_validates_and_forges_nothing(text:
     assert parsed.blocks[0].claim == claim
     assert len(parsed.blocks) == 1
     assert len(parsed.blocks[0].citations) == 1
+    assert parsed.blocks[0].superseded is None
     assert block_links(claim) == []
     lines = rendered.split("\n")
     assert len(lines) == 5  # title, empty, claim, one definition, final ""
