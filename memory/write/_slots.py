@@ -22,14 +22,15 @@ __all__ = ["MULTI_VALUED", "NUMERIC", "Fact", "clauses", "facts_of", "strip_lead
 
 @dataclass(frozen=True)
 class Fact:
-    slot: str  # "residence", "job", "employer", "name", "diet", "age", "status", "partner", "pet", "likes", ...
+    slot: (
+        str  # "residence", "job", "employer", "name", "diet", "age", "status", "partner", "pet", "likes", ...
+    )
     value: str  # normalised: casefolded, articles and trailing time words dropped ("" when none)
     negated: bool = False
 
 
 MULTI_VALUED: Final = frozenset({"pet", "likes", "language", "hobby"})
 NUMERIC: Final = frozenset({"age", "children"})
-ANY_SLOT: Final = "*"  # "switched from X to Y", "X instead of Y": retracts Y whatever its slot
 
 # Interjections and cue phrases a statement may open with; dropped before the clause is read.
 _LEAD: Final = re.compile(
@@ -83,7 +84,11 @@ _EN: Final[list[tuple[str, bool, re.Pattern[str]]]] = [
         ("residence", True, _DONT + r"live\s+in\s+" + _V),
         ("residence", True, r"i\s+(?:moved|moved away|left)\s+(?:away\s+)?from\s+" + _V),
         ("residence", False, r"i\s+" + _NOW + r"(?:live|reside|stay)\s+in\s+" + _V),
-        ("residence", False, r"i(?:['’]ve|\s+have)?\s+" + _NOW + r"(?:moved|relocated)\s+(?:back\s+)?to\s+" + _V),
+        (
+            "residence",
+            False,
+            r"i(?:['’]ve|\s+have)?\s+" + _NOW + r"(?:moved|relocated)\s+(?:back\s+)?to\s+" + _V,
+        ),
         ("residence", False, _AM + r"(?:based|living)\s+in\s+" + _V),
         ("residence", False, r"my\s+(?:home|address)\s+is\s+(?:now\s+)?(?:in\s+)?" + _V),
         ("name", False, r"my\s+name\s+is\s+(?:now\s+)?" + _V),
@@ -110,20 +115,36 @@ _EN: Final[list[tuple[str, bool, re.Pattern[str]]]] = [
         ("eats", True, _DONT + r"eat\s+" + _V),
         ("eats", True, r"i\s+(?:stopped|quit|gave\s+up)\s+eating\s+" + _V),
         ("eats", False, r"i\s+" + _NOW + r"(?:eat|started\s+eating)\s+" + _V),
-        ("age", False, _AM + r"(?P<v>\d{1,3})(?:\s+years?\s+old)?\b(?!\s*(?:%|kg|km|lb|cm|minutes|hours|days))"),
+        (
+            "age",
+            False,
+            _AM + r"(?P<v>\d{1,3})(?:\s+years?\s+old)?\b(?!\s*(?:%|kg|km|lb|cm|minutes|hours|days))",
+        ),
         ("age", False, r"i\s+(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
         ("status", True, _NOT_AM + r"(?P<v>" + _STATUS + r")\b"),
         ("status", False, _AM + r"(?P<v>" + _STATUS + r")\b"),
         ("status", False, r"i\s+(?:just\s+)?got\s+(?P<v>married|divorced|engaged)\b"),
-        ("partner", False, r"my\s+(?:" + _PARTNERS + r")(?:['’]s\s+name)?\s+is\s+(?:called\s+|named\s+)?" + _V),
+        (
+            "partner",
+            False,
+            r"my\s+(?:" + _PARTNERS + r")(?:['’]s\s+name)?\s+is\s+(?:called\s+|named\s+)?" + _V,
+        ),
         ("pet", True, _DONT + r"(?:have|own)\s+(?:a|an|any)\s+(?P<v>" + _PETS + r")s?\b"),
-        ("pet", False, r"i\s+" + _NOW + r"(?:have|own|got|adopted)\s+(?:a|an|\w+)\s+(?P<v>" + _PETS + r")s?\b"),
+        (
+            "pet",
+            False,
+            r"i\s+" + _NOW + r"(?:have|own|got|adopted)\s+(?:a|an|\w+)\s+(?P<v>" + _PETS + r")s?\b",
+        ),
         ("likes", True, _DONT + r"(?:like|love|enjoy)\s+" + _V),
         ("likes", True, r"i\s+" + _NOW + r"(?:hate|dislike|can['’]?t stand|cannot stand)\s+" + _V),
         ("likes", False, r"i\s+" + _NOW + r"(?:like|love|enjoy|adore)\s+" + _V),
         ("prefers", False, r"i\s+" + _NOW + r"prefer\s+" + _V),
         ("language", False, r"i\s+" + _NOW + r"speak\s+" + _V),
-        ("children", False, r"i\s+" + _NOW + r"have\s+(?P<v>\d+|one|two|three|four|five|six)\s+(?:kids|children)\b"),
+        (
+            "children",
+            False,
+            r"i\s+" + _NOW + r"have\s+(?P<v>\d+|one|two|three|four|five|six)\s+(?:kids|children)\b",
+        ),
     ]
 ]
 
@@ -145,16 +166,36 @@ _ZH: Final[list[tuple[str, bool, re.Pattern[str]]]] = [
         ("residence", False, r"^我家" + _ZH_NOW + r"在" + _ZH_V),
         ("name", False, r"^我" + _ZH_NOW + r"(?:叫|名叫)" + _ZH_V),
         ("name", False, r"^我的名字" + _ZH_NOW + r"(?:是|叫)" + _ZH_V),
-        ("job", True, r"^我" + _ZH_NOW + r"(?:不再是|不是|不当|不做)(?:一名|一个|一位)?(?P<v>" + _ZH_PROF + r")"),
-        ("job", False, r"^我" + _ZH_NOW + r"(?:是|当|做|成为了|成了|改行当|转行做|在当)了?(?:一名|一个|一位|个|名)?"
-         r"(?P<v>" + _ZH_PROF + r")"),
+        (
+            "job",
+            True,
+            r"^我" + _ZH_NOW + r"(?:不再是|不是|不当|不做)(?:一名|一个|一位)?(?P<v>" + _ZH_PROF + r")",
+        ),
+        (
+            "job",
+            False,
+            r"^我" + _ZH_NOW + r"(?:是|当|做|成为了|成了|改行当|转行做|在当)了?(?:一名|一个|一位|个|名)?"
+            r"(?P<v>" + _ZH_PROF + r")",
+        ),
         ("job", False, r"^我的(?:工作|职业)" + _ZH_NOW + r"是(?:一名|一个)?" + _ZH_V),
         ("employer", False, r"^我" + _ZH_NOW + r"在" + _ZH_V + r"(?:工作|上班)"),
-        ("diet", True, r"^我" + _ZH_NOW + r"(?:不再|不是|不)(?:是)?(?:一个|一名)?(?P<v>素食者|素食主义者|吃素|纯素食者)"),
-        ("diet", False, r"^我" + _ZH_NOW + r"(?:是|开始)?(?:一个|一名)?(?P<v>素食者|素食主义者|吃素|纯素食者)"),
+        (
+            "diet",
+            True,
+            r"^我" + _ZH_NOW + r"(?:不再|不是|不)(?:是)?(?:一个|一名)?(?P<v>素食者|素食主义者|吃素|纯素食者)",
+        ),
+        (
+            "diet",
+            False,
+            r"^我" + _ZH_NOW + r"(?:是|开始)?(?:一个|一名)?(?P<v>素食者|素食主义者|吃素|纯素食者)",
+        ),
         ("age", False, r"^我" + _ZH_NOW + r"(?:今年)?(?P<v>\d{1,3})岁"),
         ("status", False, r"^我" + _ZH_NOW + r"(?P<v>结婚|离婚|单身|订婚)"),
-        ("partner", False, r"^我(?:的)?(?:妻子|丈夫|老婆|老公|男朋友|女朋友|伴侣|爱人)" + _ZH_NOW + r"(?:叫|是)" + _ZH_V),
+        (
+            "partner",
+            False,
+            r"^我(?:的)?(?:妻子|丈夫|老婆|老公|男朋友|女朋友|伴侣|爱人)" + _ZH_NOW + r"(?:叫|是)" + _ZH_V,
+        ),
         ("pet", True, r"^我" + _ZH_NOW + r"(?:不再|没有|不)养" + _ZH_V),
         ("pet", False, r"^我" + _ZH_NOW + r"(?:养了|养|有)(?:一只|一条|一匹|只|条)" + _ZH_V),
         ("likes", True, r"^我" + _ZH_NOW + r"(?:不再|不|不太)(?:喜欢|爱)" + _ZH_V),
@@ -166,11 +207,18 @@ _ZH: Final[list[tuple[str, bool, re.Pattern[str]]]] = [
         ("eats", False, r"^我" + _ZH_NOW + r"(?:吃|开始吃)" + _ZH_V),
     ]
 ]
-_ZH_DIET: Final = {"素食者": "vegetarian", "素食主义者": "vegetarian", "吃素": "vegetarian", "纯素食者": "vegan"}
+_ZH_DIET: Final = {
+    "素食者": "vegetarian",
+    "素食主义者": "vegetarian",
+    "吃素": "vegetarian",
+    "纯素食者": "vegan",
+}
 _DIET_ALIASES: Final = {"pescetarian": "pescatarian"}
 _ARTICLE: Final = re.compile(r"^(?:the|a|an|my|some)\s+", re.I)
 _CJK: Final = re.compile(r"[\u3400-\u9fff]")
-_CLAUSE_JOIN: Final = re.compile(r"\s*(?:;|,?\s+and\s+(?=i\b|i['’]m\b|my\b)|；|，?(?:而且|并且|同时)(?=我))\s*", re.I)
+_CLAUSE_JOIN: Final = re.compile(
+    r"\s*(?:;|,?\s+and\s+(?=i\b|i['’]m\b|my\b)|；|，?(?:而且|并且|同时)(?=我))\s*", re.I
+)
 _FIRST_PERSON: Final = re.compile(r"(?<![\w'’])I(?=\s|['’](?:m|ve)\b)")
 _SENTENCE: Final = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 

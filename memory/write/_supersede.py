@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..format import Block
-from ._slots import ANY_SLOT, MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
+from ._slots import MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
 
 if TYPE_CHECKING:
     from ._blocks import TopicEdit
@@ -182,9 +182,13 @@ def statement(text: str) -> Statement:
         if not subject:
             bare = strip_lead(sentence)
             verb = _VERB.search(bare)
-            subject = _content(bare[: verb.start()])[0] if verb is not None and verb.start() > 0 else frozenset()
+            subject = (
+                _content(bare[: verb.start()])[0] if verb is not None and verb.start() > 0 else frozenset()
+            )
         cue = cue_of(sentence) or carried
-        found = [(fact, cue, bool(_ADDITION.search(part))) for part in clauses(sentence) for fact in facts_of(part)]
+        found = [
+            (fact, cue, bool(_ADDITION.search(part))) for part in clauses(sentence) for fact in facts_of(part)
+        ]
         facts += found
         carried = cue if not found and cue_only(sentence) else None
         if cue == "retraction" or (cue == "update" and best is None):
@@ -202,15 +206,15 @@ def _same_value(a: str, b: str) -> bool:
 
 def _replaces(new: Fact, cue: Reason | None, addition: bool, old: Fact) -> Reason | None:
     """Does the newer fact replace the older one (same slot), and why?"""
-    if old.negated or (new.slot != old.slot and new.slot != ANY_SLOT):
+    if old.negated or new.slot != old.slot:
         return None
     if new.negated:  # "I no longer live in Paris": retracts that value, whatever the slot's arity
         return cue if cue is not None and _same_value(new.value, old.value) else None
     if addition or new.slot in MULTI_VALUED or _same_value(new.value, old.value):
         return None
-    if new.slot == "prefers":  # "aisle seats" -> "window seats": the same kind of thing, another choice
-        if new.value.split()[-1:] != old.value.split()[-1:]:
-            return None
+    # "aisle seats" -> "window seats": a preference between things of one kind (the last word) is replaced
+    if new.slot == "prefers" and new.value.split()[-1:] != old.value.split()[-1:]:
+        return None
     if cue is None:
         return "update" if new.slot in NUMERIC else None
     return cue

@@ -45,14 +45,24 @@ def test_the_corpus_is_large_bilingual_and_mostly_hard_negatives_and_true_change
     kinds = Counter(str(row["kind"]) for row in PAIRS)
     assert len(PAIRS) >= 150
     assert sum(any("\u4e00" <= ch <= "\u9fff" for ch in str(row["new"])) for row in PAIRS) >= 30
-    for kind in ("nocue", "othersubject", "addition", "thirdperson", "question", "hypothetical", "negatedcue"):
+    for kind in (
+        "nocue",
+        "othersubject",
+        "addition",
+        "thirdperson",
+        "question",
+        "hypothetical",
+        "negatedcue",
+    ):
         assert kinds[kind] >= 4, kind
     assert sum(row["label"] == "retraction" for row in PAIRS) >= 20
     assert sum(row["label"] == "update" for row in PAIRS) >= 40
 
 
 @pytest.mark.parametrize("split", ["dev", "held-out", None])
-def test_the_rule_is_precise_on_the_labelled_corpus(split: str | None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_rule_is_precise_on_the_labelled_corpus(
+    split: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = [row for row in PAIRS if split is None or row["split"] == split]
     precision, recall, counts = _measure(rows)
     with capsys.disabled():

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from dagmem.memory.format import ArchiveRecord
 from dagmem.memory.write._core_facts import read_core_facts
 from dagmem.memory.write._slots import Fact, facts_of
 from dagmem.memory.write._supersede import cue_of, supersession, user_text
-from dagmem.memory.format import ArchiveRecord
 
 
 def test_the_issue_example_moves_the_user_to_berlin_and_retracts_vegetarian() -> None:
     move = "Update: I moved to Berlin last month, I no longer live in Paris."
     assert supersession("I live in Paris", move) == "update"
-    assert supersession("I am vegetarian.", "Sorry, scratch that: I am not vegetarian, I eat fish.") == "retraction"
+    assert (
+        supersession("I am vegetarian.", "Sorry, scratch that: I am not vegetarian, I eat fish.")
+        == "retraction"
+    )
 
 
 def test_a_block_of_two_facts_is_not_hidden_by_a_change_of_one() -> None:
@@ -62,9 +65,9 @@ def test_slots_read_first_person_only() -> None:
 
 def test_a_new_number_for_the_same_quantity_is_a_cue_of_its_own() -> None:
     assert supersession("I am 30 years old.", "I am 31 years old.") == "update"
-    assert supersession("The tram pass costs 40 euros.", "The tram pass costs 45 euros.", same_topic=True) == (
-        "update"
-    )
+    assert supersession(
+        "The tram pass costs 40 euros.", "The tram pass costs 45 euros.", same_topic=True
+    ) == ("update")
     # across topics a lexical match is not enough: only a slot says it is the same fact
     assert supersession("The tram pass costs 40 euros.", "The tram pass costs 45 euros.") is None
 
