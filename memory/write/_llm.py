@@ -203,7 +203,7 @@ class LLMDistiller:
         shown = self._shown_topics(records, topics, min(TOPIC_TOKENS, self.settings.max_input_tokens - fixed))
         messages: list[dict[str, str]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_prompt(lines, shown, core_part)},
+            {"role": "user", "content": render_prompt(lines, [line for _, line in shown], core_part)},
         ]
 
         return self._ask(
@@ -216,12 +216,13 @@ class LLMDistiller:
                 session_id=session_id,
                 on_path=on_path,
                 open_part=open_part_in(topics),
+                shown=[path for path, _ in shown],
             ),
         )
 
-    def _shown_topics(self, records: Any, topics: TopicReader, budget: int) -> list[str]:
-        """The topics the model may touch: those whose name shares words with the batch (issue 8's recall
-        can take this over), best first, within `budget` tokens."""
+    def _shown_topics(self, records: Any, topics: TopicReader, budget: int) -> list[tuple[str, str]]:
+        """The topics the model may touch, as (path, TOPICS line): those whose name shares words with the
+        batch (issue 8's recall can take this over), best first, within `budget` tokens."""
         if not isinstance(topics, TopicLister) or budget <= 0:
             return []
         words = {_slug(w) for r in records for w in _keywords(r.content)}
@@ -232,7 +233,7 @@ class LLMDistiller:
 
         scored = [(score(p), p) for p in topics.paths() if p != CORE_PATH]
         ranked = sorted((item for item in scored if item[0] > 0), key=lambda item: (-item[0], item[1]))
-        shown: list[str] = []
+        shown: list[tuple[str, str]] = []
         used = 0
         for _, path in ranked[:MAX_TOPICS]:
             topic = _parse_or_none(topics.read(path), path)
@@ -241,7 +242,7 @@ class LLMDistiller:
             line = topic_line(path, topic)
             tokens = count_tokens(line)
             if used + tokens <= budget:
-                shown.append(line)
+                shown.append((path, line))
                 used += tokens
         return shown
 
