@@ -47,6 +47,8 @@ from ._llm_wire import (
     DEDUP_PROMPT,
     RESPONSE_FORMAT,
     SCRUBBED,
+    SUPERSEDE_FORMAT,
+    SUPERSEDE_PROMPT,
     SYSTEM_PROMPT,
     AnswerEdits,
     InvalidAnswer,
@@ -56,6 +58,7 @@ from ._llm_wire import (
     core_lines,
     parse_answer,
     parse_groups,
+    parse_pairs,
     render_prompt,
     repair_prompt,
     topic_line,
@@ -260,6 +263,24 @@ class LLMDistiller:
             messages,
             DEDUP_FORMAT,
             lambda content: parse_groups(content, [b for b, _ in blocks], secrets=self._secrets),
+        )
+
+    def supersessions(self, path: str, blocks: Sequence[tuple[str, str, str, str]]) -> list[tuple[str, str]]:
+        """(older id, newer id) pairs of one topic file's blocks (id, plain claim, date, status) where the
+        newer makes the older's fact no longer true; `reorganise` checks each against its rules."""
+        lines = [
+            _line({"id": i, "claim": claim, "date": date, "status": status})
+            for i, claim, date, status in blocks
+        ]
+        prompt = "\n".join(["TOPIC " + path, *lines]) + "\n"
+        if count_tokens(SUPERSEDE_PROMPT) + count_tokens(prompt) > self.settings.max_input_tokens:
+            log.info("reorganise: %s is over max_input_tokens; not reviewed for supersessions", path)
+            return []
+        messages = [{"role": "system", "content": SUPERSEDE_PROMPT}, {"role": "user", "content": prompt}]
+        return self._ask(
+            messages,
+            SUPERSEDE_FORMAT,
+            lambda content: parse_pairs(content, [b[0] for b in blocks], secrets=self._secrets),
         )
 
     def _ask(

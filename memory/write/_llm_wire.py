@@ -29,6 +29,8 @@ __all__ = [
     "DEDUP_FORMAT",
     "DEDUP_PROMPT",
     "RESPONSE_FORMAT",
+    "SUPERSEDE_FORMAT",
+    "SUPERSEDE_PROMPT",
     "SYSTEM_PROMPT",
     "Answer",
     "AnswerEdits",
@@ -36,6 +38,7 @@ __all__ = [
     "apply_answer",
     "parse_answer",
     "parse_groups",
+    "parse_pairs",
     "plain",
     "refs_of",
     "render_prompt",
@@ -153,6 +156,44 @@ DEDUP_FORMAT: Final = {
                             "ids": {"type": "array", "items": {"type": "string"}},
                             "claim": {"type": "string"},
                         },
+                    },
+                }
+            },
+        },
+    },
+}
+
+
+SUPERSEDE_PROMPT: Final = """\
+You review one topic file of an assistant's long-term memory for facts that are no longer true. You get its \
+path, then its blocks, one JSON object per line: {"id": "b-xxxxxxxx", "claim": "<text>", "date": \
+"YYYY-MM-DD", "status": "current"|"superseded"}. Find each current block whose fact a newer block makes no \
+longer true: the user stated a newer value of the same fact (an update: "I moved to Berlin" after "I live in \
+Paris") or took it back (a retraction: "I am not vegetarian" after "I am vegetarian"). Not when the newer \
+block only adds to the older one, is about someone else, or is a question or a plan. Answer with one JSON \
+object and nothing else:
+{"supersessions": [{"old": "b-...", "new": "b-..."}]}
+old and new are ids of this file; new is dated no earlier than old; answer {"supersessions": []} when \
+there are none.
+"""
+
+SUPERSEDE_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "dagmem_supersessions",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["supersessions"],
+            "properties": {
+                "supersessions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["old", "new"],
+                        "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
                     },
                 }
             },
@@ -336,6 +377,39 @@ def parse_groups(
             raise InvalidAnswer("bad claim", f"{where}: the claim must be 1 to {MAX_CLAIM} characters")
         seen.update(ids)
         out.append((ids, claim))
+    return out
+
+
+class _Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    old: str
+    new: str
+
+
+class _Pairs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    supersessions: list[_Pair]
+
+
+def parse_pairs(
+    content: str | None, block_ids: Sequence[str], *, secrets: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """The (old, new) pairs of a supersession review, each naming two different blocks of the file (the
+    rules of the branch, the dates and cycles are the caller's to check)."""
+    try:
+        pairs = _Pairs.model_validate(_json(content, secrets)).supersessions
+    except ValidationError as exc:
+        raise _schema_error(exc) from None
+    known = set(block_ids)
+    out: list[tuple[str, str]] = []
+    for n, pair in enumerate(pairs):
+        where = f"supersessions[{n}]"
+        unknown = [i for i in (pair.old, pair.new) if i not in known]
+        if unknown:
+            raise InvalidAnswer("unknown block", f"{where}: {unknown[0]!r} is not a block of this file")
+        if pair.old == pair.new:
+            raise InvalidAnswer("supersedes itself", f"{where}: a block cannot supersede itself")
+        out.append((pair.old, pair.new))
     return out
 
 

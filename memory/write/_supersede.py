@@ -26,6 +26,7 @@ are deterministic, offline, and measured (tests/memory/write/data/supersession_p
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -165,8 +166,10 @@ def _content(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(words), frozenset(_NUMBER.findall(text))
 
 
+@functools.lru_cache(maxsize=4096)
 def statement(text: str) -> Statement:
-    """Read a user's text (a turn, or the user's part of a claim)."""
+    """Read a user's text (a turn, or the user's part of a claim). Cached: `reorganise` asks once per pair
+    of a file's blocks, and the same claims come back for each."""
     facts: list[tuple[Fact, Reason | None, bool]] = []
     best: Reason | None = None
     carried: Reason | None = None  # a sentence that is only a cue ("Correction.") lends it to the next

@@ -690,14 +690,21 @@ def test_the_lock_is_free_during_the_model_call_and_a_concurrent_install_re_dist
 # -- consolidation with the model as the judge ----------------------------------------------------------
 
 
-def judge(groups_by_claims: list[tuple[list[str], str]]) -> Callable[[dict[str, Any]], Reply]:
-    """A model that answers consolidation requests: groups named by their claims' text."""
+def judge(
+    groups_by_claims: list[tuple[list[str], str]], supersessions: list[tuple[str, str]] | None = None
+) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers consolidation requests (groups named by their claims' text) and supersession
+    reviews ((older claim, newer claim) pairs; none by default)."""
 
     def reply(request: dict[str, Any]) -> Reply:
-        if not request["messages"][0]["content"].startswith("You consolidate"):
+        system = request["messages"][0]["content"]
+        if not system.startswith(("You consolidate", "You review")):
             return answer(good_edits(request))
         lines = request["messages"][1]["content"].split("\n")[1:-1]
         ids = {json.loads(line)["claim"]: json.loads(line)["id"] for line in lines}
+        if system.startswith("You review"):
+            pairs = [{"old": ids[o], "new": ids[n]} for o, n in supersessions or [] if o in ids and n in ids]
+            return answer({"supersessions": pairs})
         groups = [{"ids": [ids[c] for c in said], "claim": claim} for said, claim in groups_by_claims]
         return answer({"groups": groups})
 
@@ -864,3 +871,41 @@ def test_an_invalid_supersedes_gets_the_repair_round(model: ModelServer, home: H
     assert snapshot(home.root / "memory") == before  # nothing written; the batch is still owed
     assert home.write("s", LLMDistiller(settings(model))).outcome == "written"  # a good answer lands
     oracle(home.root)
+
+
+def test_dagmem_reorganise_adds_the_supersessions_the_model_finds_but_never_between_alternatives(
+    model: ModelServer, home: Home
+) -> None:
+    store = home.store
+    store.append("s", "user", "Plan the trip.", node_id="r0")
+    store.append("s", "user", "The trip goes to Porto.", node_id="u1", predecessor="r0")
+    store.append(
+        "s", "user", "Let us do Faro.", node_id="u2", predecessor="u1"
+    )  # no cue: the rules find none
+    store.append("s", "user", "The trip goes to Braga.", node_id="x1", predecessor="r0")  # an edited prompt
+    store.set_head("s", "u2")
+    assert home.write("s", LLMDistiller(settings(model))).records == 4
+    model.default = judge(
+        [],
+        [
+            ("The user said: The trip goes to Porto.", "The user said: Let us do Faro."),
+            ("The user said: The trip goes to Braga.", "The user said: Let us do Faro."),
+        ],
+    )
+    env = {"DAGMEM_LLM_BASE_URL": model.url, "DAGMEM_LLM_MODEL": "m", "DAGMEM_LLM_API_KEY": SECRET_KEY}
+    done = dagmem_cli("reorganise", "--distiller", "openai", "--json", home=home.root, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert (report["changed"], report["merged"], report["superseded"]) == (["topics/trip.md"], 0, 1)
+    blocks = {b.claim: b for b in topic(home.root, "topics/trip.md").blocks}
+    porto, faro = (
+        blocks["The user said: The trip goes to Porto."],
+        blocks["The user said: Let us do Faro."],
+    )
+    assert porto.superseded is not None
+    assert porto.superseded.by == faro.id
+    assert (
+        blocks["The user said: The trip goes to Braga."].superseded is None
+    )  # an alternative: left, not superseded
+    strict = dagmem_cli("verify", "--strict", home=home.root, env={})
+    assert strict.returncode == 0, strict.stdout
