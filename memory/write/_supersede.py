@@ -114,6 +114,14 @@ _VERB: Final = re.compile(
 _USER_QUOTE: Final = re.compile(r"User: “(.*?)”(?= Assistant: “| User: “|$)")
 _UNESCAPE: Final = re.compile(r"\\([!-/:-@\[-`{-~])")
 
+_MEAT: Final = frozenset(
+    {"meat", "fish", "chicken", "pork", "beef", "lamb", "seafood", "肉", "鱼", "鸡肉", "猪肉", "牛肉", "海鲜"}
+)
+_NOT_FOR: Final = {  # what a diet rules out: eating it (newly said, with a cue) ends the diet
+    "vegetarian": _MEAT,
+    "vegan": _MEAT | {"eggs", "dairy", "cheese", "鸡蛋", "奶酪"},
+    "pescatarian": _MEAT - {"fish", "seafood", "鱼", "海鲜"},
+}
 JACCARD: Final = 0.5  # lexical same-subject threshold within one topic (content words)
 CJK_JACCARD: Final = 0.35  # the same for character pairs of Chinese text
 
@@ -209,7 +217,12 @@ def _same_value(a: str, b: str) -> bool:
 
 def _replaces(new: Fact, cue: Reason | None, addition: bool, old: Fact) -> Reason | None:
     """Does the newer fact replace the older one (same slot), and why?"""
-    if old.negated or new.slot != old.slot:
+    if old.negated:
+        return None
+    if (new.slot, old.slot) == ("eats", "diet"):  # "I eat fish again" after "I am vegetarian"
+        conflicting = cue is not None and not new.negated and new.value in _NOT_FOR.get(old.value, ())
+        return cue if conflicting else None
+    if new.slot != old.slot:
         return None
     if new.negated:  # "I no longer live in Paris": retracts that value, whatever the slot's arity
         return cue if cue is not None and _same_value(new.value, old.value) else None
@@ -259,7 +272,8 @@ def _lexical(old: Statement, new: Statement) -> Reason | None:
     if not (close or (same_subject and new.cue is not None)):
         return None
     if new.cue is None and not new.facts:
-        changed_number = bool(old.numbers and new.numbers and old.numbers != new.numbers)
+        # a replaced number ("9am" -> "11am"), not one added beside it ("9am, gate 12")
+        changed_number = bool(old.numbers - new.numbers and new.numbers - old.numbers)
         return "update" if changed_number else None
     if old.words == new.words and old.numbers == new.numbers:
         return None  # said again, nothing changed

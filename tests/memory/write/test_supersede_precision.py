@@ -4,8 +4,11 @@ precision is the figure that must hold (≥ 0.95), and recall is printed beside 
 `data/supersession_pairs.jsonl`: an older user statement, a newer one, and the truth — "update",
 "retraction" or null — with the hard negatives that make precision mean something (the same subject
 without a cue, a cue about another subject, additions, other people, questions, hypotheticals, negated
-cues), in English and Chinese. The "dev" half was written with the rules; the "held-out" half was
-written before the rules were run on it and is reported as first measured.
+cues), in English and Chinese. "dev" was written with the rules; "held-out" was written before the
+rules were run on it and left as first measured (precision 1.000, recall 0.930); "adversarial" (same
+values restated, numbers added beside others, diets contradicted by what the user eats) was written
+after, first measured at precision 0.875, recall 0.778, and the two rules it showed missing were added
+(an added number is no changed number; eating meat ends a vegetarian diet), so it is a dev set now.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def test_the_corpus_is_large_bilingual_and_mostly_hard_negatives_and_true_change
     assert sum(row["label"] == "update" for row in PAIRS) >= 40
 
 
-@pytest.mark.parametrize("split", ["dev", "held-out", None])
+@pytest.mark.parametrize("split", ["dev", "held-out", "adversarial", None])
 def test_the_rule_is_precise_on_the_labelled_corpus(
     split: str | None, capsys: pytest.CaptureFixture[str]
 ) -> None:
