@@ -83,7 +83,8 @@ _HYPOTHETICAL: Final = re.compile(
 )
 _NEGATED_CUE: Final = re.compile(
     r"(?:n['’]t|\bnot|\bnever|\bno)\s+(?:\w+\s+)?(?:moved?|moving|switch(?:ed|ing)?|chang(?:ed?|ing)|"
-    r"relocat(?:ed?|ing)|actually)\b|没有?(?:搬|改|换)|不(?:搬|换)|并没",
+    r"relocat(?:ed?|ing)|actually|quit(?:ting)?|stop(?:ped|ping)?|left|leav(?:e|ing)|start(?:ed|ing)?|"
+    r"bec(?:o|a)me|turn(?:ed)?|update[ds]?)\b|没有?(?:搬|改|换)|不(?:搬|换)|并没",
     re.I,
 )
 _REPORTED: Final = re.compile(
@@ -99,7 +100,8 @@ _STOP: Final = frozenset(
     got had has have i i'm im in is it its just like me more my no not now of on or our so than that the
     their them then there they this to too very was we were what when which who will with you your yes
     yeah actually sorry update correction scratch wrong instead moved changed switched longer recently
-    really still currently these days nowadays""".split()
+    really still currently these days nowadays thanks thank hey hello wow great cool nice glad haha lol
+    awesome okay sounds""".split()
 )
 _WORD: Final = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{2,}")
 _NUMBER: Final = re.compile(r"\d+(?:[.:,]\d+)*")
@@ -266,15 +268,17 @@ def _lexical(old: Statement, new: Statement) -> Reason | None:
     cjk = any(_CJK_RUN.fullmatch(w) for w in old.words | new.words)
     shared = old.words & new.words
     union = old.words | new.words
-    close = len(shared) >= (3 if cjk else 2) and len(shared) / len(union) >= (CJK_JACCARD if cjk else JACCARD)
+    replaced_number = bool(old.numbers - new.numbers and new.numbers - old.numbers)
+    # two shared words are enough when a number in them was replaced ("my passport expires in 2027")
+    enough = 3 if not replaced_number else 2
+    close = len(shared) >= enough and len(shared) / len(union) >= (CJK_JACCARD if cjk else JACCARD)
     # "The wedding venue is the Grand Hotel" -> "... is now the Lakeside Inn": one subject, a new value.
     same_subject = len(old.subject) >= 2 and old.subject == new.subject
     if not (close or (same_subject and new.cue is not None)):
         return None
     if new.cue is None and not new.facts:
         # a replaced number ("9am" -> "11am"), not one added beside it ("9am, gate 12")
-        changed_number = bool(old.numbers - new.numbers and new.numbers - old.numbers)
-        return "update" if changed_number else None
+        return "update" if replaced_number else None
     if old.words == new.words and old.numbers == new.numbers:
         return None  # said again, nothing changed
     return new.cue
