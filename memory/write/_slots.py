@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MULTI_VALUED", "NUMERIC", "Fact", "clauses", "facts_of", "strip_lead"]
+__all__ = ["MULTI_VALUED", "NUMERIC", "Fact", "clauses", "facts_of", "sentences", "strip_lead"]
 
 
 @dataclass(frozen=True)
