@@ -6,7 +6,7 @@ between existing blocks, and the `openai` distiller to check the model's choice 
 - **A cue**, in the newer statement's own sentence: an update ("now", "no longer", "not … any more", "moved
   to", "changed to", "switched", "instead", "现在", "不再", "搬到", "改成", …) or a retraction ("actually",
   "correction", "scratch that", "I was wrong", "其实", "更正", "说错了", …). A new number for the same
-  quantity (age, a time, a count) is a cue of its own. A cue inside a question, a hypothetical ("if I moved
+  quantity of a slot (an age, a number of children) is a cue of its own. A cue inside a question, a hypothetical ("if I moved
   to Berlin", "I might switch"), a plan ("I'm going to move") or negated ("I haven't moved") is none.
 - **The same subject.** Either the same first-person slot (`_slots`: where the user lives, works, their
   name, diet, age, partner, pets, likes), with a different value for a single-valued slot or the same
@@ -64,7 +64,9 @@ _RETRACTION: Final = re.compile(
 _UPDATE: Final = re.compile(
     r"\b(?:now|no longer|any ?more|no more|moved|relocated|changed|switched|instead|these days|nowadays|"
     r"from now on|update|updated|recently|as of|became|turned|got (?:married|divorced|engaged)|"
-    r"started|stopped|quit|gave up|left|new (?:job|address|place|home)|not (?:a|an) \w+ (?:any ?more))\b|"
+    r"started|stopped|quit|gave up|left|new (?:job|address|place|home)|not (?:a|an) \w+ (?:any ?more)|"
+    r"went (?:up|down)|increased|decreased|rose|dropped|raised|lowered|postponed|delayed|pushed back|"
+    r"rescheduled|cancell?ed|extended)\b|"
     r"现在|不再|搬到|搬去|搬回|改成|改为|改了|换成|换到|换了|如今|目前|已经|最近|开始|转行|戒了|更新|了[。！!.]?$",
     re.I,
 )
@@ -264,7 +266,7 @@ def _decide(old: Statement, new: Statement, same_topic: bool) -> Reason | None:
 
 
 def _lexical(old: Statement, new: Statement) -> Reason | None:
-    """Within one topic: the same statement with a changed value, said with a cue (or a new number)."""
+    """Within one topic: the same statement with a changed value, said with a cue."""
     cjk = any(_CJK_RUN.fullmatch(w) for w in old.words | new.words)
     shared = old.words & new.words
     union = old.words | new.words
@@ -276,9 +278,10 @@ def _lexical(old: Statement, new: Statement) -> Reason | None:
     same_subject = len(old.subject) >= 2 and old.subject == new.subject
     if not (close or (same_subject and new.cue is not None)):
         return None
-    if new.cue is None and not new.facts:
-        # a replaced number ("9am" -> "11am"), not one added beside it ("9am, gate 12")
-        return "update" if replaced_number else None
+    if new.cue is None:
+        # Within a topic a number alone is no cue: "note 3" and "note 9", "room 204" and "room 210" are
+        # as often two things as one thing changed (a slot's number, an age, is: `_replaces`).
+        return None
     if old.words == new.words and old.numbers == new.numbers:
         return None  # said again, nothing changed
     return new.cue
