@@ -5,8 +5,9 @@ layout's file names, `WorkspacePaths`, which are names, not rules of the writer)
 index, the planner or the DAG view, and it computes branches with its own walk. It judges a stage
 itself too (it does not call the writer's `Stages`). After a drain, every record reachable from a tip
 must be consumed exactly once and cited; in any state, no marker may exist without its consumption, no
-record may be stranded behind a marker, no source may be archived twice, and every consumed record must
-be archived and (unless migrated) cited.
+record may be stranded behind a marker, no source may be archived twice, every consumed record must
+be archived and (unless migrated) cited, and every superseded line must name a block that exists, with no
+chain of successors coming back on itself.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from ..durable import read_regular
 from ..errors import UnsafePath
 from ..format import (
     MARKER_KEY,
+    Block,
     TopicFormatError,
     WorkspacePaths,
     anchor_of,
@@ -38,7 +41,7 @@ __all__ = ["OracleReport", "Violation", "check_home", "check_workspace"]
 
 @dataclass(frozen=True)
 class Violation:
-    kind: str  # consumed-twice, marker-without-consumption, stranded, consumed-not-archived, ...
+    kind: str  # consumed-twice, marker-without-consumption, stranded, ..., supersession_missing, ...
     subject: str  # a source id, a file, a tx
     detail: str = ""
 
@@ -114,6 +117,7 @@ class _Workspace:
     archived: dict[str, set[str]]  # session -> source ids archived (valid prefix)
     cited: set[tuple[str, str]]  # (session, anchor)
     frames: dict[str, dict[str, _Archived]] = field(default_factory=dict)  # session -> node id -> frame
+    blocks: dict[tuple[str, str], Block] = field(default_factory=dict)  # (topic relpath, block id) -> block
 
 
 def _read(path: Path, kind: str, report: OracleReport) -> bytes | None:
@@ -197,6 +201,8 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
 
     cited: set[tuple[str, str]] = set()
     claims: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}  # (claim, its sources) -> first block
+    blocks: dict[tuple[str, str], Block] = {}
+    unreadable: set[str] = set()  # topic files reported unreadable: what they hold is unknown
     topics = WorkspacePaths(memory).topics
     for path in sorted(topics.rglob("*.md")) if _real_dir(topics, report) else []:
         relpath = path.relative_to(memory).as_posix()
@@ -207,9 +213,11 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
             topic = parse_topic(raw.decode("utf-8"), relpath)
         except (TopicFormatError, UnicodeDecodeError) as exc:
             report.violations.append(Violation("topic-unreadable", relpath, str(exc)))
+            unreadable.add(relpath)
             continue
         for block in topic.blocks:
             where = f"{relpath}#{block.id}"
+            blocks[(relpath, block.id)] = block
             claim = (
                 block.claim,
                 frozenset((s.session_id, s.anchor) for c in block.citations for s in c.sources),
@@ -233,6 +241,7 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
                                 f"{source.session_id}#{source.anchor}",
                             )
                         )
+    _check_supersessions(blocks, unreadable, report)
     for source_id in consumed:
         session = source_id.partition("/")[0]
         if source_id not in archived.get(session, set()):
@@ -242,7 +251,53 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
     report.consumed = len(consumed)
     report.archived = sum(len(v) for v in archived.values())
     report.cited = len(cited)
-    return _Workspace(consumed, migrated, archived, cited, frames)
+    return _Workspace(consumed, migrated, archived, cited, frames, blocks)
+
+
+def _check_supersessions(
+    blocks: Mapping[tuple[str, str], Block], unreadable: set[str], report: OracleReport
+) -> None:
+    """Every superseded line names a block that exists (`supersession_missing`; not reported when the
+    named file is itself unreadable, which is reported already), and no chain of successors returns on
+    itself (`supersession_cycle`, once per cycle, a block superseded by itself included). Each block has
+    at most one successor, so one walk per block, each block visited once, finds every cycle."""
+    successor: dict[tuple[str, str], tuple[str, str]] = {}
+    for key, block in blocks.items():  # file order, files sorted
+        if block.superseded is None:
+            continue
+        target = (posixpath.normpath(block.superseded.topic), block.superseded.by)
+        if target in blocks:
+            successor[key] = target
+        elif target[0] not in unreadable:
+            report.violations.append(
+                Violation(
+                    "supersession_missing",
+                    _where(key),
+                    f"superseded by {_where(target)}, which does not exist",
+                )
+            )
+    done: set[tuple[str, str]] = set()
+    for start in successor:
+        walk: list[tuple[str, str]] = []
+        at: tuple[str, str] | None = start
+        while at is not None and at not in done and at not in walk:
+            walk.append(at)
+            at = successor.get(at)
+        if at is not None and at in walk:
+            cycle = walk[walk.index(at) :]
+            first = cycle.index(min(cycle))  # each cycle told from the same block, however it was entered
+            cycle = cycle[first:] + cycle[:first]
+            detail = (
+                "superseded by itself"
+                if len(cycle) == 1
+                else " -> ".join(_where(key) for key in [*cycle, cycle[0]])
+            )
+            report.violations.append(Violation("supersession_cycle", _where(cycle[0]), detail))
+        done.update(walk)
+
+
+def _where(key: tuple[str, str]) -> str:
+    return f"{key[0]}#{key[1]}"
 
 
 def _read_txlog(paths: WorkspacePaths, report: OracleReport) -> tuple[Counter[str], set[str]]:
@@ -402,4 +457,6 @@ def check_home(
         report.owed.extend(sorted(owed))
         if drained:
             report.violations.extend(Violation("owed-after-drain", s) for s in sorted(owed))
+    # Supersessions that need the sessions' DAGs (DESIGN §12: never between two alternatives of one fork,
+    # "supersession_between_alternatives") are checked here, over `ws.blocks` and `store`.
     return report

@@ -251,6 +251,7 @@ def validate_topic(
     }
     archived: dict[tuple[str, str], bool] = {}
     unchanged = set(old.blocks) if old is not None else set()
+    ending: set[tuple[str, str]] = set()  # blocks whose chain of successors is known to end
     for block, first in zip(new.blocks, lines, strict=True):
         line = first + _status_lines(block)  # the claim line
         if block in unchanged:
@@ -272,6 +273,7 @@ def validate_topic(
                 own_blocks=own_blocks,
                 block_exists=block_exists,
                 superseded_by=superseded_by,
+                ending=ending,
             )
         for link in block_links(block.claim):
             target, bid = _link_target(path, link["slug"]), link["bid"]
@@ -307,9 +309,11 @@ def _check_successor(
     own_blocks: dict[str, Block],
     block_exists: Callable[[str, str], bool],
     superseded_by: Callable[[str, str], Supersession | None],
+    ending: set[tuple[str, str]],
 ) -> None:
     """The superseded line of `block` (at `line` of `path`) names a block that exists, and its chain of
-    successors ends (a chain is fine, a cycle is not)."""
+    successors ends (a chain is fine, a cycle is not). `ending` holds the blocks already known to lead to
+    an end, so checking every block of a file is linear in its blocks, however long its chains."""
     own_path = posixpath.normpath(path)
     status = block.superseded
     assert status is not None
@@ -321,12 +325,14 @@ def _check_successor(
     if not exists:
         raise TopicFormatError(path, line, f"superseded by {name}, which does not exist")
     chain = [(own_path, block.id)]
+    seen = set(chain)
     at: tuple[str, str] | None = (target, status.by)
-    while at is not None:
-        if at in chain:
+    while at is not None and at not in ending:
+        if at in seen:
             names = [f"{posixpath.basename(p)}#^{b}" for p, b in [*chain, at]]
             raise TopicFormatError(path, line, "supersession cycle: " + " -> ".join(names))
         chain.append(at)
+        seen.add(at)
         topic, bid = at
         if topic == own_path:
             successor = own_blocks.get(bid)
@@ -334,3 +340,4 @@ def _check_successor(
         else:
             following = superseded_by(topic, bid)
         at = None if following is None else (posixpath.normpath(following.topic), following.by)
+    ending.update(chain)  # every block on it reaches the same end: no later walk goes past them again

@@ -4,6 +4,7 @@ workspace rules `validate_topic` adds (the successor exists, is not the block it
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable
 
 import pytest
@@ -342,3 +343,19 @@ def test_topic_lookup_raises_the_format_error_of_a_broken_file() -> None:
     lookup = TopicLookup(lambda _relpath: b"not a topic\n")
     with pytest.raises(TopicFormatError, match="first line is not the title"):
         lookup.block_exists("topics/bad.md", "b-00000000")
+
+
+def test_checking_a_long_chain_follows_each_link_once() -> None:
+    chain = blocks(*(f"Value {n}." for n in range(50)))
+    last = dataclasses.replace(BERLIN, topic="topics/x.md")
+    marked = [superseded(b, after) for b, after in itertools.pairwise(chain)]
+    marked.append(dataclasses.replace(chain[-1], superseded=last))
+    asked: list[tuple[str, str]] = []
+
+    def elsewhere(relpath: str, bid: str) -> Supersession | None:
+        asked.append((relpath, bid))
+        return None
+
+    batch = tuple(f"s1/n{n}" for n in range(1, 51))
+    check(Topic("T", tuple(marked)), batch=batch, block_exists=lambda _p, _b: True, superseded_by=elsewhere)
+    assert asked == [("topics/x.md", BERLIN.by)]  # the end is looked up once, not once per block
