@@ -51,9 +51,11 @@ class WriterActor:
             workspace_id=ctx.workspace_id,
             on_install=ctx.recall,
         )
+        closing: list[BatchWriter] = []
         try:
             await ctx.io(load_model)  # every install indexes its blocks: load the model before the first
             writer = BatchWriter(workspace, ctx.store, ctx.distiller)
+            closing.append(writer)
             ctx.status = writer.status
             task_status.started()
             async with anyio.create_task_group() as tg:
@@ -68,6 +70,8 @@ class WriterActor:
                         return
                     marking = await self._handle(writer, envelope, marking, tg)
         finally:
+            for writer in closing:
+                writer.close()
             workspace.close()
 
     async def _handle(

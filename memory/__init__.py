@@ -7,11 +7,15 @@
 - `store` (sessions) and `workspace` (memory/): files through the durable layer; `Workspace.install` is
   the one install (commit, index, then the `on_install` hook its opener gave);
 - `policy`: records, the DAG view and the planner, pure;
+- `currency`: what is `current`, `superseded` or `left`, from the DAG alone (alternatives, left branches,
+  readers, spawn across sessions), pure; `shapes`: where its session shapes come from cheaply (a cache
+  every install keeps current, rebuilt from the session files);
 - `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
 - `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache; its `RecallUpdater` is
   the install hook of a workspace opened for writing (the write core never imports it);
 - `writing` (the write pass with recall's updater), `listing` (what a home's sessions hold, read-only)
   and `adopt` (migrate and import what hosts already have): on top of the store and the write;
-- `audit`: the independent oracle `dagmem verify` runs, on the formats, the durable reads and the store
-  alone (never the policy, recall or the write: it must not share the writer's mistakes).
+- `audit`: the independent oracle `dagmem verify` runs, on the formats, the durable reads, the store and
+  currency's pure rules alone (never the policy, recall or the write: it must not share the writer's
+  mistakes).
 """

@@ -7,7 +7,8 @@ itself too (it does not call the writer's `Stages`). After a drain, every record
 must be consumed exactly once and cited; in any state, no marker may exist without its consumption, no
 record may be stranded behind a marker, no source may be archived twice, every consumed record must
 be archived and (unless migrated) cited, and every superseded line must name a block that exists, with no
-chain of successors coming back on itself.
+chain of successors coming back on itself. Currency (`_currency`): no supersession links two alternatives
+of one fork, and the core never holds a superseded or left block.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..currency import SessionShape
 from ..durable import read_regular
 from ..errors import UnsafePath
 from ..format import (
@@ -35,6 +37,7 @@ from ..format import (
     scan_archive,
 )
 from ..store import SessionStore
+from ._currency import check_currency
 
 __all__ = ["OracleReport", "Violation", "check_home", "check_workspace"]
 
@@ -418,8 +421,11 @@ def check_home(
         except UnsafePath as exc:  # a symlinked sessions/: reported, never followed
             report.violations.append(Violation("unsafe-path", str(exc.path), exc.reason))
             sessions = []
+    shapes: dict[str, SessionShape] = {}
     for session_id in sessions:
         snapshot = store.load(session_id)
+        if snapshot.valid:
+            shapes[session_id] = SessionShape.from_snapshot(snapshot)
         nodes = {nid: node.model_dump(mode="json") for nid, node in snapshot.nodes.items()}
         for problem in snapshot.problems:
             report.violations.append(Violation("session-invalid", session_id, str(problem)))
@@ -457,6 +463,9 @@ def check_home(
         report.owed.extend(sorted(owed))
         if drained:
             report.violations.extend(Violation("owed-after-drain", s) for s in sorted(owed))
-    # Supersessions that need the sessions' DAGs (DESIGN §12: never between two alternatives of one fork,
-    # "supersession_between_alternatives") are checked here, over `ws.blocks` and `store`.
+    if _real_dir(memory, OracleReport()):
+        nodes_of = {session: set(frames) for session, frames in ws.frames.items()}
+        report.violations.extend(
+            Violation(v.kind, v.subject, v.detail) for v in check_currency(memory, shapes, nodes_of)
+        )
     return report

@@ -30,6 +30,7 @@ from ._limits import content_problem as content_problem
 from ._node import HEAD as HEAD
 from ._node import MARKER_KEY as MARKER_KEY
 from ._node import SHARD_SIZE as SHARD_SIZE
+from ._node import SPAWNED_KEY as SPAWNED_KEY
 from ._node import HeadType as HeadType
 from ._node import Node as Node
 from ._node import Role as Role
@@ -85,6 +86,7 @@ __all__ = [
     "MAX_METADATA_DEPTH",
     "MAX_RECORD_LINES",
     "SHARD_SIZE",
+    "SPAWNED_KEY",
     "TOPIC_SLUG_PATTERN",
     "ArchiveRecord",
     "Block",

@@ -9,11 +9,12 @@ source links become `sources/...` and block links `topics/<slug>.md#^b-...`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ._tokens import count_tokens
-from ._topic_model import render_block
+from ._topic_model import Block, render_block
 from ._topic_parse import parse_topic
 
 __all__ = ["CORE_BUDGET", "CoreRender", "plan_core", "render_core"]
@@ -33,10 +34,18 @@ class CoreRender:
     skipped: tuple[str, ...]
 
 
-def plan_core(master_text: str, *, budget: int = CORE_BUDGET, path: str = "topics/core.md") -> CoreRender:
+def plan_core(
+    master_text: str,
+    *,
+    budget: int = CORE_BUDGET,
+    path: str = "topics/core.md",
+    keep: Callable[[Block], bool] | None = None,
+) -> CoreRender:
     """Render the master `master_text` (raises TopicFormatError if it is not a valid topic file).
 
-    If even the title line is over budget, the text is empty and every block is skipped.
+    `keep` says which blocks may be shown at all (the writer keeps the current ones: a superseded or left
+    fact never reaches the core); the others are skipped before the budget is spent. If even the title
+    line is over budget, the text is empty and every block is skipped.
     """
     if budget < 0:
         raise InvalidInput(f"core budget must be >= 0, not {budget}")
@@ -48,6 +57,9 @@ def plan_core(master_text: str, *, budget: int = CORE_BUDGET, path: str = "topic
     kept: list[str] = []
     skipped: list[str] = []
     for block in topic.blocks:
+        if keep is not None and not keep(block):
+            skipped.append(block.id)
+            continue
         piece = f"\n{render_block(block, base='topics/')}\n"
         # Token counts need not add up across a join (the "\n\n" there is one token, not two), so the sum
         # only rules out blocks that are clearly too big; what is kept is measured as the whole text. The
@@ -65,6 +77,8 @@ def plan_core(master_text: str, *, budget: int = CORE_BUDGET, path: str = "topic
     return CoreRender(text, tokens, tuple(kept), tuple(skipped))
 
 
-def render_core(master_text: str, *, budget: int = CORE_BUDGET) -> str:
+def render_core(
+    master_text: str, *, budget: int = CORE_BUDGET, keep: Callable[[Block], bool] | None = None
+) -> str:
     """The bytes of `memory/core.md` (as text) for the master `topics/core.md` text."""
-    return plan_core(master_text, budget=budget).text
+    return plan_core(master_text, budget=budget, keep=keep).text

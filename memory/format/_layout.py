@@ -11,6 +11,7 @@
             lock, runtime.lock           the workspace lock and the serving lock
             status.json                  the writer's status (reporting only)
             index.sqlite3                the writer's index (a cache of the files)
+            shapes.sqlite3               each session's DAG shape for currency (a cache of the sessions)
             stage/<tx>/<relpath>         a transaction's staged files
             recall/                      the recall index's snapshots (a cache)
             runtime.json                 a position-cursor system's cursors (only in a home being adopted)
@@ -40,6 +41,7 @@ LOCK_FILE: Final = "lock"
 SERVING_LOCK_FILE: Final = "runtime.lock"
 STATUS_FILE: Final = "status.json"
 INDEX_FILE: Final = "index.sqlite3"
+SHAPES_FILE: Final = "shapes.sqlite3"
 STAGE_DIR: Final = "stage"
 RECALL_DIR: Final = "recall"
 RUNTIME_FILE: Final = "runtime.json"
@@ -108,6 +110,10 @@ class WorkspacePaths:
         return self.state / INDEX_FILE
 
     @property
+    def shapes(self) -> Path:
+        return self.state / SHAPES_FILE
+
+    @property
     def stage_root(self) -> Path:
         return self.state / STAGE_DIR
 
@@ -130,7 +136,7 @@ class WorkspacePaths:
 
     def state_files(self) -> tuple[Path, ...]:
         """The state files that are regular files when present (never a symlink or a FIFO)."""
-        return (self.txlog, self.lock, self.serving_lock, self.workspace_id, self.index)
+        return (self.txlog, self.lock, self.serving_lock, self.workspace_id, self.index, self.shapes)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ __all__ = [
     "HEAD",
     "MARKER_KEY",
     "ROLE_LETTERS",
+    "SPAWNED_KEY",
     "HeadType",
     "Node",
     "Role",
@@ -31,6 +32,7 @@ __all__ = [
 
 SHARD_SIZE: Final = 256
 MARKER_KEY: Final = "memory_written_dagmem"
+SPAWNED_KEY: Final = "spawned"  # metadata of a node appended with spawned=True: a side branch's turn
 
 
 class Role(enum.StrEnum):

@@ -1,4 +1,5 @@
-"""A session's DAG as the writer sees it: ids, edges, record token counts and marks, never the text.
+"""A session's DAG as the writer sees it: ids, edges, roles, record token counts, marks and side-branch
+marks, never the text. It is a `currency.DagLike`: `SessionShape.from_dag` reads it in O(1).
 
 What is unwritten on a branch is found by walking from its end toward the root until the first record
 marked for this workspace (DESIGN §3). Running unwritten sums are kept per tip so that the per-turn check
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..errors import InvalidInput, UnknownNode
-from ..format import Node
+from ..format import SPAWNED_KEY, Node
 from ._records import is_marked, is_record_node
 
 __all__ = ["DagView", "Unwritten"]
@@ -38,6 +39,8 @@ class DagView:
         self._tokens: list[int] = []  # content tokens of a record; 0 for a node that is not a record
         self._marked: list[bool] = []
         self._children: list[int] = []
+        self._roles: list[str] = []
+        self._spawned: frozenset[str] = frozenset()  # the few nodes of side branches
         self._tips: dict[int, None] = {}  # in the order they became tips (deterministic)
         self._sums: dict[int, Unwritten] = {}  # tip -> its branch's unwritten tokens and records
 
@@ -63,17 +66,31 @@ class DagView:
                     item.predecessor,
                     tokens=count(item.content) if record else 0,
                     marked=record and is_marked(item.metadata, workspace_id),
+                    role=str(item.role),
+                    spawned=item.metadata.get(SPAWNED_KEY) is True,
                 )
         return view
 
-    def add(self, node_id: str, predecessor: str | None, *, tokens: int, marked: bool = False) -> None:
+    def add(
+        self,
+        node_id: str,
+        predecessor: str | None,
+        *,
+        tokens: int,
+        marked: bool = False,
+        role: str = "user",
+        spawned: bool = False,
+    ) -> None:
         """Add a node; `tokens` > 0 makes it a record. O(1), or O(unwritten suffix) for a fork."""
         if node_id in self._index:
             raise InvalidInput(f"session {self.session_id!r} already has a node {node_id!r}")
         parent = _NONE if predecessor is None else self._position(predecessor)
         x = len(self._ids)
-        self._index[node_id] = x
-        self._ids.append(node_id)
+        # Every per-node list grows before the id is published (`_index`, `_ids`): a reader in another
+        # thread that finds a node finds all of it.
+        self._roles.append(role)
+        if spawned:
+            self._spawned = self._spawned | {node_id}
         self._parent.append(parent)
         self._tokens.append(max(tokens, 0))
         self._marked.append(marked and tokens > 0)
@@ -100,6 +117,8 @@ class DagView:
             self._sums[x] = Unwritten(base.tokens + self._tokens[x], base.records + 1)
         else:
             self._sums[x] = base
+        self._ids.append(node_id)
+        self._index[node_id] = x
 
     # -- queries ---------------------------------------------------------------------------------------
 
@@ -111,6 +130,26 @@ class DagView:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)
+
+    def node_at(self, position: int) -> str:
+        """The node added `position`-th (from 0)."""
+        return self._ids[position]
+
+    def position(self, node_id: str) -> int | None:
+        return self._index.get(node_id)
+
+    def role(self, node_id: str) -> str:
+        return self._roles[self._position(node_id)]
+
+    def child_count(self, node_id: str) -> int:
+        return self._children[self._position(node_id)]
+
+    def is_spawned(self, node_id: str) -> bool:
+        return node_id in self._spawned
+
+    def spawned_nodes(self) -> frozenset[str]:
+        """The nodes appended with spawned=True (a side branch's turns)."""
+        return self._spawned
 
     def predecessor(self, node_id: str) -> str | None:
         parent = self._parent[self._position(node_id)]

@@ -39,6 +39,10 @@ class Batch:
     # ask for: predecessors never change once added, so reading it from the writer's task is safe, and
     # the walk costs dictionary lookups instead of one node-file read per ancestor. None: read the store.
     dag: PredecessorMap | None = field(default=None, compare=False, repr=False)
+    # The session's head when the batch was planned, and how many nodes `dag` held then: what the shape
+    # cache of currency records at the install (the nodes a DagView added before are complete).
+    head: str | None = field(default=None, compare=False, repr=False)
+    known: int = field(default=0, compare=False, repr=False)
 
 
 def split_batches(records: Sequence[tuple[str, int]], threshold: int) -> list[tuple[list[str], bool]]:
@@ -112,9 +116,18 @@ class SessionPlanner:
 
     # -- events ----------------------------------------------------------------------------------------
 
-    def on_turn(self, node_id: str, predecessor: str | None, tokens: int, *, marked: bool = False) -> None:
+    def on_turn(
+        self,
+        node_id: str,
+        predecessor: str | None,
+        tokens: int,
+        *,
+        marked: bool = False,
+        role: str = "user",
+        spawned: bool = False,
+    ) -> None:
         """A node was appended (and, if the store moved the head, `on_head` follows)."""
-        self.view.add(node_id, predecessor, tokens=tokens, marked=marked)
+        self.view.add(node_id, predecessor, tokens=tokens, marked=marked, role=role, spawned=spawned)
         if self.view.unwritten(node_id).tokens >= self.threshold:
             self._due[node_id] = None
 
@@ -238,7 +251,9 @@ class SessionPlanner:
         if not (complete or forced):
             return None
         tokens = sum(view.tokens(i) for i in first)
-        return Batch(view.session_id, tuple(first), tokens, target, forced, dag=view)
+        return Batch(
+            view.session_id, tuple(first), tokens, target, forced, dag=view, head=self.head, known=len(view)
+        )
 
     def next_deadline(self) -> float | None:
         """The earliest time something becomes due without a new event (an abandoned branch, a retry).

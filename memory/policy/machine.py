@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ..format import Node, count_tokens
+from ..format import SPAWNED_KEY, Node, count_tokens
 from ..outcomes import ReasonCode, WriteFailure
 from ._lifecycle import Carryover, SessionLifecycle
 from ._planner import Batch, SessionPlanner
@@ -300,6 +300,8 @@ class SessionMachine(Generic[W]):
             node.predecessor,
             count_tokens(node.content) if record else 0,
             marked=record and is_marked(node.metadata, self.workspace_id),
+            role=str(node.role),
+            spawned=node.metadata.get(SPAWNED_KEY) is True,
         )
         self._dirty = True
         out.append(self._emit("turn", node=node.id, predecessor=node.predecessor, record=record))

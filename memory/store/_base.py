@@ -27,6 +27,7 @@ from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
     HEAD,
     MARKER_KEY,
+    SPAWNED_KEY,
     BranchInfo,
     HeadType,
     Node,
@@ -111,7 +112,6 @@ _ROLE_NAMES = tuple(role.value for role in Role)
 #: leave the turns before it unwritten for good, `rewound` is what `rewind` sets and `spawned` what
 #: `append(..., spawned=True)` sets. `display` stays the host's to set, as a string: "runtime" marks a
 #: runtime-scheduled turn (not a record, DESIGN §3).
-SPAWNED_KEY: Final = "spawned"
 RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY})
 
 

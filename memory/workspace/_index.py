@@ -258,6 +258,14 @@ class Index:
             ).fetchone()
         return row is not None
 
+    def source_of(self, session: str, anchor: str) -> str | None:
+        """The source id (`<session>/<node>`) of an archived frame, by its anchor; None if not indexed."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT source_id FROM archived WHERE session = ? AND anchor = ? LIMIT 1", (session, anchor)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def archived_ids(self, session: str) -> ArchivedIds:
         return ArchivedIds(self, session)
 

@@ -350,6 +350,14 @@ class Workspace:
             raise
         return self.index.has_anchor(session_id, anchor)
 
+    def source_of(self, session_id: str, anchor: str) -> str | None:
+        """The source id (`<session>/<node>`) an archived frame's anchor names, or None when no frame of
+        the session's archive has it (looked up in the index, which catches up with the file first)."""
+        found = self.index.source_of(session_id, anchor)
+        if found is None and is_valid_id(session_id) and self.is_archived(session_id, anchor):
+            found = self.index.source_of(session_id, anchor)
+        return found
+
     def _index_archive(self, session_id: str, anchor: str) -> bool:
         path = self.paths.source(session_id)
         try:

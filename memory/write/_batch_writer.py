@@ -20,13 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import faults
+from ..currency import SessionShape, parse_spawned_from
 from ..durable import WriterStatus, save_status
 from ..format import Node, PredecessorMap, ancestors, anchor_of
 from ..outcomes import ReasonCode, WriteFailure, classify
-from ..policy import Batch
+from ..policy import Batch, DagView
+from ..shapes import ShapeCache
 from ..store import SessionStore
 from ..workspace import Workspace
 from ._core import WriteOutcome, mark_nodes, records_of, write_batch
+from ._current import InstallCurrency
 from ._distill import Distiller
 
 __all__ = ["Applied", "BatchWriter", "Installed"]
@@ -91,6 +94,23 @@ class _StoreDag:
         return node.predecessor
 
 
+def _left_a_branch(dag: DagView, old: str | None, new: str | None) -> bool:
+    """Whether moving the head from `old` to `new` may have left a branch: unless the new head continues
+    the old one's path through no fork (an append that goes on leaves nothing). O(the nodes between)."""
+    if old == new:
+        return False
+    if old is None or new is None or old not in dag or new not in dag or not dag.is_ancestor(old, new):
+        return True
+    node = dag.predecessor(new)
+    while node is not None:
+        if dag.child_count(node) > 1:
+            return True  # a fork on the way: its other children are alternatives the head left
+        if node == old:
+            return False
+        node = dag.predecessor(node)
+    return False
+
+
 class BatchWriter:
     """Applies batches to one workspace. Not thread-safe: one caller at a time (the writer actor, or the
     write pass), which is what serialises a workspace's transactions within a process."""
@@ -99,6 +119,7 @@ class BatchWriter:
         self.workspace = workspace
         self.store = store
         self.distiller = distiller
+        self.shapes = ShapeCache(workspace.root, store, writable=True)
         self.status: WriterStatus = workspace.status()
         self.status_problem: str | None = None  # why status.json could not be written, until it can
         self._last: dict[str, tuple[str, ...]] = {}  # session -> the records its last batch wrote
@@ -131,10 +152,40 @@ class BatchWriter:
                 records_of(session_id, nodes),
                 self.distiller,
                 lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
+                currency=self._currency(batch),
             )
         except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
             return self._failed(batch, exc)
         return Installed(batch, outcome)
+
+    def close(self) -> None:
+        """Close the shape cache (the workspace is its opener's to close)."""
+        self.shapes.close()
+
+    def __enter__(self) -> BatchWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _currency(self, batch: Batch) -> InstallCurrency:
+        """The shapes this batch's install reads: its own session's from the DAG its actor holds (as it
+        was when the batch was planned), every other from the cache; and the cache's update after it."""
+        session_id, dag, cache = batch.session_id, batch.dag, self.shapes
+        if not isinstance(dag, DagView) or not batch.known:
+            return InstallCurrency(cache.reading_from(session_id))  # no view: the files, read fresh
+        spawned_from = self.store.meta(session_id).spawned_from
+        own = SessionShape.from_dag(dag, batch.head, parse_spawned_from(spawned_from), known=batch.known)
+        held, head = cache.cached_head(session_id)
+
+        def shapes(sid: str) -> SessionShape | None:
+            return own if sid == session_id else cache(sid)
+
+        def record() -> None:
+            cache.update(session_id, dag, head=batch.head, known=batch.known, spawned_from=spawned_from)
+
+        moved = not held or _left_a_branch(dag, head, batch.head)
+        return InstallCurrency(shapes, head_moved=moved, record=record)
 
     def mark(self, installed: Installed) -> Applied:
         """Step 3 for an installed batch, and its outcome recorded."""

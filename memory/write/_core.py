@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..currency import SessionShape
 from ..durable import sha256_hex
 from ..format import (
     CORE_FILE,
@@ -25,7 +26,6 @@ from ..format import (
     anchor_of,
     is_topic_path,
     parse_topic,
-    render_core,
     validate_topic,
 )
 from ..format import CORE_MASTER as LAYOUT_CORE_MASTER
@@ -33,6 +33,7 @@ from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import with_marker
 from ..store import SessionStore
 from ..workspace import Workspace
+from ._current import InstallCurrency, TopicBlocks, current_core
 from ._distill import BatchInput, Distiller
 
 __all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
@@ -95,11 +96,13 @@ def write_batch(
     distiller: Distiller,
     *,
     lineage: Callable[[], frozenset[str]] | None = None,
+    currency: InstallCurrency | None = None,
 ) -> WriteOutcome:
     """Archive, distil and install one batch (all of one session). Raises `WriteFailure`; on any failure
-    nothing is installed and the batch stays owed. `lineage`: see `BatchInput`."""
+    nothing is installed and the batch stays owed. `lineage`: see `BatchInput`. `currency`: the shapes
+    the core's rendering reads and the shape cache's update (without it, no branch is left)."""
     try:
-        return _write(workspace, session_id, records, distiller, lineage)
+        return _write(workspace, session_id, records, distiller, lineage, currency=currency)
     except WriteFailure:
         raise
     except Exception as exc:
@@ -112,6 +115,8 @@ def _write(
     records: Sequence[ArchiveRecord],
     distiller: Distiller,
     lineage: Callable[[], frozenset[str]] | None,
+    *,
+    currency: InstallCurrency | None,
 ) -> WriteOutcome:
     if not records:
         raise WriteFailure(ReasonCode.INVALID_INPUT, "an empty batch")
@@ -137,7 +142,8 @@ def _write(
     # distiller that fails (a model server that says no) leaves the workspace byte-identical.
     reader = _Reader(workspace)
     try:
-        edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage), reader)
+        shapes = None if currency is None else currency.shapes
+        edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage, shapes), reader)
     except WriteFailure:
         raise
     except Exception as exc:
@@ -173,15 +179,46 @@ def _write(
         if not changed:
             raise WriteFailure(ReasonCode.WRITER_NO_PROGRESS, "the distiller's edits changed no file")
         _validate(workspace, changed, current, [r.source_id for r in todo])
-        if CORE_MASTER in changed:
-            master = changed[CORE_MASTER]
-            changed[CORE_FILE] = None if master is None else render_core(master.decode()).encode()
+        core = _core_after(workspace, changed, currency)
+        if core is not None:
+            changed[CORE_FILE] = core[0]
         # The install: commit, index, and the hook the workspace was opened with (recall's updater).
         record = workspace.install(
             session_id, [r.source_id for r in todo], changed, before=current, records=todo
         )
+        if currency is not None:
+            try:
+                currency.record()  # the shape cache: a cache, so its trouble never fails the install
+            except Exception as exc:
+                log.warning("session %s: the shape cache was not updated: %s", session_id, exc)
     log.debug("session %s: tx %s consumed %d records", session_id, record.tx, len(todo))
     return WriteOutcome(all_ids, record.tx, dict(record.files))
+
+
+def _core_after(
+    workspace: Workspace, changed: dict[str, bytes | None], currency: InstallCurrency | None
+) -> tuple[bytes | None] | None:
+    """`memory/core.md` after the transaction, as a 1-tuple (its bytes, None: removed), or None when it
+    stays as it is. Re-rendered when the master changes, or when the session's head moved since its last
+    install (a branch the core cites may be left now); only current blocks are shown."""
+    master_changed = CORE_MASTER in changed
+    if not master_changed and (currency is None or not currency.head_moved):
+        return None
+    master = changed[CORE_MASTER] if master_changed else workspace.read_bytes(CORE_MASTER)
+    if master is None:
+        return (None,) if master_changed else None
+    lookup = TopicLookup(
+        lambda relpath: changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
+    )
+    shapes = currency.shapes if currency is not None else _no_shapes
+    text = current_core(master.decode(), TopicBlocks(lookup, workspace.source_of), shapes).encode()
+    if not master_changed and text == workspace.read_bytes(CORE_FILE):
+        return None
+    return (text,)
+
+
+def _no_shapes(_session_id: str) -> SessionShape | None:
+    return None
 
 
 def _validate(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
+from ..currency import ShapeSource
 from ..format import ArchiveRecord, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
@@ -32,11 +33,16 @@ class BatchInput:
 
     `lineage`, when the writer knows the session, gives the archive anchors (`src-<hex>`) of the batch's
     path: its records and all their ancestors (computed on first call; O(depth)). A distiller that
-    rewrites a block asks it (only a block whose evidence is on this path, or in other sessions)."""
+    rewrites a block asks it (only a block whose evidence is on this path, or in other sessions).
+
+    `shapes`, when the writer has them, gives each session's DAG shape (this session's from the DAG its
+    actor holds, the batch's records included): what `currency.between_alternatives` needs to refuse a
+    supersession between two alternatives of one fork."""
 
     session_id: str
     records: tuple[ArchiveRecord, ...]
     lineage: Callable[[], frozenset[str]] | None = field(default=None, compare=False)
+    shapes: ShapeSource | None = field(default=None, compare=False)
 
 
 class TopicReader(Protocol):

@@ -78,7 +78,22 @@ def write_session(
     """Write what one session owes now. Never raises for a problem of this session: it is in the result
     (a bad `threshold` is the caller's, and raises `InvalidInput` before anything is read)."""
     check_threshold(threshold, "threshold")
-    writer = writer or BatchWriter(workspace, store, distiller)
+    if writer is None:
+        with BatchWriter(workspace, store, distiller) as own:
+            return _write_session(store, session_id, own, boundary, threshold, attempts, retry_delay, sleep)
+    return _write_session(store, session_id, writer, boundary, threshold, attempts, retry_delay, sleep)
+
+
+def _write_session(  # noqa: PLR0917  # the public one's keywords, passed on
+    store: SessionStore,
+    session_id: str,
+    writer: BatchWriter,
+    boundary: bool,
+    threshold: int,
+    attempts: int,
+    retry_delay: float,
+    sleep: Callable[[float], None],
+) -> SessionResult:
     try:
         snapshot = store.load(session_id)
         snapshot.require_valid()
@@ -91,7 +106,9 @@ def write_session(
         return SessionResult(
             session_id, "invalid", reason_code=ReasonCode.INVALID_INPUT, retryable=False, detail=str(exc)
         )
-    view = DagView.from_nodes(session_id, snapshot.nodes.values(), workspace.workspace_id, count_tokens)
+    view = DagView.from_nodes(
+        session_id, snapshot.nodes.values(), writer.workspace.workspace_id, count_tokens
+    )
     planner = SessionPlanner(
         view,
         snapshot.meta.head,
@@ -172,8 +189,10 @@ def write_pass(
     distiller = distiller or ExtractiveDistiller()
     now = time.time() if now is None else now
     results: list[SessionResult] = []
-    with Workspace(HomePaths(home).memory, on_install=on_install) as workspace:
-        writer = BatchWriter(workspace, store, distiller)
+    with (
+        Workspace(HomePaths(home).memory, on_install=on_install) as workspace,
+        BatchWriter(workspace, store, distiller) as writer,
+    ):
         for session_id in sessions if sessions is not None else store.session_ids():
             boundary = force
             if not boundary and store.has_session(session_id):

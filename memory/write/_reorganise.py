@@ -37,14 +37,15 @@ from ..format import (
     inert,
     is_topic_path,
     parse_topic,
-    render_core,
     render_topic,
     validate_topic,
 )
 from ..outcomes import ReasonCode, WriteFailure, classify
-from ..store import SessionStore
+from ..shapes import ShapeCache
+from ..store import FileSessionStore, SessionStore
 from ..workspace import Workspace
 from ._core import CORE_MASTER
+from ._current import TopicBlocks, current_core
 from ._supersede import Reason, choose, newest_date, statement, user_text
 
 __all__ = [
@@ -165,7 +166,7 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
         if CORE_MASTER in changed:
             master = changed[CORE_MASTER]
             assert master is not None
-            changed[CORE_FILE] = render_core(master.decode()).encode()
+            changed[CORE_FILE] = _current_core(workspace, changed, master)
         current_core = workspace.read_bytes(CORE_FILE) if CORE_FILE in changed else None
         if CORE_FILE in changed and changed[CORE_FILE] == current_core:
             del changed[CORE_FILE]
@@ -178,6 +179,17 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
         len(changed),
     )
     return Reorganised(record.tx, tuple(sorted(changed)), merged, superseded)
+
+
+def _current_core(workspace: Workspace, changed: dict[str, bytes | None], master: bytes) -> bytes:
+    """The core after the pass: the master's current blocks only, each session's shape from the home's
+    shape cache (read-only: the sessions beside the workspace)."""
+    lookup = TopicLookup(
+        lambda relpath: changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
+    )
+    store = FileSessionStore(workspace.root.parent, read_only=True)
+    with ShapeCache(workspace.root, store) as shapes:
+        return current_core(master.decode(), TopicBlocks(lookup, workspace.source_of), shapes).encode()
 
 
 def _sources(block: Block) -> set[tuple[str, str]]:

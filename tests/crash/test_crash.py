@@ -76,6 +76,9 @@ VOLATILE = frozenset(
         ".dagmem/index.sqlite3",
         ".dagmem/index.sqlite3-wal",
         ".dagmem/index.sqlite3-shm",
+        ".dagmem/shapes.sqlite3",
+        ".dagmem/shapes.sqlite3-wal",
+        ".dagmem/shapes.sqlite3-shm",
         ".dagmem/txlog.jsonl",
     }
 )

@@ -23,6 +23,7 @@ ROOT = Path(dagmem.__file__).parent
 # import (besides itself).
 _VOCAB = {"memory.errors", "memory.faults", "memory.outcomes", "memory.settings"}
 _BELOW_POLICY = _VOCAB | {"memory.format", "memory.durable", "memory.store", "memory.workspace"}
+_CURRENCY = {"memory.currency", "memory.shapes"}
 MEMORY: dict[str, set[str]] = {
     "memory": set(),  # the package's `__init__` is a docstring
     "memory.errors": set(),
@@ -34,13 +35,18 @@ MEMORY: dict[str, set[str]] = {
     "memory.store": _VOCAB | {"memory.format", "memory.durable"},
     "memory.workspace": _VOCAB | {"memory.format", "memory.durable"},
     "memory.policy": _VOCAB | {"memory.format"},  # pure: no files
-    "memory.recall": _BELOW_POLICY | {"memory.policy"},
-    "memory.write": _BELOW_POLICY | {"memory.policy"},  # recall sits above write: its updater is a hook
-    "memory.writing": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write"},
-    "memory.listing": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write"},
-    "memory.adopt": _BELOW_POLICY | {"memory.policy", "memory.recall", "memory.write", "memory.writing"},
-    # The independent oracle: the formats, the safe reads and the store, never the writer's own code.
-    "memory.audit": _VOCAB | {"memory.format", "memory.durable", "memory.store"},
+    "memory.currency": _VOCAB | {"memory.format"},  # pure: what is current, from the DAG alone
+    "memory.shapes": _BELOW_POLICY | {"memory.currency"},  # the cache of session shapes
+    "memory.recall": _BELOW_POLICY | _CURRENCY | {"memory.policy"},
+    "memory.write": _BELOW_POLICY | _CURRENCY | {"memory.policy"},  # recall sits above write: a hook
+    "memory.writing": _BELOW_POLICY | _CURRENCY | {"memory.policy", "memory.recall", "memory.write"},
+    "memory.listing": _BELOW_POLICY | _CURRENCY | {"memory.policy", "memory.recall", "memory.write"},
+    "memory.adopt": _BELOW_POLICY
+    | _CURRENCY
+    | {"memory.policy", "memory.recall", "memory.write", "memory.writing"},
+    # The independent oracle: the formats, the safe reads, the store and currency's pure rules, never the
+    # writer's own code.
+    "memory.audit": _VOCAB | {"memory.format", "memory.durable", "memory.store", "memory.currency"},
 }
 _DOMAIN = set(MEMORY)
 _LEAVES = {"_version", "_console"}  # import nothing of dagmem: anything may use them

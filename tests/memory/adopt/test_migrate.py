@@ -92,7 +92,7 @@ def snapshot_files(home: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(home)): p.read_bytes()
         for p in sorted(home.rglob("*"))
-        if p.is_file() and p.name != "lock" and "index.sqlite3" not in p.name
+        if p.is_file() and p.name != "lock" and ".sqlite3" not in p.name
     }
 
 

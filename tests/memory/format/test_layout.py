@@ -18,7 +18,15 @@ from dagmem.tests._source import package_sources
 PACKAGE = Path(dagmem.__file__).resolve().parent
 LAYOUT = PACKAGE / "memory" / "format" / "_layout.py"
 # The layout's own file names: spelled nowhere in the package but the layout module.
-NAMES = ("txlog.jsonl", "workspace-id", "status.json", "runtime.json", "runtime.lock", "index.sqlite3")
+NAMES = (
+    "txlog.jsonl",
+    "workspace-id",
+    "status.json",
+    "runtime.json",
+    "runtime.lock",
+    "index.sqlite3",
+    "shapes.sqlite3",
+)
 
 
 def test_workspace_paths_are_the_documented_layout(tmp_path: Path) -> None:
@@ -40,6 +48,7 @@ def test_workspace_paths_are_the_documented_layout(tmp_path: Path) -> None:
     assert paths.serving_lock == state / "runtime.lock"
     assert paths.status == state / "status.json"
     assert paths.index == state / "index.sqlite3"
+    assert paths.shapes == state / "shapes.sqlite3"
     assert paths.runtime == state / "runtime.json"
     assert paths.stage_root == state / "stage"
     assert paths.stage("00000001-abcdef12") == state / "stage" / "00000001-abcdef12"

@@ -90,11 +90,11 @@ def committed(home: Path) -> list[dict[str, Any]]:
 
 
 def truth(home: Path) -> dict[str, bytes]:
-    """Every file of the home but the SQLite cache (which may be rebuilt from the files at any time)."""
+    """Every file of the home but the SQLite caches (which may be rebuilt from the files at any time)."""
     return {
         p.relative_to(home).as_posix(): p.read_bytes()
         for p in sorted(home.rglob("*"))
-        if p.is_file() and "index.sqlite3" not in p.name
+        if p.is_file() and ".sqlite3" not in p.name
     }
 
 

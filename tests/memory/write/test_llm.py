@@ -190,7 +190,7 @@ def snapshot(memory: Path) -> dict[str, bytes]:
         for p in sorted(memory.rglob("*"))
         if p.is_file()
         and p.relative_to(memory).as_posix() not in skip
-        and not p.name.startswith("index.sqlite3")
+        and not p.name.startswith(("index.sqlite3", "shapes.sqlite3"))
     }
 
 

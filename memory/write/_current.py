@@ -1,0 +1,83 @@
+"""What the writer needs of currency: a block's status across topics, and the core holding current
+blocks only (DESIGN §12).
+
+`TopicBlocks` finds blocks by id, reading a topic only when a successor chain leads there (a block's
+supersession names the successor's topic), and gives each block's evidence as (session, node) pairs (a
+citation's anchor is looked up in the workspace's index). `current_core` renders `memory/core.md` from
+the master, skipping every block that is not current for nobody in particular (superseded, or left in
+the session that holds it). `InstallCurrency` is what one install brings: the shapes (its own session
+fresh from the batch's DAG) and whether its session's head moved since its last install, which may have
+left a branch the core cites: the core is re-rendered then, and at every change of the master.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..currency import Reader, ShapeSource, Status, resolve
+from ..format import CORE_MASTER, Block, TopicFormatError, TopicLookup, render_core
+
+__all__ = ["InstallCurrency", "TopicBlocks", "current_core"]
+
+
+class TopicBlocks:
+    """Blocks by id over the topics as a transaction leaves them (`lookup`); `source_of(session, anchor)`
+    gives the `<session>/<node>` an archived anchor names. A block's topic is known from the master (for
+    its own blocks) or from the supersession that leads to it."""
+
+    def __init__(self, lookup: TopicLookup, source_of: Callable[[str, str], str | None]) -> None:
+        self._lookup = lookup
+        self._source_of = source_of
+        self._where: dict[str, str] = {}  # block id -> its topic path
+
+    def _block(self, block_id: str) -> Block | None:
+        relpath = self._where.get(block_id)
+        if relpath is None:
+            return None
+        try:
+            return self._lookup.block(relpath, block_id)
+        except (TopicFormatError, UnicodeDecodeError):
+            return None  # a damaged topic: its blocks read as unknown (verify reports it)
+
+    def superseded_by(self, block_id: str) -> str | None:
+        block = self._block(block_id)
+        if block is None or block.superseded is None:
+            return None
+        self._where.setdefault(block.superseded.by, block.superseded.topic)
+        return block.superseded.by
+
+    def evidence_of(self, block_id: str) -> list[tuple[str, str | None]]:
+        block = self._block(block_id)
+        if block is None:
+            return []
+        out: list[tuple[str, str | None]] = []
+        for citation in block.citations:
+            for source in citation.sources:
+                source_id = self._source_of(source.session_id, source.anchor)
+                out.append((source.session_id, None if source_id is None else source_id.partition("/")[2]))
+        return out
+
+    def status(self, relpath: str, block_id: str, reader: Reader) -> tuple[Status, str | None]:
+        """(status, the successor that makes it superseded) of the block `block_id` of `relpath`."""
+        self._where.setdefault(block_id, relpath)
+        return resolve(block_id, self.superseded_by, self.evidence_of, reader)
+
+
+def current_core(master_text: str, blocks: TopicBlocks, shapes: ShapeSource) -> str:
+    """`memory/core.md` for the master text: its current blocks only, within the budget."""
+    reader = Reader(shapes)  # nobody in particular: every conversation gets this block
+    return render_core(
+        master_text, keep=lambda block: blocks.status(CORE_MASTER, block.id, reader)[0] == "current"
+    )
+
+
+@dataclass(frozen=True)
+class InstallCurrency:
+    """What one install brings for currency: `shapes` (its own session fresh, every other cached),
+    whether its session's head moved since the last install (`head_moved`: the core is re-rendered),
+    and `record`, run after the commit, which brings the shape cache up to date with the batch's DAG."""
+
+    shapes: ShapeSource
+    head_moved: bool = False
+    record: Callable[[], None] = field(default=lambda: None)
