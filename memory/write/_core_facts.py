@@ -104,6 +104,10 @@ def _facts_of_sentence(raw: str) -> list[str] | None:
     facts = [part for part in parts if _is_fact(part)]
     if len(facts) != len(parts):
         return None
+    # "I am not vegetarian, I eat fish": the negation only retracts; the core keeps what is true now
+    said = [facts_of(part) for part in facts]
+    if any(f and not any(x.negated for x in f) for f in said):
+        facts = [part for part, f in zip(facts, said, strict=True) if not (f and all(x.negated for x in f))]
     return [fact[0].upper() + fact[1:] for fact in facts]
 
 

@@ -28,6 +28,10 @@ def test_a_sentence_of_two_facts_is_filed_as_one_core_fact_per_clause() -> None:
     record = ArchiveRecord("s1", "n1", "user", 1, 1_750_000_000.0, "I live in Paris and I work as a nurse.")
     facts, whole = read_core_facts([record])
     assert [f.text for f in facts] == ["I live in Paris", "I work as a nurse."]
+    move = ArchiveRecord(
+        "s2", "n1", "user", 1, 1_750_000_001.0, "Update: I moved to Berlin, I no longer live in Paris."
+    )
+    assert [f.text for f in read_core_facts([move])[0]] == ["I moved to Berlin"]  # the negation only retracts
     assert whole == {record.source_id}
 
 
