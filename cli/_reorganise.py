@@ -1,7 +1,9 @@
-"""`dagmem reorganise [--distiller NAME]`: merge duplicate blocks of the topic files in one transaction.
+"""`dagmem reorganise [--distiller NAME]`: merge duplicate blocks and mark superseded ones, in one transaction.
 
-Identical claims merge deterministically; `--distiller openai` also merges the blocks the model judges to
-say the same thing (one call per topic file with two or more blocks). It reports the files it changed;
+Identical claims merge deterministically, and a block a newer block of its file updates or retracts is
+marked superseded (the write's rules); `--distiller openai` also merges the blocks the model judges to
+say the same thing and marks the supersessions it finds (checked by the same rules: never between
+alternatives of one fork), two calls per topic file with two or more blocks. It reports the files it changed;
 a pass that changes nothing says so and commits nothing."""
 
 from __future__ import annotations
@@ -35,14 +37,23 @@ def command(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"home": str(home), "tx": result.tx, "merged": result.merged, "changed": list(result.changed)}
+                {
+                    "home": str(home),
+                    "tx": result.tx,
+                    "merged": result.merged,
+                    "superseded": result.superseded,
+                    "changed": list(result.changed),
+                }
             )
         )
         return 0
     if result.tx is None:
-        print("nothing to reorganise: no duplicate blocks, no file changed")
+        print("nothing to reorganise: no duplicate blocks, nothing superseded, no file changed")
         return 0
-    print(f"merged {plural(result.merged, 'duplicate block')} in one transaction ({result.tx}); changed:")
+    print(
+        f"merged {plural(result.merged, 'duplicate block')} and marked "
+        f"{plural(result.superseded, 'block')} superseded in one transaction ({result.tx}); changed:"
+    )
     for path in result.changed:
         print(f"  {path}")
     return 0

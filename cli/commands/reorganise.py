@@ -13,7 +13,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--distiller",
         default="extractive",
         choices=DISTILLERS,
-        help="extractive: identical claims only; openai: also the duplicates a model judges so",
+        help="extractive: identical claims and rule-found supersessions; openai: also what a model judges so",
     )
 
 
@@ -25,7 +25,7 @@ def _run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     name="reorganise",
-    help="merge duplicate blocks of the topic files in one transaction",
+    help="merge duplicate blocks and mark superseded ones, in one transaction",
     add_arguments=_arguments,
     run=_run,
     home=Home.EXISTING,

@@ -1,6 +1,7 @@
 """Editing one topic file the way every distiller does: add a claim (a claim already in the file gains
 the new citation instead of a second copy), replace a block (it keeps its id, so links to it still
-resolve, and carries over every citation it had: evidence is never dropped), render.
+resolve, and carries over every citation it had: evidence is never dropped), mark a block superseded by
+a newer one (it stays, marked), render.
 
 Identical claims may share a block across sibling branches (DESIGN §8: said on both, so true on both);
 a different claim is always a block of its own unless a distiller replaces on the rules of §9.
@@ -15,6 +16,8 @@ from ..format import (
     Block,
     Citation,
     SourceRef,
+    SupersedeReason,
+    Supersession,
     Topic,
     anchor_of,
     citation_id,
@@ -77,6 +80,15 @@ class TopicEdit:
             refs = tuple(SourceRef(label, key[0], key[1]) for label, _, key in fresh)
             citations.append(Citation(cid, date, refs))
         return replace(block, claim=claim, citations=tuple(citations))
+
+    def supersede(self, block_id: str, by: Block, by_path: str, reason: SupersedeReason) -> Block:
+        """Mark the block `block_id` superseded by `by` (filed in `by_path`), dated `by`'s newest citation."""
+        for i, block in enumerate(self.blocks):
+            if block.id == block_id:
+                mark = Supersession(by.id, by_path, max(c.date for c in by.citations), reason)
+                self.blocks[i] = replace(block, superseded=mark)
+                return self.blocks[i]
+        raise KeyError(block_id)
 
     @property
     def changed(self) -> bool:

@@ -1,9 +1,11 @@
 """The extractive distiller's core path: `topics/core.md`, the master of the always-injected block.
 
 A core fact is a stable statement about the user: a sentence of a user turn, in the first person, of
-identity ("my name is", "I am a nurse", "I live in Porto") or of standing preference ("I prefer aisle
-seats", "I never drink coffee"). Deterministic, offline, no model: a sentence qualifies by its opening
-words, questions never do. This is the only writer of `topics/core.md` besides the LLM distiller's `core`
+identity ("my name is", "I am a nurse", "I live in Porto", "我住在柏林") or of standing preference ("I
+prefer aisle seats", "I never drink coffee"). Deterministic, offline, no model: a sentence qualifies by
+its opening words or a first-person slot (`_slots`), questions and hypotheticals never do. A sentence of
+several facts ("I live in Paris and I work as a nurse.") is one fact per clause, so that a later move
+supersedes where the user lives and leaves their job current. This is the only writer of `topics/core.md` besides the LLM distiller's `core`
 field; a topic word never names it.
 """
 
@@ -11,21 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from ..format import CORE_MASTER, ArchiveRecord
+from ._slots import clauses, facts_of, sentences, strip_lead
+from ._supersede import cue_only, usable
 
-__all__ = ["CORE_PATH", "CORE_TITLE", "core_facts"]
+__all__ = ["CORE_PATH", "CORE_TITLE", "CoreFact", "core_facts", "read_core_facts"]
 
 CORE_PATH: Final = CORE_MASTER
 CORE_TITLE: Final = "Core"
 _MAX_FACT = 240  # characters: longer sentences are stories, not facts
 
-_SENTENCE: Final = re.compile(r"[^.!?\n]+[.!?]*")
-# Interjections a fact may start with; they are dropped before the opening is judged.
-_LEAD: Final = re.compile(
-    r"^(?:(?:actually|also|and|anyway|btw|by the way|fyi|oh|ok|okay|so|well)\b[,:]?\s*)+", re.I
-)
 _FACT: Final = re.compile(
     r"^(?:"
     r"my name is|call me|i['’]?m called|i am called|"
@@ -42,24 +42,77 @@ _FACT: Final = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class CoreFact:
+    """One core fact: its text (a clause of a user turn, interjections dropped), the record that said it,
+    and the words it was said in (its sentence, after a cue-only sentence before it such as "Scratch
+    that."), which is what the supersession rule reads for a cue."""
+
+    text: str
+    record: ArchiveRecord
+    said: str
+
+
 def core_facts(records: Sequence[ArchiveRecord]) -> list[tuple[str, ArchiveRecord]]:
     """(fact, record) for each first-person statement of identity or preference in the user's turns,
     oldest first, each fact once (the first record that said it)."""
     seen: set[str] = set()
     out: list[tuple[str, ArchiveRecord]] = []
+    for fact in read_core_facts(records)[0]:
+        key = fact.text.casefold().rstrip(".!。！")
+        if key not in seen:
+            seen.add(key)
+            out.append((fact.text, fact.record))
+    return out
+
+
+def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], set[str]]:
+    """The core facts of `records`, and the source ids of the user turns that are wholly core facts
+    (every sentence of them is one or more facts, or only an interjection): such a turn, alone in its
+    exchange, is filed in the core master only. A fact said by two records is there twice (the master
+    files it once, citing both)."""
+    out: list[CoreFact] = []
+    whole: set[str] = set()
     for record in records:
         if record.role != "user":
             continue
-        for match in _SENTENCE.finditer(record.content):
-            sentence = " ".join(match.group().split())
-            sentence = _LEAD.sub("", sentence)
-            if not sentence or sentence.endswith("?") or len(sentence) > _MAX_FACT:
+        covered = True
+        previous = ""
+        for raw in sentences(record.content):
+            facts = _facts_of_sentence(raw)
+            if facts is None:
+                covered = covered and not strip_lead(raw).strip(" .!?。！？")
+                previous = raw if cue_only(raw) else ""
                 continue
-            if _FACT.match(sentence) is None:
-                continue
-            fact = sentence[0].upper() + sentence[1:]
-            key = fact.casefold().rstrip(".!")
-            if key not in seen:
-                seen.add(key)
-                out.append((fact, record))
-    return out
+            said = f"{previous} {raw}".strip()
+            previous = ""
+            out += [CoreFact(text, record, said) for text in facts]
+        if covered and sentences(record.content):
+            whole.add(record.source_id)
+    return out, whole
+
+
+def _facts_of_sentence(raw: str) -> list[str] | None:
+    """The facts a sentence states, one per clause ("I live in Paris and I work as a nurse." is two), or
+    None when some clause of it is not a fact (the sentence is then not wholly core)."""
+    sentence = strip_lead(raw)
+    if not sentence or sentence.endswith(("?", "？")) or len(sentence) > _MAX_FACT:
+        return None
+    parts = clauses(sentence)
+    if len(parts) > 1 and not all(_is_fact(part) for part in parts):
+        parts = [sentence]  # not every part is a fact: the sentence is one claim, or none
+    facts = [part for part in parts if _is_fact(part)]
+    if len(facts) != len(parts):
+        return None
+    # "I am not vegetarian, I eat fish": the negation only retracts; the core keeps what is true now
+    said = [facts_of(part) for part in facts]
+    if any(f and not any(x.negated for x in f) for f in said):
+        facts = [part for part, f in zip(facts, said, strict=True) if not (f and all(x.negated for x in f))]
+    return [fact[0].upper() + fact[1:] for fact in facts]
+
+
+def _is_fact(clause: str) -> bool:
+    text = strip_lead(clause)
+    if _FACT.match(text) is not None:
+        return True
+    return bool(facts_of(text)) and usable(text)

@@ -19,7 +19,8 @@ from typing import Final, Protocol
 from ..currency import ShapeSource
 from ..format import ArchiveRecord, inert
 from ._blocks import TopicEdit
-from ._core_facts import CORE_PATH, CORE_TITLE, core_facts
+from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
+from ._supersede import supersede_older
 
 __all__ = [
     "RESERVED_TOPIC_SLUGS",
@@ -192,25 +193,43 @@ def _label(record: ArchiveRecord) -> str:
     return f"{record.role} {record.session_id}/{record.node_id}"
 
 
+def path_rule(batch: BatchInput) -> Callable[[str], bool] | None:
+    """`on_path(anchor)` over the batch's lineage, computed on first use (None: the path is unknown)."""
+    if batch.lineage is None:
+        return None
+    lineage: frozenset[str] | None = None
+
+    def on_path(anchor: str) -> bool:
+        nonlocal lineage
+        if lineage is None:
+            lineage = batch.lineage() if batch.lineage is not None else frozenset()
+        return anchor in lineage
+
+    return on_path
+
+
 class ExtractiveDistiller:
     """Groups each batch's exchanges into topic files by their most salient word and writes one block
     per exchange: the quoted gist of each turn, citing every turn of the exchange; an exchange already
     in its topic gains a citation instead of a copy. First-person facts about the user also go to
-    `topics/core.md` (`core = False` turns that off). Deterministic, offline, and it cites every record."""
+    `topics/core.md`, one block per clause (`core = False` turns that off). A user turn that updates or
+    retracts an older current block of the file it lands in marks that block superseded (`_supersede`'s
+    rule). Deterministic, offline, and it cites every record."""
 
     name = "extractive"
     core = True
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         edits: dict[str, str | None] = {}
-        # The core first: a one-turn exchange whose claim the master took is filed there only (the same
-        # claim in two files would be recalled twice, and `verify` calls it a duplicate).
-        in_core = self._core(batch, topics, edits) if self.core else set()
+        on_path = path_rule(batch)
+        # The core first: a user turn the master took whole is filed there only (the same fact in two
+        # files would be recalled twice, and `verify` calls an identical claim a duplicate).
+        in_core = self._core(batch, topics, edits, on_path) if self.core else set()
         files: dict[str, TopicEdit] = {}
         for exchange in _exchanges(batch.records):
-            claim = exchange_claim(exchange)
-            if claim in in_core:
+            if len(exchange) == 1 and exchange[0].source_id in in_core:
                 continue
+            claim = exchange_claim(exchange)
             word = _topic_word(exchange)
             path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
@@ -218,24 +237,45 @@ class ExtractiveDistiller:
                 edit = files[path] = TopicEdit(path, topics.read(path), inert(word[:1].upper() + word[1:]))
             sources = [(_label(r), r.source_id) for r in exchange]
             # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
-            edit.add(claim, [(_date(exchange[-1].created_at), sources)])
+            block = edit.add(claim, [(_date(exchange[-1].created_at), sources)])
+            words = " ".join(r.content for r in exchange if r.role == "user")
+            if words:  # only the user's own words supersede; an assistant's never do
+                supersede_older(
+                    edit, block, words, same_topic=True, session_id=batch.session_id, on_path=on_path
+                )
         edits.update({path: edit.render() for path, edit in files.items()})
         return edits
 
-    def _core(self, batch: BatchInput, topics: TopicReader, edits: dict[str, str | None]) -> set[str]:
-        """First-person facts of identity and preference go to `topics/core.md` (their exchange's block
-        cites them too, unless the exchange is that fact alone). Returns the claims the master took."""
-        facts = core_facts(batch.records)
+    def _core(
+        self,
+        batch: BatchInput,
+        topics: TopicReader,
+        edits: dict[str, str | None],
+        on_path: Callable[[str], bool] | None,
+    ) -> set[str]:
+        """First-person facts of identity and preference go to `topics/core.md`, where a fact said with
+        an update or retraction cue supersedes the older fact of its slot. Returns the source ids of the
+        user turns the master took whole (their exchange, if they are alone in it, is filed there only)."""
+        facts, whole = read_core_facts(batch.records)
         if not facts:
             return set()
         edit = TopicEdit(CORE_PATH, topics.read(CORE_PATH), CORE_TITLE)
-        taken: set[str] = set()
-        for fact, record in facts:
+        for n, fact in enumerate(facts):
             if edit.size() >= TOPIC_FILE_LIMIT:  # per fact, with the batch's: the master has no parts
+                whole -= {f.record.source_id for f in facts[n:]}
                 break
-            claim = f"User: “{inert(fact)}”"
-            edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])
-            taken.add(claim)
+            record = fact.record
+            claim = f"User: “{inert(fact.text)}”"
+            block = edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])
+            supersede_older(
+                edit,
+                block,
+                fact.text,
+                context=fact.said,
+                same_topic=False,
+                session_id=batch.session_id,
+                on_path=on_path,
+            )
         if edit.changed:
             edits[CORE_PATH] = edit.render()
-        return taken
+        return whole

@@ -47,6 +47,8 @@ from ._llm_wire import (
     DEDUP_PROMPT,
     RESPONSE_FORMAT,
     SCRUBBED,
+    SUPERSEDE_FORMAT,
+    SUPERSEDE_PROMPT,
     SYSTEM_PROMPT,
     AnswerEdits,
     InvalidAnswer,
@@ -56,6 +58,7 @@ from ._llm_wire import (
     core_lines,
     parse_answer,
     parse_groups,
+    parse_pairs,
     render_prompt,
     repair_prompt,
     topic_line,
@@ -203,7 +206,7 @@ class LLMDistiller:
         shown = self._shown_topics(records, topics, min(TOPIC_TOKENS, self.settings.max_input_tokens - fixed))
         messages: list[dict[str, str]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_prompt(lines, shown, core_part)},
+            {"role": "user", "content": render_prompt(lines, [line for _, line in shown], core_part)},
         ]
 
         return self._ask(
@@ -216,12 +219,13 @@ class LLMDistiller:
                 session_id=session_id,
                 on_path=on_path,
                 open_part=open_part_in(topics),
+                shown=[path for path, _ in shown],
             ),
         )
 
-    def _shown_topics(self, records: Any, topics: TopicReader, budget: int) -> list[str]:
-        """The topics the model may touch: those whose name shares words with the batch (issue 8's recall
-        can take this over), best first, within `budget` tokens."""
+    def _shown_topics(self, records: Any, topics: TopicReader, budget: int) -> list[tuple[str, str]]:
+        """The topics the model may touch, as (path, TOPICS line): those whose name shares words with the
+        batch (issue 8's recall can take this over), best first, within `budget` tokens."""
         if not isinstance(topics, TopicLister) or budget <= 0:
             return []
         words = {_slug(w) for r in records for w in _keywords(r.content)}
@@ -232,7 +236,7 @@ class LLMDistiller:
 
         scored = [(score(p), p) for p in topics.paths() if p != CORE_PATH]
         ranked = sorted((item for item in scored if item[0] > 0), key=lambda item: (-item[0], item[1]))
-        shown: list[str] = []
+        shown: list[tuple[str, str]] = []
         used = 0
         for _, path in ranked[:MAX_TOPICS]:
             topic = _parse_or_none(topics.read(path), path)
@@ -241,7 +245,7 @@ class LLMDistiller:
             line = topic_line(path, topic)
             tokens = count_tokens(line)
             if used + tokens <= budget:
-                shown.append(line)
+                shown.append((path, line))
                 used += tokens
         return shown
 
@@ -259,6 +263,24 @@ class LLMDistiller:
             messages,
             DEDUP_FORMAT,
             lambda content: parse_groups(content, [b for b, _ in blocks], secrets=self._secrets),
+        )
+
+    def supersessions(self, path: str, blocks: Sequence[tuple[str, str, str, str]]) -> list[tuple[str, str]]:
+        """(older id, newer id) pairs of one topic file's blocks (id, plain claim, date, status) where the
+        newer makes the older's fact no longer true; `reorganise` checks each against its rules."""
+        lines = [
+            _line({"id": i, "claim": claim, "date": date, "status": status})
+            for i, claim, date, status in blocks
+        ]
+        prompt = "\n".join(["TOPIC " + path, *lines]) + "\n"
+        if count_tokens(SUPERSEDE_PROMPT) + count_tokens(prompt) > self.settings.max_input_tokens:
+            log.info("reorganise: %s is over max_input_tokens; not reviewed for supersessions", path)
+            return []
+        messages = [{"role": "system", "content": SUPERSEDE_PROMPT}, {"role": "user", "content": prompt}]
+        return self._ask(
+            messages,
+            SUPERSEDE_FORMAT,
+            lambda content: parse_pairs(content, [b[0] for b in blocks], secrets=self._secrets),
         )
 
     def _ask(

@@ -19,15 +19,18 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import DagmemError
-from ..format import ArchiveRecord, Topic, inert, is_topic_path
+from ..format import ArchiveRecord, Block, Topic, TopicFormatError, inert, is_topic_path, parse_topic
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE
 from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label
+from ._supersede import Reason, choose, newest_date, off_path, statement
 
 __all__ = [
     "DEDUP_FORMAT",
     "DEDUP_PROMPT",
     "RESPONSE_FORMAT",
+    "SUPERSEDE_FORMAT",
+    "SUPERSEDE_PROMPT",
     "SYSTEM_PROMPT",
     "Answer",
     "AnswerEdits",
@@ -35,6 +38,7 @@ __all__ = [
     "apply_answer",
     "parse_answer",
     "parse_groups",
+    "parse_pairs",
     "plain",
     "refs_of",
     "render_prompt",
@@ -51,11 +55,13 @@ SCRUBBED: Final = "[redacted]"  # what a secret the model echoed becomes (before
 SYSTEM_PROMPT: Final = """\
 You maintain the long-term memory of an assistant's conversations. You get a BATCH of new conversation \
 records (one JSON object per line, each with a ref such as "r1"), then the TOPICS of memory they may \
-belong to (each with its blocks: an id and a claim), then the CORE facts about the user.
+belong to (each with its blocks: an id, a claim, its date and its status), then the CORE facts about the \
+user.
 
 Answer with one JSON object and nothing else:
 {"topics": [{"path": "topics/<slug>.md", "title": "<title>", "blocks": [{"claim": "<text>", "refs": ["r1"], \
-"replaces": null}]}], "core": [{"claim": "<text>", "refs": ["r2"], "replaces": null}]}
+"replaces": null, "supersedes": null}]}], "core": [{"claim": "<text>", "refs": ["r2"], "replaces": null, \
+"supersedes": null}]}
 
 Rules:
 - A claim is one self-contained statement worth remembering, in plain text (no markdown, no links), \
@@ -66,8 +72,14 @@ worth keeping should be cited by some claim.
 topic shown in TOPICS when it fits, otherwise into a new topic with a short title.
 - "replaces": null adds a block; the id of a block shown (b-xxxxxxxx) rewrites that block, for a claim \
 that updates, corrects or merges it (its evidence is kept). Never repeat a claim that is already there.
+- "supersedes": the id of a shown block (b-xxxxxxxx) whose fact this claim makes no longer true: the \
+user stated a newer value of the same fact (an update: "I moved to Berlin") or took it back (a \
+retraction: "scratch that, I am not vegetarian"). The old block stays, marked superseded. Only for a \
+claim resting on the user's own words, never on the assistant's alone; null otherwise, and null when \
+the claim merely adds to the old one ("I now also like tea"). Each shown block has its date and status \
+("current" or "superseded"); supersede only a current block.
 - core holds only stable facts about the user (identity, lasting preferences, standing decisions); \
-"replaces" there names a CORE block. Leave core empty when there is none.
+"replaces" and "supersedes" there name a CORE block. Leave core empty when there is none.
 """
 
 
@@ -75,11 +87,12 @@ def _block_schema() -> dict[str, Any]:
     return {
         "type": "object",
         "additionalProperties": False,
-        "required": ["claim", "refs", "replaces"],
+        "required": ["claim", "refs", "replaces", "supersedes"],
         "properties": {
             "claim": {"type": "string"},
             "refs": {"type": "array", "items": {"type": "string"}},
             "replaces": {"type": ["string", "null"]},
+            "supersedes": {"type": ["string", "null"]},
         },
     }
 
@@ -151,6 +164,44 @@ DEDUP_FORMAT: Final = {
 }
 
 
+SUPERSEDE_PROMPT: Final = """\
+You review one topic file of an assistant's long-term memory for facts that are no longer true. You get its \
+path, then its blocks, one JSON object per line: {"id": "b-xxxxxxxx", "claim": "<text>", "date": \
+"YYYY-MM-DD", "status": "current"|"superseded"}. Find each current block whose fact a newer block makes no \
+longer true: the user stated a newer value of the same fact (an update: "I moved to Berlin" after "I live in \
+Paris") or took it back (a retraction: "I am not vegetarian" after "I am vegetarian"). Not when the newer \
+block only adds to the older one, is about someone else, or is a question or a plan. Answer with one JSON \
+object and nothing else:
+{"supersessions": [{"old": "b-...", "new": "b-..."}]}
+old and new are ids of this file; new is dated no earlier than old; answer {"supersessions": []} when \
+there are none.
+"""
+
+SUPERSEDE_FORMAT: Final = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "dagmem_supersessions",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["supersessions"],
+            "properties": {
+                "supersessions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["old", "new"],
+                        "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                    },
+                }
+            },
+        },
+    },
+}
+
+
 class InvalidAnswer(DagmemError):
     """Internal: an answer the contract does not allow (it becomes a repair round, or MODEL_BAD_RESPONSE)."""
 
@@ -165,6 +216,7 @@ class _Block(BaseModel):
     claim: str
     refs: list[str]
     replaces: str | None = None
+    supersedes: str | None = None
 
 
 class _Topic(BaseModel):
@@ -206,13 +258,19 @@ def batch_lines(records: Sequence[ArchiveRecord]) -> list[str]:
     ]
 
 
+def _shown(block: Block) -> dict[str, str]:
+    """A block as the model sees it: its id, claim, newest date, and whether it is still current."""
+    status = "current" if block.superseded is None else "superseded"
+    return {"id": block.id, "claim": plain(block.claim), "date": newest_date(block), "status": status}
+
+
 def topic_line(path: str, topic: Topic) -> str:
-    blocks = [{"id": b.id, "claim": plain(b.claim)} for b in topic.blocks]
+    blocks = [_shown(b) for b in topic.blocks]
     return _line({"path": path, "title": plain(topic.title), "blocks": blocks})
 
 
 def core_lines(core: Topic | None) -> list[str]:
-    return [] if core is None else [_line({"id": b.id, "claim": plain(b.claim)}) for b in core.blocks]
+    return [] if core is None else [_line(_shown(b)) for b in core.blocks]
 
 
 def render_prompt(batch: Sequence[str], topics: Sequence[str], core: Sequence[str]) -> str:
@@ -322,6 +380,39 @@ def parse_groups(
     return out
 
 
+class _Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    old: str
+    new: str
+
+
+class _Pairs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    supersessions: list[_Pair]
+
+
+def parse_pairs(
+    content: str | None, block_ids: Sequence[str], *, secrets: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """The (old, new) pairs of a supersession review, each naming two different blocks of the file (the
+    rules of the branch, the dates and cycles are the caller's to check)."""
+    try:
+        pairs = _Pairs.model_validate(_json(content, secrets)).supersessions
+    except ValidationError as exc:
+        raise _schema_error(exc) from None
+    known = set(block_ids)
+    out: list[tuple[str, str]] = []
+    for n, pair in enumerate(pairs):
+        where = f"supersessions[{n}]"
+        unknown = [i for i in (pair.old, pair.new) if i not in known]
+        if unknown:
+            raise InvalidAnswer("unknown block", f"{where}: {unknown[0]!r} is not a block of this file")
+        if pair.old == pair.new:
+            raise InvalidAnswer("supersedes itself", f"{where}: a block cannot supersede itself")
+        out.append((pair.old, pair.new))
+    return out
+
+
 @dataclass
 class AnswerEdits:
     edits: dict[str, str]  # path -> new text, only files that changed
@@ -336,15 +427,72 @@ def apply_answer(
     session_id: str,
     on_path: Callable[[str], bool],
     open_part: Callable[[str, Mapping[str, TopicEdit]], str],
+    shown: Sequence[str] = (),
 ) -> AnswerEdits:
     """The answer as topic edits. `on_path(anchor)`: does this session's record lie on the batch's path
-    (§9's rule for `replaces`)? `open_part(path, edits)`: the part of that topic that still has room for a new
-    block, judged with the edits so far (topic files stay bounded per block, as the extractive
-    distiller's do)."""
+    (§9's rule for `replaces` and `supersedes`)? `open_part(path, edits)`: the part of that topic that still
+    has room for a new block, judged with the edits so far (topic files stay bounded per block, as the
+    extractive distiller's do). `shown`: the topic files the prompt showed (with the core master, the
+    files a `supersedes` may name a block of)."""
     refs = refs_of(records)
     files: dict[str, TopicEdit] = {}
     replaced: set[tuple[str, str]] = set()
+    superseded: set[str] = set()
     cited: set[str] = set()
+    holders: dict[str, str] | None = None  # block id -> the shown file holding it, read on first use
+
+    def holder(block_id: str) -> str | None:
+        nonlocal holders
+        for path, edit in files.items():
+            if edit.block(block_id) is not None:
+                return path
+        if holders is None:
+            holders = {}
+            for path in dict.fromkeys([*shown, CORE_PATH]):
+                text = topics.read(path)
+                try:
+                    topic = parse_topic(text, path) if text is not None else None
+                except TopicFormatError:
+                    topic = None  # not shown either; the validator reports the file if an edit touches it
+                holders.update({b.id: path for b in topic.blocks} if topic is not None else {})
+        return holders.get(block_id)
+
+    def supersede(
+        where: str, new: Block, new_path: str, block: _Block, chosen: Sequence[ArchiveRecord]
+    ) -> None:
+        target = block.supersedes
+        assert target is not None
+        path = holder(target) if _BLOCK_ID.fullmatch(target) else None
+        if path is None:
+            raise InvalidAnswer(
+                "supersedes an unknown block", f"{where}: supersedes {target!r}, which is not a shown block"
+            )
+        if target in (new.id, block.replaces):
+            raise InvalidAnswer("supersedes itself", f"{where}: a block cannot supersede itself ({target})")
+        users = [r for r in chosen if r.role == "user"]
+        if not users:
+            raise InvalidAnswer(
+                "supersedes on the assistant's words",
+                f"{where}: supersedes needs a ref to the user's own words; the assistant cannot supersede a fact",
+            )
+        if path not in files:
+            files[path] = TopicEdit(path, topics.read(path), "")  # an existing file: its own title is kept
+        edit = files[path]
+        old = edit.block(target)
+        assert old is not None
+        if target in superseded or old.superseded is not None:
+            raise InvalidAnswer(
+                "supersedes a superseded block",
+                f"{where}: {target} is already superseded; name a current block",
+            )
+        if off_path(old, session_id, on_path):
+            raise InvalidAnswer(
+                "supersedes another branch",
+                f"{where}: {target} rests on another branch of this conversation (an alternative the user "
+                "left, not an older value); set supersedes to null",
+            )
+        superseded.add(target)
+        edit.supersede(target, new, new_path, _reason(old, users))
 
     def edit_of(path: str, title: str) -> TopicEdit:
         if path not in files:
@@ -369,9 +517,11 @@ def apply_answer(
         groups = [(_date(chosen[-1].created_at), [(_label(r), r.source_id) for r in chosen])]
         text = inert(claim)
         edit = edit_of(path, title)
+        placed: tuple[Block, str]
         if block.replaces is None:
             target = path if path == CORE_PATH else open_part(path, files)
-            (edit if target == path else edit_of(target, edit.title)).add(text, groups)
+            into = edit if target == path else edit_of(target, edit.title)
+            placed = (into.add(text, groups), target)
         else:
             if not _BLOCK_ID.fullmatch(block.replaces) or edit.block(block.replaces) is None:
                 raise InvalidAnswer(
@@ -384,9 +534,11 @@ def apply_answer(
             old = edit.block(block.replaces)
             assert old is not None
             if all(on_path(s.anchor) for c in old.citations for s in c.sources if s.session_id == session_id):
-                edit.replace(block.replaces, text, groups)
+                placed = (edit.replace(block.replaces, text, groups), path)
             else:  # its evidence lies on a sibling branch: §8 keeps the claims apart
-                edit.add(text, groups)
+                placed = (edit.add(text, groups), path)
+        if block.supersedes is not None:
+            supersede(where, placed[0], placed[1], block, chosen)
         cited.update(r.source_id for r in chosen)
 
     for t, topic in enumerate(answer.topics):
@@ -403,3 +555,13 @@ def apply_answer(
     for b, block in enumerate(answer.core):
         place(f"core[{b}]", CORE_PATH, CORE_TITLE, block)
     return AnswerEdits({path: e.render() for path, e in files.items() if e.changed}, cited)
+
+
+def _reason(old: Block, users: Sequence[ArchiveRecord]) -> Reason:
+    """Why the model's supersession holds: the deterministic rule's reason when it agrees, else the cue
+    of the user's words ("scratch that": a retraction), else an update."""
+    words = " ".join(r.content for r in users)
+    picked = choose(words, [(old, True)])
+    if picked is not None:
+        return picked[1]
+    return "retraction" if statement(words).cue == "retraction" else "update"

@@ -1,5 +1,6 @@
 """Consolidation (`dagmem reorganise`, the runtime's `reorganise_at`): merge duplicate blocks in one
-transaction, carrying every citation to the block that absorbs them.
+transaction, carrying every citation to the block that absorbs them, and mark the blocks a newer block
+of their file supersedes (the write's rules, `_supersede`; and a judging model's, checked the same way).
 
 Identical claims merge deterministically, within a file and across files (the first in file order keeps
 its id; across files the core master's copy, else the first file's; DESIGN §8 lets an identical claim hold
@@ -25,6 +26,7 @@ from ..format import (
     CORE_FILE,
     Block,
     Citation,
+    Supersession,
     Topic,
     TopicFormatError,
     TopicLookup,
@@ -43,8 +45,18 @@ from ..store import SessionStore
 from ..workspace import Workspace
 from ._core import CORE_MASTER
 from ._current import core_after
+from ._supersede import Reason, choose, newest_date, statement, user_text
 
-__all__ = ["DuplicateJudge", "OnePath", "Reorganised", "identical_claims", "one_path_in", "reorganise"]
+__all__ = [
+    "DuplicateJudge",
+    "OnePath",
+    "Reorganised",
+    "SupersessionJudge",
+    "identical_claims",
+    "one_path_in",
+    "reorganise",
+    "supersede_in_file",
+]
 
 log = logging.getLogger("dagmem.reorganise")
 
@@ -60,11 +72,20 @@ class DuplicateJudge(Protocol):
         ...
 
 
+@runtime_checkable
+class SupersessionJudge(Protocol):
+    def supersessions(self, path: str, blocks: Sequence[tuple[str, str, str, str]]) -> list[tuple[str, str]]:
+        """(older id, newer id) pairs of `blocks` (id, plain claim, date, status: one topic file's) where
+        the newer block states a newer value of the older one's fact (an update or a retraction)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Reorganised:
     tx: str | None  # None: nothing changed, nothing committed
     changed: tuple[str, ...]  # workspace-relative paths, sorted
     merged: int  # blocks folded into another
+    superseded: int = 0  # blocks newly marked superseded by a newer block of their file
 
 
 def reorganise(
@@ -77,7 +98,7 @@ def reorganise(
     """One consolidation pass. Raises `WriteFailure` (nothing installed) on failure."""
     for attempt in range(1, attempts + 1):
         try:
-            return _pass(workspace, judge if isinstance(judge, DuplicateJudge) else None, one_path)
+            return _pass(workspace, judge, one_path)
         except WriteFailure as failure:
             if failure.code is not ReasonCode.CONCURRENT_UPDATE or attempt == attempts:
                 raise
@@ -87,7 +108,8 @@ def reorganise(
     raise AssertionError("unreachable")
 
 
-def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath | None) -> Reorganised:
+def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reorganised:
+    merger = judge if isinstance(judge, DuplicateJudge) else None
     texts: dict[str, bytes] = {}
     for entry in sorted(os.scandir(workspace.topics), key=lambda e: e.name):
         relpath = f"topics/{entry.name}"
@@ -104,24 +126,35 @@ def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath 
         for topic in topics.values()
         for block in topic.blocks
         for link in block_links(block.claim)
+    } | {  # a successor is linked to by its superseded block's status line: never folded away either
+        (block.superseded.topic, block.superseded.by)
+        for topic in topics.values()
+        for block in topic.blocks
+        if block.superseded is not None
     }
     changed: dict[str, bytes | None] = {}
     merged = 0
     merged_blocks: dict[str, list[Block]] = {}
     for path, topic in topics.items():
         blocks, folded = _merge_identical(path, topic.blocks, linked)
-        if judge is not None and len(blocks) > 1:
-            blocks, more = _merge_judged(path, blocks, linked, judge, one_path)
+        if merger is not None and len(blocks) > 1:
+            blocks, more = _merge_judged(path, blocks, linked, merger, one_path)
             folded += more
         merged_blocks[path] = blocks
         merged += folded
     merged += _merge_across(merged_blocks, linked)
+    superseded = 0
+    for path in topics:  # after the merges, so that every mark names a block that stays
+        merged_blocks[path], marked = supersede_in_file(
+            path, merged_blocks[path], one_path, judge if isinstance(judge, SupersessionJudge) else None
+        )
+        superseded += marked
     for path, topic in topics.items():
         new = Topic(topic.title, tuple(merged_blocks[path]))
         if new != topic:
             changed[path] = render_topic(new).encode("utf-8")
     if not changed:
-        return Reorganised(None, (), 0)
+        return Reorganised(None, (), 0, 0)
     with workspace.lock():
         workspace.recover()
         for path in changed:
@@ -137,8 +170,14 @@ def _pass(workspace: Workspace, judge: DuplicateJudge | None, one_path: OnePath 
         if CORE_FILE in changed and changed[CORE_FILE] == current_core:
             del changed[CORE_FILE]
         record = workspace.install("", [], changed)
-    log.info("reorganise: tx %s merged %d blocks in %d files", record.tx, merged, len(changed))
-    return Reorganised(record.tx, tuple(sorted(changed)), merged)
+    log.info(
+        "reorganise: tx %s merged %d blocks, superseded %d, in %d files",
+        record.tx,
+        merged,
+        superseded,
+        len(changed),
+    )
+    return Reorganised(record.tx, tuple(sorted(changed)), merged, superseded)
 
 
 def _sources(block: Block) -> set[tuple[str, str]]:
@@ -251,6 +290,71 @@ def _one_path_each(keep: Block, rest: Sequence[Block], one_path: OnePath | None)
         len(members[session_id]) == 1 or (one_path is not None and one_path(session_id, anchors[session_id]))
         for session_id in members
     )
+
+
+def supersede_in_file(
+    path: str, blocks: Sequence[Block], one_path: OnePath | None, judge: SupersessionJudge | None = None
+) -> tuple[list[Block], int]:
+    """The file's blocks with the supersessions the rules find between them (`_supersede`: the newer
+    block's user words with a cue, and the same slot, or in a topic file the same subject), then those the
+    model judges (`judge`), each checked: both blocks of this file, the older one current and not newer,
+    no cycle, and never two blocks whose evidence in one session lies on two branches (alternatives).
+    Returns the blocks and how many were newly marked."""
+    out = list(blocks)
+    same_topic = path != CORE_MASTER
+    marked = 0
+
+    def index(block_id: str) -> int | None:
+        return next((i for i, b in enumerate(out) if b.id == block_id), None)
+
+    def mark(old: int, new: int, reason: Reason) -> None:
+        nonlocal marked
+        date = newest_date(out[new])
+        out[old] = replace(out[old], superseded=Supersession(out[new].id, path, date, reason))
+        marked += 1
+
+    def allowed(old: Block, new: Block) -> bool:
+        if old.superseded is not None or old.id == new.id or newest_date(old) > newest_date(new):
+            return False
+        chain, seen = new, set()
+        while chain.superseded is not None and chain.id not in seen:  # marking old must close no cycle
+            seen.add(chain.id)
+            at = index(chain.superseded.by) if chain.superseded.topic == path else None
+            if at is None:
+                break
+            chain = out[at]
+            if chain.id == old.id:
+                return False
+        return _one_path_each(old, [new], one_path)
+
+    for n, new in enumerate(list(out)):
+        words = user_text(new.claim)
+        if not words:
+            continue
+        candidates = [(b, same_topic) for b in out[:n] if allowed(b, out[n])]
+        picked = choose(words, candidates)
+        if picked is not None:
+            at = index(picked[0].id)
+            assert at is not None
+            mark(at, n, picked[1])
+    if judge is None or len(out) < 2:
+        return out, marked
+    from ._llm_wire import plain
+
+    shown = [
+        (b.id, plain(b.claim), newest_date(b), "current" if b.superseded is None else "superseded")
+        for b in out
+    ]
+    for old_id, new_id in judge.supersessions(path, shown):
+        old_at, new_at = index(old_id), index(new_id)
+        if old_at is None or new_at is None or not allowed(out[old_at], out[new_at]):
+            log.info(
+                "reorganise: %s: the model's %s -> %s breaks the rules; not marked", path, old_id, new_id
+            )
+            continue
+        cue = statement(user_text(out[new_at].claim)).cue
+        mark(old_at, new_at, "retraction" if cue == "retraction" else "update")
+    return out, marked
 
 
 def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: dict[str, Topic]) -> None:

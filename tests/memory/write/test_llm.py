@@ -690,14 +690,21 @@ def test_the_lock_is_free_during_the_model_call_and_a_concurrent_install_re_dist
 # -- consolidation with the model as the judge ----------------------------------------------------------
 
 
-def judge(groups_by_claims: list[tuple[list[str], str]]) -> Callable[[dict[str, Any]], Reply]:
-    """A model that answers consolidation requests: groups named by their claims' text."""
+def judge(
+    groups_by_claims: list[tuple[list[str], str]], supersessions: list[tuple[str, str]] | None = None
+) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers consolidation requests (groups named by their claims' text) and supersession
+    reviews ((older claim, newer claim) pairs; none by default)."""
 
     def reply(request: dict[str, Any]) -> Reply:
-        if not request["messages"][0]["content"].startswith("You consolidate"):
+        system = request["messages"][0]["content"]
+        if not system.startswith(("You consolidate", "You review")):
             return answer(good_edits(request))
         lines = request["messages"][1]["content"].split("\n")[1:-1]
         ids = {json.loads(line)["claim"]: json.loads(line)["id"] for line in lines}
+        if system.startswith("You review"):
+            pairs = [{"old": ids[o], "new": ids[n]} for o, n in supersessions or [] if o in ids and n in ids]
+            return answer({"supersessions": pairs})
         groups = [{"ids": [ids[c] for c in said], "claim": claim} for said, claim in groups_by_claims]
         return answer({"groups": groups})
 
@@ -760,3 +767,145 @@ def test_the_core_facts_shown_are_what_core_md_renders(model: ModelServer, home:
     rendered = (home.root / "memory" / "core.md").read_text()
     assert 0 < count_tokens("\n".join(core)) <= 2000
     assert all(json.loads(line)["id"] in rendered for line in core)
+
+
+# -- supersedes (issue 23): the model names an older block whose fact a claim makes no longer true ---------
+
+
+def superseding(
+    target: Callable[[dict[str, Any]], str], *, refs: tuple[str, ...] = ("r1",), replaces: bool = False
+) -> Callable[[dict[str, Any]], Reply]:
+    """An answer whose one block says the user moved and supersedes the block `target(request)` (and, with
+    `replaces`, also replaces it)."""
+
+    def step(request: dict[str, Any]) -> Reply:
+        block = {
+            "claim": "The user moved to Lisbon.",
+            "refs": list(refs),
+            "replaces": target(request) if replaces else None,
+            "supersedes": target(request),
+        }
+        return answer(
+            {"topics": [{"path": "topics/trip.md", "title": "Trip", "blocks": [block]}], "core": []}
+        )
+
+    return step
+
+
+def first_shown(request: dict[str, Any]) -> str:
+    return str(topics_of(request)[0]["blocks"][0]["id"])
+
+
+def last_shown(request: dict[str, Any]) -> str:
+    return str(topics_of(request)[0]["blocks"][-1]["id"])
+
+
+def test_supersedes_marks_the_older_block_and_the_prompt_shows_date_and_status(
+    model: ModelServer, home: Home
+) -> None:
+    home.store.append("s", "user", "For the trip: I live in Porto.", node_id="u1")
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    (old,) = topic(home.root, "topics/trip.md").blocks
+    model.script.append(superseding(first_shown))
+    home.store.append("s", "user", "Trip update: I moved to Lisbon.", node_id="u2", predecessor="u1")
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    schema = model.requests[1]["response_format"]["json_schema"]["schema"]
+    block_schema = schema["properties"]["topics"]["items"]["properties"]["blocks"]["items"]
+    assert block_schema["required"] == ["claim", "refs", "replaces", "supersedes"]
+    assert schema["properties"]["core"]["items"]["properties"]["supersedes"] == {"type": ["string", "null"]}
+    (shown,) = topics_of(model.requests[1])
+    assert shown["blocks"] == [
+        {"id": old.id, "claim": old.claim, "date": old.citations[-1].date, "status": "current"}
+    ]
+    marked, new = topic(home.root, "topics/trip.md").blocks
+    assert marked.id == old.id
+    assert marked.citations == old.citations  # evidence untouched: only the status line is added
+    assert marked.superseded is not None
+    assert (marked.superseded.by, marked.superseded.topic, marked.superseded.reason) == (
+        new.id,
+        "topics/trip.md",
+        "update",
+    )
+    assert new.superseded is None
+    home.store.append("s", "user", "Trip: which museums?", node_id="u3", predecessor="u2")
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    statuses = [b["status"] for b in topics_of(model.requests[2])[0]["blocks"]]
+    assert statuses[:2] == ["superseded", "current"]
+    oracle(home.root)
+
+
+_INVALID_SUPERSEDES = {
+    # case: (the bad answer, what the repair round tells the model)
+    "unknown": (superseding(lambda request: "b-00000000"), "not a shown block"),
+    "self": (superseding(first_shown, replaces=True), "cannot supersede itself"),
+    "assistant": (superseding(first_shown, refs=("r2",)), "the user's own words"),
+    "sibling": (superseding(last_shown), "another branch"),
+    "superseded": (superseding(first_shown), "already superseded"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INVALID_SUPERSEDES))
+def test_an_invalid_supersedes_gets_the_repair_round(model: ModelServer, home: Home, case: str) -> None:
+    home.store.append("s", "user", "For the trip: I live in Porto.", node_id="u0")
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    parent = "u0"
+    if case == "sibling":  # an alternative of the batch's own prompt (an edited prompt) holds the block
+        home.store.append("s", "user", "For the trip: I live in Faro.", node_id="x1", predecessor="u0")
+        assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    if case == "superseded":  # a valid answer supersedes it first
+        model.script.append(superseding(first_shown))
+        home.store.append("s", "user", "Trip update: I moved to Braga.", node_id="m1", predecessor="u0")
+        assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+        parent = "m1"
+    home.store.append("s", "user", "Trip update: I moved to Lisbon.", node_id="u2", predecessor=parent)
+    home.store.append("s", "assistant", "Lisbon it is.", node_id="a2", predecessor="u2")
+    before = snapshot(home.root / "memory")
+    bad, said = _INVALID_SUPERSEDES[case]
+    asked = len(model.requests)
+    model.script.extend([bad, bad])
+    failed = home.write("s", LLMDistiller(settings(model)))
+    assert (failed.outcome, failed.reason_code) == ("failed", ReasonCode.MODEL_BAD_RESPONSE)
+    repair = model.requests[asked + 1]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert said in repair[3]["content"]
+    assert snapshot(home.root / "memory") == before  # nothing written; the batch is still owed
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"  # a good answer lands
+    oracle(home.root)
+
+
+def test_dagmem_reorganise_adds_the_supersessions_the_model_finds_but_never_between_alternatives(
+    model: ModelServer, home: Home
+) -> None:
+    store = home.store
+    store.append("s", "user", "Plan the trip.", node_id="r0")
+    store.append("s", "user", "The trip goes to Porto.", node_id="u1", predecessor="r0")
+    store.append(
+        "s", "user", "Let us do Faro.", node_id="u2", predecessor="u1"
+    )  # no cue: the rules find none
+    store.append("s", "user", "The trip goes to Braga.", node_id="x1", predecessor="r0")  # an edited prompt
+    store.set_head("s", "u2")
+    assert home.write("s", LLMDistiller(settings(model))).records == 4
+    model.default = judge(
+        [],
+        [
+            ("The user said: The trip goes to Porto.", "The user said: Let us do Faro."),
+            ("The user said: The trip goes to Braga.", "The user said: Let us do Faro."),
+        ],
+    )
+    env = {"DAGMEM_LLM_BASE_URL": model.url, "DAGMEM_LLM_MODEL": "m", "DAGMEM_LLM_API_KEY": SECRET_KEY}
+    done = dagmem_cli("reorganise", "--distiller", "openai", "--json", home=home.root, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert (report["changed"], report["merged"], report["superseded"]) == (["topics/trip.md"], 0, 1)
+    blocks = {b.claim: b for b in topic(home.root, "topics/trip.md").blocks}
+    porto, faro = (
+        blocks["The user said: The trip goes to Porto."],
+        blocks["The user said: Let us do Faro."],
+    )
+    assert porto.superseded is not None
+    assert porto.superseded.by == faro.id
+    assert (
+        blocks["The user said: The trip goes to Braga."].superseded is None
+    )  # an alternative: left, not superseded
+    strict = dagmem_cli("verify", "--strict", home=home.root, env={})
+    assert strict.returncode == 0, strict.stdout

@@ -113,7 +113,10 @@ def test_dagmem_reorganise_merges_identical_blocks_in_one_transaction(tmp_path: 
     snapshot = {p: p.read_bytes() for p in (tmp_path / "memory").rglob("*.md")}
     again = dagmem("reorganise", home=tmp_path)
     assert again.returncode == 0
-    assert again.stdout.strip() == "nothing to reorganise: no duplicate blocks, no file changed"
+    assert (
+        again.stdout.strip()
+        == "nothing to reorganise: no duplicate blocks, nothing superseded, no file changed"
+    )
     assert len(txlog(tmp_path)) == lines + 1
     assert {p: p.read_bytes() for p in (tmp_path / "memory").rglob("*.md")} == snapshot
 
@@ -198,3 +201,58 @@ def test_reorganise_needs_a_workspace_and_creates_nothing(tmp_path: Path) -> Non
     assert empty.returncode == 2
     assert json.loads(empty.stdout)["code"] == "INVALID_INPUT"
     assert not (tmp_path / "home" / "memory").exists()
+
+
+class Unmarked:
+    """A distiller of before currency: each user turn a core block of its own words, nothing superseded."""
+
+    name = "unmarked"
+
+    def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
+        path = "topics/core.md"
+        current = topics.read(path)
+        topic = parse_topic(current, path) if current else Topic("Core", ())
+        taken = {b.id for b in topic.blocks} | {c.id for b in topic.blocks for c in b.citations}
+        blocks = list(topic.blocks)
+        for record in batch.records:
+            label = f"{record.role} {record.session_id}/{record.node_id}"
+            claim = f"User: “{record.content}”"
+            blocks.append(make_block(path, claim, [("2025-06-01", [(label, record.source_id)])], taken))
+        return {path: render_topic(Topic(topic.title, tuple(blocks)))}
+
+
+def test_dagmem_reorganise_supersedes_by_the_rules_but_never_between_alternatives(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    root = store.append("s", "user", "I live in Paris.", node_id="u0").id
+    store.append("s", "user", "Update: I moved to Berlin.", node_id="u1", predecessor=root)
+    store.append("s", "user", "I work as a nurse.", node_id="v0")  # a second root: a side branch
+    store.append("s", "user", "Actually I work as a teacher.", node_id="x1", predecessor="v0")
+    store.append("s", "user", "Actually I work as a pilot.", node_id="y1", predecessor="v0")  # edited prompt
+    store.set_head("s", "u1")
+    with Workspace(tmp_path / "memory", fsync=False) as ws:
+        write_session(store, ws, "s", boundary=True, distiller=Unmarked())
+    result = dagmem("reorganise", "--json", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["superseded"] == 2
+    assert report["changed"] == ["core.md", "topics/core.md"]
+    core = {b.claim: b for b in parse_topic((tmp_path / "memory/topics/core.md").read_text(), "c").blocks}
+    paris, nurse = core["User: “I live in Paris.”"], core["User: “I work as a nurse.”"]
+    assert paris.superseded is not None
+    assert (paris.superseded.by, paris.superseded.reason) == (
+        core["User: “Update: I moved to Berlin.”"].id,
+        "update",
+    )
+    assert nurse.superseded is not None  # by the later of the two alternatives on its path…
+    teacher, pilot = (
+        core["User: “Actually I work as a teacher.”"],
+        core["User: “Actually I work as a pilot.”"],
+    )
+    assert teacher.superseded is None
+    assert pilot.superseded is None  # …and never the one alternative by the other
+    assert nurse.superseded.by in {teacher.id, pilot.id}
+    assert nurse.superseded.reason == "retraction"
+    strict = dagmem("verify", "--strict", home=tmp_path)
+    assert strict.returncode == 0, strict.stdout
+    again = dagmem("reorganise", "--json", home=tmp_path)
+    assert json.loads(again.stdout)["tx"] is None  # nothing more to do: nothing committed
