@@ -2,9 +2,10 @@
 
 A core fact needs evidence a person typed (`user` origin). A candidate drawn only from other origins
 (`assistant`, `tool`, `imported`, `system`) is held. When its evidence is mixed (the person's words and
-another's), it is held if the claim reads as an instruction to the agent, if the other evidence holds
-one, or a link, an e-mail address or a command line, or if the person's words do not carry most of the
-claim's (a model that merged a page's order into the person's "fact"). A claim on the person's words alone is held only when it reads as an instruction that
+another's), it is held if the claim reads as an instruction to the agent, or if the other evidence holds
+one, or a link, an e-mail address or a command line (a model that merged a page's order into the
+person's "fact"). A model's usual core fact, the person's words with the assistant's reply cited beside
+them, is not held for that alone. A claim on the person's words alone is held only when it reads as an instruction that
 those words do not carry (a model that made one up and cited the user's turn).
 """
 
@@ -48,8 +49,6 @@ def hold_reason(claim: str, evidence: Iterable[tuple[str, str]]) -> str | None:
             )
         if any(looks_like_instruction(text) or _ADDRESS.search(text) for text in other):
             return "part of its evidence was not typed by the person and holds an instruction, a link or an address"
-        if not _carried(claim, typed):
-            return "most of its words come from evidence the person did not type"
         return None
     if looks_like_instruction(claim) and not _carried(claim, typed):
         return "reads as an instruction to the agent that the person's own words do not carry"
