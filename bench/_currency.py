@@ -143,12 +143,11 @@ async def _home(
 ) -> tuple[list[Question], dict[str, int]]:
     from rank_bm25 import BM25Okapi
 
-    import dagmem
-
+    from ..actors import Runtime
     from ..memory.recall import analyse
 
     clock = kit.Clock(EPOCH)
-    async with dagmem.Runtime.open(home, token_threshold=THRESHOLD, epoch=clock) as rt:
+    async with Runtime.open(home, token_threshold=THRESHOLD, epoch=clock) as rt:
         session: str | None = None
         for turn in workload.turns:
             if turn.session != session:

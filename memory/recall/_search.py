@@ -32,7 +32,7 @@ the same; a block the wider lists add may rank above one of a smaller k's hits).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -54,6 +54,7 @@ __all__ = ["SIBLINGS", "search"]
 
 SIBLINGS: tuple[Siblings, ...] = ("demote", "exclude", "include")
 _NEIGHBOUR = 1.0 / 6.0
+_CHAIN = 16  # successors followed from one superseded candidate (a chain of updates)
 WIDTH = 200  # candidates of each kind (measured on LoCoMo at k = 25, where it was 8k)
 CLASSED = 100  # candidates given a branch class when a session is given (4k for a larger k)
 _TIES = 4  # rows tied at a list's last place taken, up to this many times its width
@@ -210,21 +211,35 @@ def _demote(ranked: list[int], high: Callable[[int], bool], low: Callable[[int],
 
 
 def _current_first(
-    ranked: list[int], current: Callable[[int], bool], score: dict[int, float], floor: float
+    ranked: list[int],
+    current: Callable[[int], bool] | None,
+    score: dict[int, float],
+    floor: float,
+    successors: Callable[[int], list[int]],
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
     for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
-    the reader gets to it, and none for rows below the floor (`pick` leaves them out)."""
+    the reader gets to it, and none for rows below the floor (`pick` leaves them out). A non-current
+    row's current successor takes its place (`successors`), unless it came already. `current` None
+    (`history=True`): relevance order, each superseded row followed by its current successor."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     held: list[int] = []
+    given: set[int] = set()
     for row in ranked:
-        if score[row] < cut:
+        if score[row] < cut or row in given:
             continue  # `pick` never takes a row below the floor: no status needed
-        if current(row):
+        if current is None or current(row):
+            given.add(row)
             yield row
+            if current is not None:
+                continue
         else:
             held.append(row)
+        for successor in successors(row):
+            if successor not in given:
+                given.add(successor)
+                yield successor
     yield from held
 
 
@@ -362,8 +377,32 @@ def _search(
         ranked = [row for row in ranked if classes[row] != "sibling"]
     elif siblings == "demote":
         ranked = _demote(ranked, lambda row: classes[row] == "on", lambda row: classes[row] == "sibling")
-    order: Iterable[int] = ranked
-    if not history:
-        order = _current_first(ranked, lambda row: currency_of(row)[0] == "current", final, floor)
+
+    def successors(row: int) -> list[int]:
+        """What replaced a superseded candidate, ranked where it was: asked about an old value, the
+        reader is given the current one (its words may share little with the question)."""
+        found: list[int] = []
+        by, seen = currency_of(row)[1], {entry_of(row).block_id}
+        while by is not None and by not in seen and len(seen) <= _CHAIN:
+            seen.add(by)
+            rows = index.block_rows(by)
+            if not rows:
+                break
+            nxt = rows[0]
+            final[nxt] = max(final.get(nxt, 0.0), final[row])
+            if nxt not in classes:
+                classes[nxt] = (
+                    reader.branch((s.session, s.node) for s in entry_of(nxt).sources)
+                    if reader.session_id is not None
+                    else None
+                )
+            status, by, _ = currency_of(nxt)
+            if status == "current":
+                found.append(nxt)
+                break
+        return found
+
+    current = (lambda row: currency_of(row)[0] == "current") if not history else None
+    order = _current_first(ranked, current, final, floor, successors)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
     return [_hit(entry, final[row], classes[row], weights, currency_of(row)) for row, entry in chosen]

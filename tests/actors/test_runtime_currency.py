@@ -16,10 +16,7 @@ import pytest
 
 import dagmem
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.xfail(strict=True, reason="needs cur-rules + cur-recall"),
-]
+pytestmark = pytest.mark.anyio
 
 HISTORY: dict[str, Any] = {"history": True}  # `recall(..., history=True)`, by keyword
 

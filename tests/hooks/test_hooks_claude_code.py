@@ -124,13 +124,20 @@ def test_a_replayed_session_grows_memory_injects_it_branch_aware_and_a_second_re
     verified = dagmem_run("verify", "--strict", "--json", "--home", str(home))
     assert verified.returncode == 0, verified.stdout
     assert json.loads(verified.stdout)["ok"]
-    # A new session starts with the core block; a prompt of it gets what the first one said.
+    # A new session starts without the teal fact in its core: it was said on the branch the edit left
+    # (no longer current for anyone else); a prompt of it gets what the kept branch said.
     start = context_of(
         hook("SessionStart", {**t.payload("SessionStart"), "session_id": "another"}, project=project),
         "SessionStart",
     )
-    assert start.startswith("<memory-context>")
-    assert start.endswith("</memory-context>")
+    assert "teal" not in start.lower()
+    other = {
+        **t.payload("UserPromptSubmit", prompt="Which port does nimbus-seven use?"),
+        "session_id": "another",
+    }
+    asked = context_of(hook("UserPromptSubmit", other, project=project, args=ARGS), "UserPromptSubmit")
+    assert asked.startswith("<memory-context>")
+    assert "8443" in asked
     before = _memory_and_sessions(home)
 
     # The same conversation replayed (a second import of every line): nothing is added anywhere.
