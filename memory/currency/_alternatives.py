@@ -10,6 +10,10 @@ branches**, never alternatives.
 An alternative is **left** when the head path runs through another alternative of its fork; everything
 below a left alternative is left too (nested forks: a node is left when any fork on its root path makes
 it so). Only forks on the head path can make anything left, so `left_nodes` is one walk down from them.
+
+For a reader whose tip lies elsewhere (inside a left alternative, or on a side branch), each fork on its
+own path is decided by the path it took, and the head decides the forks the reader's path does not pass
+through: inside a left alternative, the reader's branch is its own and the head's is the one left.
 """
 
 from __future__ import annotations
@@ -48,16 +52,25 @@ def _children(predecessors: Mapping[str, str | None]) -> dict[str, list[str]]:
     return children
 
 
-def left_nodes(shape: SessionShape) -> frozenset[str]:
-    """Every node lying inside a left alternative (O(nodes))."""
-    head = shape.head
-    if head is None or head not in shape.predecessors:
+def left_nodes(shape: SessionShape, tip: str | None = None) -> frozenset[str]:
+    """Every node lying inside a left alternative (O(nodes)): left by the head, or for a reader at `tip`
+    (a node of the shape), by the choices its own path makes and by the head's at the others (a fork the
+    reader passes on a side branch, or at its tip, is still the head's to decide)."""
+    preds = shape.predecessors
+    head = shape.head if shape.head is not None and shape.head in preds else None
+    mine = ancestors(preds, tip) if tip is not None and tip in preds and tip != head else []
+    if head is None and not mine:
         return frozenset()
-    path = ancestors(shape.predecessors, head)  # head first
-    children = _children(shape.predecessors)
+    taken = {fork: below for below, fork in pairwise(mine)}  # the reader's child at each fork it passes
+    children = _children(preds)
     left: set[str] = set()
     stack: list[str] = []
-    for below, fork in pairwise(path):
+    for below, fork in pairwise(mine):
+        stack.extend(c for c in children.get(fork, ()) if _alternative(shape, c, below))
+    for below, fork in pairwise(ancestors(preds, head) if head is not None else []):
+        own = taken.get(fork)
+        if own is not None and (own == below or _alternative(shape, own, below)):
+            continue  # the reader's own choice among these alternatives
         stack.extend(c for c in children.get(fork, ()) if _alternative(shape, c, below))
     while stack:
         node = stack.pop()

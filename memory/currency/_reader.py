@@ -4,9 +4,11 @@ A `Reader` is a session and a tip (tip None: that session's head), or nobody in 
 None: what the core block shows every conversation). For a reader at tip T of session S:
 
 - a node of another session is left when it lies inside a left alternative of that session (`left_nodes`);
-- a node of S is left likewise, except on path(T): a reader whose tip lies inside a left branch sees that
-  branch as its own (not left for it);
-- cross-session spawn: when S was spawned from (P, n), the parent's root → n is the reader's own too.
+- a node of S is left when it lies inside an alternative that path(T) did not take (at the forks path(T)
+  passes through; the head decides the others): a reader whose tip lies inside a left branch sees that
+  branch as its own, and the head's alternative of it as left;
+- cross-session spawn: when S was spawned from (P, n), P is read likewise as from tip n: the parent's
+  root → n is the reader's own too.
 
 A block is left when it has evidence and every piece of it lies on left branches (for this reader).
 Branch classes (`on` / `sibling` / `other`) follow DESIGN's rule, spawn-aware: a reader on the parent's
@@ -44,6 +46,7 @@ class Reader:
         self._left: dict[str, frozenset[str]] = {}
         self.path: frozenset[str] = frozenset()  # path(T) in the reader's session
         self.parent: tuple[str, frozenset[str]] | None = None  # (parent session, its root -> spawn node)
+        self._spawn_node: str | None = None
         if session_id is None:
             return
         shape = self._shape(session_id)
@@ -56,6 +59,7 @@ class Reader:
             self.path = frozenset(ancestors(shape.predecessors, tip))
         if shape.spawned_from is not None:
             parent, node = shape.spawned_from
+            self._spawn_node = node
             parent_shape = self._shape(parent)
             own = ancestors(parent_shape.predecessors, node) if parent_shape is not None else []
             self.parent = (parent, frozenset(own))
@@ -70,12 +74,12 @@ class Reader:
         """The nodes of `session_id` that are left for this reader."""
         if session_id not in self._left:
             shape = self._shape(session_id)
-            left = frozenset() if shape is None else left_nodes(shape)
-            if left and session_id == self.session_id:
-                left -= self.path
-            if left and self.parent is not None and session_id == self.parent[0]:
-                left -= self.parent[1]
-            self._left[session_id] = left
+            tip = None
+            if session_id == self.session_id:
+                tip = self.tip
+            elif self.parent is not None and session_id == self.parent[0]:
+                tip = self._spawn_node
+            self._left[session_id] = frozenset() if shape is None else left_nodes(shape, tip)
         return self._left[session_id]
 
     def is_left(self, evidence: Evidence) -> bool:

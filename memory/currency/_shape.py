@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Generic, Literal, Protocol, TypeVar
 
 from ..format import SPAWNED_KEY, SessionSnapshot
@@ -36,6 +37,17 @@ class SessionShape:
     spawned: frozenset[str]  # nodes appended with spawned=True (metadata["spawned"])
     head: str | None
     spawned_from: tuple[str, str] | None = None  # (parent session id, parent node id)
+
+    def position(self, node_id: str) -> int | None:
+        """Where `node_id` comes in the order the session's nodes were added (the order they were said),
+        None for a node the shape does not hold. O(1) over a live view; a mapping is indexed once."""
+        if isinstance(self.predecessors, _DagMap):
+            return self.predecessors.position(node_id)
+        return self._positions.get(node_id)
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {node_id: i for i, node_id in enumerate(self.predecessors)}
 
     @classmethod
     def from_snapshot(cls, snapshot: SessionSnapshot) -> SessionShape:
@@ -104,6 +116,9 @@ class _DagMap(Mapping[str, _V], Generic[_V]):
 
     def __contains__(self, node_id: object) -> bool:
         return self._known(node_id)
+
+    def position(self, node_id: str) -> int | None:
+        return self._dag.position(node_id) if self._known(node_id) else None
 
     def __getitem__(self, node_id: str) -> _V:
         if not self._known(node_id):

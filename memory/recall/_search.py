@@ -216,20 +216,28 @@ def _current_first(
     score: dict[int, float],
     floor: float,
     successors: Callable[[int], list[int]],
+    replaced: Callable[[int], bool] = lambda _row: False,
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
     for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
     the reader gets to it, and none for rows below the floor (`pick` leaves them out). A non-current
-    row's current successor takes its place (`successors`), unless it came already. `current` None
-    (`history=True`): relevance order, each superseded row followed by its current successor."""
+    row's current successor takes its place (`successors`), unless it came already. Among the current
+    rows, those `replaced` on a branch this reader does not see come after the others (their newer
+    value may be the reader's own branch's, which no supersession could link: an older fact has one
+    successor). `current` None (`history=True`): relevance order, each superseded row followed by its
+    current successor."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     held: list[int] = []
+    later: list[int] = []
     given: set[int] = set()
     for row in ranked:
         if score[row] < cut or row in given:
             continue  # `pick` never takes a row below the floor: no status needed
         if current is None or current(row):
+            if current is not None and replaced(row):
+                later.append(row)
+                continue
             given.add(row)
             yield row
             if current is not None:
@@ -237,9 +245,14 @@ def _current_first(
         else:
             held.append(row)
         for successor in successors(row):
-            if successor not in given:
-                given.add(successor)
-                yield successor
+            if successor in given:
+                continue
+            if current is not None and replaced(successor):
+                later.append(successor)
+                continue
+            given.add(successor)
+            yield successor
+    yield from dict.fromkeys(row for row in later if row not in given)
     yield from held
 
 
@@ -403,6 +416,11 @@ def _search(
         return found
 
     current = (lambda row: currency_of(row)[0] == "current") if not history else None
-    order = _current_first(ranked, current, final, floor, successors)
+
+    def replaced(row: int) -> bool:
+        """Current for this reader, though a successor is recorded (said on a branch it does not see)."""
+        return entry_of(row).superseded is not None
+
+    order = _current_first(ranked, current, final, floor, successors, replaced)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
     return [_hit(entry, final[row], classes[row], weights, currency_of(row)) for row, entry in chosen]

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
-from ..currency import ShapeSource
-from ..format import ArchiveRecord, inert
+from ..currency import ShapeSource, are_alternatives
+from ..format import ArchiveRecord, SourceRef, anchor_of, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
-from ._supersede import supersede_older
+from ._supersede import Aside, supersede_older
 
 __all__ = [
     "RESERVED_TOPIC_SLUGS",
@@ -208,6 +208,40 @@ def path_rule(batch: BatchInput) -> Callable[[str], bool] | None:
     return on_path
 
 
+_LABEL_NODE: Final = re.compile(r"^\w+ (?P<session>[^/\s]+)/(?P<node>\S+)$")
+_ESCAPED: Final = re.compile(r"\\(.)")
+
+
+def _node_of(source: SourceRef) -> str | None:
+    """The node a source names, read from its label (`<role> <sid>/<node>`, as `_label` writes it) and
+    trusted only when its anchor is that node's (so no label, however written, names another node)."""
+    match = _LABEL_NODE.match(_ESCAPED.sub(r"\1", source.label))
+    if match is None or match["session"] != source.session_id:
+        return None
+    node = match["node"]
+    return node if anchor_of(f"{source.session_id}/{node}") == source.anchor else None
+
+
+def side_rule(batch: BatchInput) -> Aside | None:
+    """Where a source of the batch's session was said, when it lies on the batch's path or a side branch
+    of it (None: it may lie on an alternative, or the shape is unknown); None without the session's
+    shape. O(depth) per source asked, and only sources off the path are asked whether they are aside."""
+    if batch.shapes is None or not batch.records:
+        return None
+    shapes, session_id, tip = batch.shapes, batch.session_id, batch.records[-1].node_id
+
+    def aside(source: SourceRef) -> int | None:
+        shape = shapes(session_id)
+        node = _node_of(source)
+        if shape is None or node is None or tip not in shape.predecessors:
+            return None
+        if are_alternatives(shape, node, tip):
+            return None
+        return shape.position(node)
+
+    return aside
+
+
 class ExtractiveDistiller:
     """Groups each batch's exchanges into topic files by their most salient word and writes one block
     per exchange: the quoted gist of each turn, citing every turn of the exchange; an exchange already
@@ -222,9 +256,10 @@ class ExtractiveDistiller:
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         edits: dict[str, str | None] = {}
         on_path = path_rule(batch)
+        aside = side_rule(batch)
         # The core first: a user turn the master took whole is filed there only (the same fact in two
         # files would be recalled twice, and `verify` calls an identical claim a duplicate).
-        in_core = self._core(batch, topics, edits, on_path) if self.core else set()
+        in_core = self._core(batch, topics, edits, on_path, aside) if self.core else set()
         files: dict[str, TopicEdit] = {}
         for exchange in _exchanges(batch.records):
             if len(exchange) == 1 and exchange[0].source_id in in_core:
@@ -241,7 +276,13 @@ class ExtractiveDistiller:
             words = " ".join(r.content for r in exchange if r.role == "user")
             if words:  # only the user's own words supersede; an assistant's never do
                 supersede_older(
-                    edit, block, words, same_topic=True, session_id=batch.session_id, on_path=on_path
+                    edit,
+                    block,
+                    words,
+                    same_topic=True,
+                    session_id=batch.session_id,
+                    on_path=on_path,
+                    aside=aside,
                 )
         edits.update({path: edit.render() for path, edit in files.items()})
         return edits
@@ -252,6 +293,7 @@ class ExtractiveDistiller:
         topics: TopicReader,
         edits: dict[str, str | None],
         on_path: Callable[[str], bool] | None,
+        aside: Aside | None = None,
     ) -> set[str]:
         """First-person facts of identity and preference go to `topics/core.md`, where a fact said with
         an update or retraction cue supersedes the older fact of its slot. Returns the source ids of the
@@ -275,6 +317,7 @@ class ExtractiveDistiller:
                 same_topic=False,
                 session_id=batch.session_id,
                 on_path=on_path,
+                aside=aside,
             )
         if edit.changed:
             edits[CORE_PATH] = edit.render()

@@ -32,13 +32,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from ..format import Block
+from ..format import Block, SourceRef
 from ._slots import MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
 
 if TYPE_CHECKING:
     from ._blocks import TopicEdit
 
 __all__ = [
+    "Aside",
     "Reason",
     "Statement",
     "choose",
@@ -54,6 +55,10 @@ __all__ = [
 ]
 
 Reason = Literal["update", "retraction"]
+
+Aside = Callable[[SourceRef], int | None]
+"""For a source of the batch's session: where it was said (its position in the session's order) when it
+lies on the batch's path or on a side branch of it, None when it may lie on an alternative of the path."""
 
 _RETRACTION: Final = re.compile(
     r"\b(?:actually|correction|correct(?:ed|ing)? (?:myself|that)|scratch that|i was wrong|i misspoke|"
@@ -297,13 +302,35 @@ def user_text(claim: str) -> str:
     return "" if plain.startswith("Assistant: “") else plain
 
 
-def off_path(block: Block, session_id: str, on_path: Callable[[str], bool] | None) -> bool:
+def off_path(
+    block: Block, session_id: str, on_path: Callable[[str], bool] | None, aside: Aside | None = None
+) -> bool:
     """True when some evidence of `block` in `session_id` lies off the batch's path (so the two may be
-    alternatives of one fork, which are `left`, never superseded): the same path rule as `replaces`."""
-    mine = [s.anchor for c in block.citations for s in c.sources if s.session_id == session_id]
+    alternatives of one fork, which are `left`, never superseded): the same path rule as `replaces`.
+    With `aside`, evidence on a side branch of the path (a sub-agent's, a child of another role) is no
+    alternative and does not count as off it."""
+    mine = [s for c in block.citations for s in c.sources if s.session_id == session_id]
     if not mine:
         return False
-    return on_path is None or not all(on_path(anchor) for anchor in mine)
+    if on_path is None:
+        return True
+    return not all(on_path(s.anchor) or (aside is not None and aside(s) is not None) for s in mine)
+
+
+def _aside_at(
+    block: Block, session_id: str, on_path: Callable[[str], bool] | None, aside: Aside | None
+) -> int | None:
+    """When `block`'s newest evidence on a side branch of the batch's path was said (None: it has none
+    there). Asked only of blocks `off_path` kept, so each such source is aside."""
+    if on_path is None or aside is None:
+        return None
+    found = [
+        aside(s)
+        for c in block.citations
+        for s in c.sources
+        if s.session_id == session_id and not on_path(s.anchor)
+    ]
+    return max((p for p in found if p is not None), default=None)
 
 
 def choose(
@@ -350,26 +377,49 @@ def supersede_older(
     same_topic: bool,
     session_id: str,
     on_path: Callable[[str], bool] | None,
+    aside: Aside | None = None,
 ) -> Block | None:
-    """Within one topic file being edited: mark the older current block that the user's newer `words`
-    (the user's turns of `new`'s evidence) supersede, if any, and return it. O(the file's blocks): the
-    file is one the write touches anyway (the core master, or the new block's own topic).
+    """Within one topic file being edited: mark every older current block that the user's newer `words`
+    (the user's turns of `new`'s evidence) supersede (the value said on each alternative of a fork
+    before, too), and return the newest of them, if any. O(the file's blocks): the file is one the write
+    touches anyway (the core master, or the new block's own topic).
 
     Never a block `new` restates (a claim said again only gains a citation), never one whose evidence in
-    this session lies off the batch's path (it may be an alternative of one fork: those are `left`)."""
+    this session lies off the batch's path (it may be an alternative of one fork: those are `left`),
+    unless `aside` places it on a side branch of the path. Time order, not write order, decides: a
+    side branch's block said after `new` (a boundary writes the head branch first, then the other tips)
+    is not superseded by it; it supersedes `new` instead when its words are the newer value."""
     if new.superseded is not None or any(b.id == new.id for b in edit.original.blocks):
         return None
     date = newest_date(new)
-    candidates = [
-        (block, same_topic)
-        for block in edit.blocks
-        if block.id != new.id
-        and block.superseded is None
-        and newest_date(block) <= date
-        and not off_path(block, session_id, on_path)
-    ]
-    picked = choose(words, candidates, context=context)
-    if picked is None:
-        return None
-    old, reason = picked
-    return edit.supersede(old.id, new, edit.path, reason)
+    new_at: int | None = None
+    older: list[tuple[Block, bool]] = []
+    later: list[Block] = []
+    for block in edit.blocks:
+        if (
+            block.id == new.id
+            or block.superseded is not None
+            or newest_date(block) > date
+            or off_path(block, session_id, on_path, aside)
+        ):
+            continue
+        at = _aside_at(block, session_id, on_path, aside)
+        if at is not None and aside is not None and new_at is None:  # when `new` was said: once, if asked
+            mine = [aside(s) for c in new.citations for s in c.sources if s.session_id == session_id]
+            new_at = max((p for p in mine if p is not None), default=-1)
+        if at is not None and new_at is not None and at > new_at:
+            later.append(block)
+        else:
+            older.append((block, same_topic))
+    found: Block | None = None
+    for candidate in older:
+        picked = choose(words, [candidate], context=context)
+        if picked is not None:
+            old, reason = picked
+            found = edit.supersede(old.id, new, edit.path, reason)
+    for block in reversed(later):  # the newest value said after `new` replaces it
+        picked = choose(user_text(block.claim), [(new, same_topic)])
+        if picked is not None:
+            edit.supersede(new.id, block, edit.path, picked[1])
+            break
+    return found

@@ -154,3 +154,68 @@ def test_a_node_is_left_exactly_when_it_is_an_alternative_of_a_head_path_node_at
     path = ancestors(s.predecessors, s.head) if s.head is not None else []
     expected = {x for x in s.predecessors if any(are_alternatives(s, x, h) for h in path)}
     assert left_nodes(s) == expected
+
+
+# -- left for a reader at a tip: its own path decides the forks it passes through ---------------------
+
+
+def test_a_reader_inside_a_left_alternative_sees_the_heads_alternative_as_left() -> None:
+    s = shape(EDIT, EDIT_ROLES, "a2")
+    assert left_nodes(s, "a1") == {"u2", "a2"}
+    assert left_nodes(s, "u1") == {"u2", "a2"}
+    assert left_nodes(s, "a2") == left_nodes(s) == {"u1", "a1"}
+    assert left_nodes(s, "a") == {"u1", "a1"}  # at the fork: the head decides it
+
+
+def test_a_reader_on_a_side_branch_leaves_nothing_of_the_main_branch() -> None:
+    # A sub-agent's turns spawned off `a`, beside the head's u2 -> a2; u1 is the edited-away prompt.
+    edges = {**EDIT, "s": "a", "t": "s"}
+    roles = {**EDIT_ROLES, "s": "user", "t": "assistant"}
+    side = shape(edges, roles, "a2", frozenset({"s"}))
+    assert left_nodes(side, "t") == {"u1", "a1"}  # the fork it does not pass through: the head's choice
+
+
+def test_a_side_branch_inside_the_readers_alternative_is_not_left_for_it() -> None:
+    edges = {**EDIT, "s": "u1", "t": "s"}
+    roles = {**EDIT_ROLES, "s": "user", "t": "assistant"}
+    inside = shape(edges, roles, "a2", frozenset({"s"}))
+    assert left_nodes(inside) == {"u1", "a1", "s", "t"}
+    assert left_nodes(inside, "a1") == {"u2", "a2"}
+
+
+@PROPERTIES
+@given(dags(), st.data())
+def test_left_for_a_tip_is_never_on_its_path_and_matches_the_definition(
+    s: SessionShape, data: st.DataObject
+) -> None:
+    """x is left for a reader at T iff it lies on an alternative of a node of path(T) at a fork path(T)
+    passes through, or on an alternative of a head-path node h at a head-path fork where path(T) does
+    not take h's child or an alternative of it (T passes it on a side branch, at its tip, or not at all)."""
+    tip = data.draw(st.sampled_from(sorted(s.predecessors)))
+    mine = ancestors(s.predecessors, tip)
+    head = ancestors(s.predecessors, s.head) if s.head is not None else []
+
+    def child_at(fork: str, path: list[str]) -> str | None:
+        return next((n for n in path if s.predecessors[n] == fork), None)
+
+    def fork_of(x: str, h: str) -> str:
+        common = set(ancestors(s.predecessors, x))
+        return next(n for n in ancestors(s.predecessors, h) if n in common)
+
+    def by_reader(x: str) -> bool:
+        return any(are_alternatives(s, x, h) and child_at(fork_of(x, h), mine) is not None for h in mine)
+
+    def by_head(x: str) -> bool:
+        for h in head:
+            if not are_alternatives(s, x, h):
+                continue
+            fork = fork_of(x, h)
+            own, theirs = child_at(fork, mine), child_at(fork, head)
+            if own is None or not (own == theirs or are_alternatives(s, own, h)):
+                return True
+        return False
+
+    expected = {x for x in s.predecessors if by_reader(x) or by_head(x)}
+    left = left_nodes(s, tip)
+    assert not left & set(mine)
+    assert left == expected

@@ -103,3 +103,25 @@ def test_no_supersession_between_alternatives_of_one_fork() -> None:
     # said on both branches: it holds on the new one's path, so an update there is fine
     assert not between_alternatives(SHAPES.get, [("s1", "a1"), ("s1", "u2")], EVIDENCE["new"])
     assert not between_alternatives(SHAPES.get, [("s2", "y")], EVIDENCE["new"])  # no shared session
+
+
+def test_a_reader_inside_the_left_branch_sees_the_heads_alternative_as_left() -> None:
+    own = Reader(SHAPES.get, "s1", "a1")
+    assert own.is_left([("s1", "a2")])
+    assert own.is_left([("s1", "u2")])
+    assert not own.is_left([("s1", "a")])  # the shared prefix
+    # the head's update of the old fact is on a branch this reader does not see: the old one is current
+    chain = {"old": "new"}
+    assert resolve("old", chain.get, EVIDENCE.__getitem__, own) == ("current", None)
+    assert resolve("new", chain.get, EVIDENCE.__getitem__, own) == ("left", None)
+    # ...and a later update past it is seen again
+    past = {"old": "new", "new": "later"}
+    later = {**EVIDENCE, "later": [("s2", "y")]}
+    assert resolve("old", past.get, later.__getitem__, own) == ("superseded", "later")
+
+
+def test_spawn_a_child_of_a_left_branch_reads_its_parent_as_from_the_spawn_node() -> None:
+    child = Reader(SHAPES.get, "s3")  # spawned from s1/a1, inside the branch the head left
+    assert child.is_left([("s1", "a2")])  # the head's alternative is not the child's context
+    assert not child.is_left([("s1", "a1")])
+    assert not Reader(SHAPES.get, "s2").is_left([("s1", "a2")])  # s2 was spawned on the head's branch

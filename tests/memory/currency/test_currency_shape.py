@@ -27,6 +27,11 @@ def test_the_snapshot_and_the_dag_view_give_the_same_shape(tmp_path: Path) -> No
     assert dict(from_files.roles) == dict(from_view.roles)
     assert from_files.spawned == from_view.spawned == {side.id}
     assert left_nodes(from_files) == left_nodes(from_view)
+    # the order said, from either: what puts a side branch's statement before or after another
+    order = [u.id, a.id, side.id, edited.id]
+    assert [from_files.position(n) for n in order] == sorted(from_files.position(n) or 0 for n in order)
+    assert [from_files.position(n) for n in snapshot.nodes] == [from_view.position(n) for n in snapshot.nodes]
+    assert from_files.position("missing") is None is from_view.position("missing")
 
 
 def test_a_view_shape_shows_the_nodes_it_knew() -> None:
@@ -35,6 +40,8 @@ def test_a_view_shape_shows_the_nodes_it_knew() -> None:
     shape = SessionShape.from_dag(view, "r", known=len(view))
     view.add("a", "r", tokens=3, role="assistant")
     assert "a" not in shape.predecessors
+    assert shape.position("r") == 0
+    assert shape.position("a") is None  # added after the shape was taken
     assert list(shape.predecessors) == ["r"]
     assert len(shape.roles) == 1
     assert SessionShape.from_dag(view, "a").roles["a"] == "assistant"

@@ -49,7 +49,7 @@ def indexed_blocks(memory: Path) -> set[tuple[str, str]]:
 async def forked_trip(rt: Runtime) -> tuple[str, str]:
     """A session that forks after the options: one branch decides Lisbon, its sibling Kyoto (the Kyoto
     turns say 'destination' and 'decide' more often, so without the branch rule they would rank first).
-    Returns the two tips (the head stays on the Lisbon branch: forking does not move it)."""
+    Returns the two tips (the head is on the Kyoto branch, appended last: Lisbon's is the left one)."""
     await rt.append("trip", "user", "Where should we travel this spring? Somewhere with good food.")
     options = await rt.append(
         "trip", "assistant", "Two options stand out: Lisbon in Portugal, or Kyoto in Japan."
@@ -83,9 +83,11 @@ async def test_a_forked_session_recalls_its_own_branch_first(tmp_path: Path) -> 
             (h.block_id, h.branch) for h in await rt.recall(QUERY, session_id="trip", tip=lisbon, k=5)
         ] == [(h.block_id, h.branch) for h in live]
 
-        neutral = await rt.recall(QUERY, session_id="trip", tip=lisbon, k=5, siblings="include")
+        # By relevance alone Kyoto comes first: the rule has work to do. For a reader inside the left
+        # Lisbon branch, the head's Kyoto is the alternative left (the reader's branch is its own).
+        neutral = await rt.recall(QUERY, session_id="trip", tip=lisbon, k=5, siblings="include", history=True)
         assert "Kyoto" in neutral[0].text
-        assert neutral[0].branch == "sibling"  # the rule has work to do
+        assert (neutral[0].branch, neutral[0].status) == ("sibling", "left")
 
         hits = await rt.recall(QUERY, session_id="trip", tip=lisbon, k=5)
         assert "Lisbon is the destination" in hits[0].text
