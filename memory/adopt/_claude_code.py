@@ -24,7 +24,12 @@ retry), under one parent.
 
 `isSidechain` lines (inline, or in `<session>/subagents/agent-*.jsonl`, whose first line has no parent) are
 side branches of the same session, appended `spawned` (`metadata.spawned`): they never move its head, which
-is the main transcript's own leaf (its last line that is no sidechain's). Every other `type` is skipped."""
+is the main transcript's own leaf (its last line that is no sidechain's). Every other `type` is skipped.
+
+A sub-agent's lines name it (`agentId`), and the result of the task that spawned it names it too
+(`toolUseResult.agentId` on the main transcript's tool result line). A sub-agent file whose lines name a
+session of their own becomes that session, spawned from the parent session at that tool result line
+(`spawned_from`, see `Importer`)."""
 
 from __future__ import annotations
 
@@ -88,6 +93,9 @@ class ClaudeCodeParser:
             self._up[key] = parent
             raise
         sidechain = value.get("isSidechain") is True
+        agent = value.get("agentId") if sidechain and isinstance(value.get("agentId"), str) else None
+        result = value.get("toolUseResult")
+        spawns = result.get("agentId") if isinstance(result, dict) else None
         return [
             Entry(
                 key,
@@ -97,6 +105,8 @@ class ClaudeCodeParser:
                 source_time(value.get("timestamp")),
                 session,
                 moves_head=not sidechain,
+                agent=agent,
+                spawns=spawns if isinstance(spawns, str) and spawns else None,
             )
         ]
 

@@ -72,6 +72,8 @@ class Entry:
     time: float | None = None
     session: str | None = None  # the source's session id, when the line names one
     moves_head: bool = True
+    agent: str | None = None  # the sub-agent whose transcript the line is, when it names one
+    spawns: str | None = None  # the sub-agent this line reports it spawned (a task's result)
 
 
 def to_id(raw: str) -> str:

@@ -32,6 +32,7 @@ class RuntimeLike(Protocol):
         node_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         spawned: bool = False,
+        spawned_from: str | None = None,
         origin: str | None = None,
     ) -> str: ...
 
@@ -78,6 +79,7 @@ class Follower:
                         node_id=node.node_id,
                         metadata=node.metadata,
                         spawned=node.spawned,
+                        spawned_from=await anyio.to_thread.run_sync(sink.spawned_from, node),
                         origin=node.origin,
                     )
                 except InvalidInput as exc:

@@ -8,6 +8,7 @@ session's last turn, and `dagmem write` treats an old transcript as the idle ses
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +141,7 @@ class Importer:
                 raise InvalidInput(f"{path}: no such file or directory")
         self.sources: dict[Path, _Source] = {}
         self.mappers: dict[str, SessionMapper] = {}
+        self.spawns: dict[str, str] = {}  # sub-agent id -> "<sid>/<node>" of the line that spawned it
         self.problems: list[Problem] = []
         self.discover()
 
@@ -216,6 +218,16 @@ class Importer:
         mapper = self.mappers.get(sid)
         if mapper is None:
             mapper = self.mappers[sid] = SessionMapper(sid, self.format.name)
+        if entry.spawns is not None and entry.turn is not None:
+            self.spawns.setdefault(entry.spawns, f"{sid}/{to_id(entry.key)}")
+        agent = entry.agent
+        if agent is not None and sid != to_id(source.default_session):
+            # A sub-agent's transcript that is a session of its own: its main line, spawned from the
+            # line that started it (when that line was read already: the main transcript comes first).
+            entry = dataclasses.replace(entry, moves_head=True)
+            parent = self.spawns.get(agent)
+            if mapper.spawned_from is None and parent is not None and not parent.startswith(f"{sid}/"):
+                mapper.spawned_from = parent
         return mapper.map(entry, source.name, source.mtime)
 
     def heads(self) -> dict[str, str]:
@@ -234,6 +246,18 @@ class StoreSink:
         # node id -> `text_digest` of its text, per session; None: the session on disk is invalid
         self._known: dict[str, dict[str, bytes] | None] = {}
         self._alias: dict[tuple[str, str], str | None] = {}
+        self._spawned_from: dict[str, str | None] = {}  # session -> what it was spawned from on disk
+
+    def spawned_from(self, planned: Planned) -> str | None:
+        """Where the planned node's session was spawned from, to give with its append: only while the
+        session is new or says the same (it is given at a session's first append, never added later)."""
+        sid, wanted = planned.session, planned.spawned_from
+        if wanted is None:
+            return None
+        if sid not in self._spawned_from:
+            has = self.store.has_session(sid)
+            self._spawned_from[sid] = self.store.meta(sid).spawned_from if has else wanted
+        return wanted if self._spawned_from[sid] == wanted else None
 
     def known(self, sid: str) -> dict[str, bytes] | None:
         if sid not in self._known:
@@ -306,6 +330,7 @@ class StoreSink:
                 node_id=planned.node_id,
                 metadata=planned.metadata,
                 spawned=planned.spawned,
+                spawned_from=self.spawned_from(planned),
                 origin=planned.origin,
             )
         except InvalidInput as exc:

@@ -39,6 +39,7 @@ class Planned:
     metadata: dict[str, Any] = field(default_factory=dict)
     spawned: bool = False
     origin: str | None = None
+    spawned_from: str | None = None  # "<sid>/<node>": where its session was spawned from, when known
 
 
 _MISSING = object()
@@ -52,6 +53,7 @@ class SessionMapper:
             str, str | None
         ] = {}  # key -> its node id, or (skipped) its nearest kept ancestor
         self.head: str | None = None
+        self.spawned_from: str | None = None  # "<sid>/<node>", set by the importer when a line names it
         self.last_time: float | None = None
         self.orphans = 0  # entries whose parent is unknown here (made roots)
         self.duplicates = 0  # keys seen twice (the first is kept)
@@ -108,4 +110,5 @@ class SessionMapper:
             {"source": source},
             spawned=not entry.moves_head,
             origin=entry.turn.origin,
+            spawned_from=self.spawned_from,
         )

@@ -216,6 +216,7 @@ def _current_first(
     score: dict[int, float],
     floor: float,
     successors: Callable[[int], list[int]],
+    *,
     replaced: Callable[[int], bool] = lambda _row: False,
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
@@ -421,6 +422,6 @@ def _search(
         """Current for this reader, though a successor is recorded (said on a branch it does not see)."""
         return entry_of(row).superseded is not None
 
-    order = _current_first(ranked, current, final, floor, successors, replaced)
+    order = _current_first(ranked, current, final, floor, successors, replaced=replaced)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
     return [_hit(entry, final[row], classes[row], weights, currency_of(row)) for row, entry in chosen]

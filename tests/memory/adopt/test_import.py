@@ -424,6 +424,43 @@ def test_claude_sidechains_inline_and_subagent_files_are_branches_of_the_session
     write_and_verify(tmp_path / "home")
 
 
+def test_claude_a_subagent_file_of_its_own_session_is_spawned_from_the_task_that_started_it(
+    tmp_path: Path,
+) -> None:
+    c = Claude()
+    u1 = c.user(None, "Review the repository.")
+    a1 = c.tool_use(u1, "msg_1", "task1", name="Task")
+    # The task's result names the sub-agent it ran (`toolUseResult.agentId`, and in its text).
+    block = {"tool_use_id": "task1", "type": "tool_result", "content": "Three modules.\nagentId: a1b2"}
+    r1 = c.user(a1, [block], toolUseResult={"agentId": "a1b2", "status": "completed"})
+    c.text(r1, "msg_2", "The sub-agent found three modules.")
+    main = write_jsonl(tmp_path / f"{SESSION}.jsonl", c.lines)
+    child_sid = "9a8b7c6d-0000-4000-8000-00000000c0de"
+    agent = Claude(session=child_sid)  # its lines name a session of their own
+    agent.n = 500
+    ag1 = agent.user(None, "Agent: read the README.", isSidechain=True, agentId="a1b2")
+    ag2 = agent.text(ag1, "msg_ag", "The README explains the setup.", isSidechain=True, agentId="a1b2")
+    write_jsonl(tmp_path / SESSION / "subagents" / "agent-a1b2.jsonl", agent.lines)
+    other = Claude()  # a sub-agent of the same session: a side branch there, as before
+    other.n = 700
+    ot1 = other.user(None, "Agent: count the tests.", isSidechain=True, agentId="c3d4")
+    write_jsonl(tmp_path / SESSION / "subagents" / "agent-c3d4.jsonl", other.lines)
+
+    run_import(tmp_path / "home", "claude-code", main)
+
+    store = FileSessionStore(tmp_path / "home")
+    assert store.meta(child_sid).spawned_from == f"{SESSION}/{r1}"
+    assert store.meta(SESSION).spawned_from is None
+    child = nodes_of(tmp_path / "home", child_sid)
+    assert not any(n.metadata.get("spawned") for n in child.values())  # its own main line
+    assert store.head(child_sid) == ag2
+    assert nodes_of(tmp_path / "home", SESSION)[ot1].metadata.get("spawned") is True
+    # A second import adds nothing and keeps the link.
+    run_import(tmp_path / "home", "claude-code", main)
+    assert FileSessionStore(tmp_path / "home").meta(child_sid).spawned_from == f"{SESSION}/{r1}"
+    write_and_verify(tmp_path / "home")
+
+
 def test_claude_head_is_the_main_transcript_s_leaf_after_an_edit_and_a_late_sidechain(tmp_path: Path) -> None:
     c = Claude()
     u1 = c.user(None, "Plan me a city break in October.")
