@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
-from ..currency import ShapeSource, are_alternatives
+from ..currency import SessionShape, ShapeSource, are_alternatives
 from ..format import ArchiveRecord, SourceRef, anchor_of, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
@@ -229,9 +229,12 @@ def side_rule(batch: BatchInput) -> Aside | None:
     if batch.shapes is None or not batch.records:
         return None
     shapes, session_id, tip = batch.shapes, batch.session_id, batch.records[-1].node_id
+    held: list[SessionShape | None] = []  # the session's shape, read once (a fresh one reads its files)
 
     def aside(source: SourceRef) -> int | None:
-        shape = shapes(session_id)
+        if not held:
+            held.append(shapes(session_id))
+        shape = held[0]
         node = _node_of(source)
         if shape is None or node is None or tip not in shape.predecessors:
             return None
