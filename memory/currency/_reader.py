@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from ..errors import UnknownNode, UnknownSession
-from ..format import ancestors
-from ._alternatives import left_nodes
 from ._shape import SessionShape, ShapeSource, Status
 
 __all__ = ["BranchClass", "Reader", "resolve"]
@@ -53,12 +51,12 @@ class Reader:
         if tip is not None:
             if tip not in shape.predecessors:
                 raise UnknownNode(session_id, tip)
-            self.path = frozenset(ancestors(shape.predecessors, tip))
+            self.path = shape.path_to(tip)
         if shape.spawned_from is not None:
             parent, node = shape.spawned_from
             parent_shape = self._shape(parent)
-            own = ancestors(parent_shape.predecessors, node) if parent_shape is not None else []
-            self.parent = (parent, frozenset(own))
+            own = parent_shape.path_to(node) if parent_shape is not None else frozenset()
+            self.parent = (parent, own)
         self.tip = tip  # the head's id when no tip was given
 
     def _shape(self, session_id: str) -> SessionShape | None:
@@ -70,7 +68,7 @@ class Reader:
         """The nodes of `session_id` that are left for this reader."""
         if session_id not in self._left:
             shape = self._shape(session_id)
-            left = frozenset() if shape is None else left_nodes(shape)
+            left = frozenset() if shape is None else shape.left
             if left and session_id == self.session_id:
                 left -= self.path
             if left and self.parent is not None and session_id == self.parent[0]:

@@ -7,11 +7,12 @@ session id with its shape, or None for a session it does not know.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar
 
-from ..format import SPAWNED_KEY, SessionSnapshot
+from ..format import SPAWNED_KEY, SessionSnapshot, ancestors
 
 __all__ = ["DagLike", "SessionShape", "ShapeSource", "Status", "parse_spawned_from"]
 
@@ -36,6 +37,23 @@ class SessionShape:
     spawned: frozenset[str]  # nodes appended with spawned=True (metadata["spawned"])
     head: str | None
     spawned_from: tuple[str, str] | None = None  # (parent session id, parent node id)
+
+    # A shape never changes once built, so what is derived from it is derived once: a cached shape
+    # (the shape cache's, a live view's) then costs a reader O(1), not a walk of the session per query.
+    @functools.cached_property
+    def left(self) -> frozenset[str]:
+        """`left_nodes(self)`, computed on first use."""
+        from ._alternatives import left_nodes
+
+        return left_nodes(self)
+
+    def path_to(self, node: str) -> frozenset[str]:
+        """`node` and its ancestors (memoised per node)."""
+        paths: dict[str, frozenset[str]] = self.__dict__.setdefault("_paths", {})
+        found = paths.get(node)
+        if found is None:
+            found = paths[node] = frozenset(ancestors(self.predecessors, node))
+        return found
 
     @classmethod
     def from_snapshot(cls, snapshot: SessionSnapshot) -> SessionShape:
