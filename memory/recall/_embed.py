@@ -25,16 +25,23 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import re
 import struct
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["COARSE", "DIM", "MODEL", "embed", "load_model", "normalise"]
+from ..durable import atomic_write
+from ._bpe import Table, table_path
+
+__all__ = ["COARSE", "DIM", "MODEL", "embed", "load_model", "normalise", "write_table"]
+
+log = logging.getLogger("dagmem.recall")
 
 MODEL: Final = "wordllama-0.4-l2_supercat-256"
 DIM: Final = 256
@@ -58,6 +65,7 @@ _NORMALISER: Final = {
 # sha256 of tokenizer files whose vocabulary was scanned (no `▁` after another character in any token):
 # the scan walks 32,000 tokens in Python (15 ms), so a known file skips it; any other file is scanned.
 _SCANNED: Final = frozenset({"93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68"})
+_SAMPLE_EVERY: Final = 16  # a BPE table is checked against the tokenizer on every 16th vocabulary token
 _CACHE_MAX: Final = 1 << 18  # pieces kept (a few tens of MB at most); cleared whole when full
 _CHECK: Final = ["", " ", "  two  spaces ", "a\nb\tc", "Ünïcödé 漢字 🙂 <s> x", "8 May 2023 User: it's fine."]
 
@@ -65,28 +73,69 @@ Rows = npt.NDArray[np.float16] | npt.NDArray[np.float32]
 
 
 class _Model:
-    """The embedding rows (vocabulary x DIM, float16 mapped or float32) and the tokenizer."""
+    """The embedding rows (vocabulary x DIM, float16 mapped or float32) and the tokenizer: given at once,
+    or, when a BPE table stands in for it (every word piece's ids: see `_bpe`), loaded on first need (a
+    text naming a special token, or a piece the table refuses)."""
 
-    def __init__(self, rows: Rows, tokenizer: Any, *, scanned: bool = False) -> None:
+    def __init__(
+        self,
+        rows: Rows,
+        *,
+        tokenizer: Any = None,
+        load_tokenizer: Callable[[], Any] | None = None,
+        table: Table | None = None,
+        source: Path | None = None,
+        sha256: str | None = None,
+        scanned: bool = False,
+    ) -> None:
         self.rows = rows
-        self.tokenizer = tokenizer
-        self.bpe = tokenizer.model
+        self.table = table
+        self.source, self.sha256 = source, sha256  # the tokenizer's file (None: WordLlama's loader)
+        self._load_tokenizer = load_tokenizer
+        self._tokenizer: Any = None
+        self.pieces: dict[str, list[int]] = {}
+        self.lock = threading.Lock()
+        self._loading = threading.Lock()
+        if table is not None:
+            # A table is written only for a tokenizer of the shape the pieces are exact for, and checked
+            # against it then (see `write_table`).
+            self.special: tuple[str, ...] = tuple(table.specials)
+            self.fast = True
+            return
+        self._tokenizer = tokenizer
         self.special = tuple(token.content for token in tokenizer.get_added_tokens_decoder().values())
         normaliser = tokenizer.normalizer
+        bpe = tokenizer.model
         # The piece cache is exact only for this tokenizer's shape (see the module's doc); any other
         # shape, or a failed self-check, takes the tokenizer's own path for every text.
         self.fast = (
             normaliser is not None
             and json.loads(normaliser.__getstate__()) == _NORMALISER
             and tokenizer.pre_tokenizer is None
-            and type(self.bpe).__name__ == "BPE"
-            and self.bpe.dropout is None
+            and type(bpe).__name__ == "BPE"
+            and bpe.dropout is None
             and (scanned or not any(_BOUNDARY in token.lstrip(_BOUNDARY) for token in tokenizer.get_vocab()))
         )
-        self.pieces: dict[str, list[int]] = {}
-        self.lock = threading.Lock()
         if self.fast:
             self.fast = bool(np.array_equal(self.embed(_CHECK), self.slow(_CHECK)))
+
+    @property
+    def tokenizer(self) -> Any:
+        """The `tokenizers.Tokenizer`, loaded now if a table stood in for it so far."""
+        if self._tokenizer is None:
+            with self._loading:
+                if self._tokenizer is None:
+                    assert self._load_tokenizer is not None
+                    self._tokenizer = self._load_tokenizer()
+        return self._tokenizer
+
+    def piece_ids(self, piece: str) -> list[int]:
+        """One word piece's ids: the tokenizer's BPE model, or the table while the tokenizer is not loaded."""
+        if self._tokenizer is None and self.table is not None:
+            found = self.table.ids(piece)
+            if found is not None:
+                return found
+        return [token.id for token in self.tokenizer.model.tokenize(piece)]
 
     def ids(self, text: str) -> list[int] | None:
         """`text`'s token ids, or None for a text the pieces do not cover (empty, or naming a special
@@ -98,7 +147,7 @@ class _Model:
         for piece in _PIECE.findall(_BOUNDARY + text.replace(" ", _BOUNDARY)):
             found = pieces.get(piece)
             if found is None:
-                found = [token.id for token in self.bpe.tokenize(piece)]
+                found = self.piece_ids(piece)
                 with self.lock:
                     if len(pieces) >= _CACHE_MAX:
                         pieces.clear()
@@ -178,22 +227,40 @@ def map_weights(path: Path) -> npt.NDArray[np.float16] | None:
     return rows
 
 
-def _from_wheel() -> _Model | None:
-    """The model from the wheel's files directly (milliseconds), or None when they are not as expected."""
+def _from_wheel(workspace: Path | None) -> _Model | None:
+    """The model from the wheel's files directly (milliseconds; the tokenizer too when `workspace` holds
+    no BPE table for it), or None when they are not as expected."""
     package = _package()
     if package is None:
         return None
     rows = map_weights(package / _WEIGHTS)
-    tokenizer_path = package / _TOKENIZER
-    if rows is None or not tokenizer_path.is_file():
+    source = package / _TOKENIZER
+    if rows is None or not source.is_file():
         return None
-    from tokenizers import Tokenizer
+    sha256 = _sha256(source)
 
-    tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    tokenizer.no_truncation()  # as WordLlama sets it: a long text is embedded whole
+    def load_tokenizer() -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(source))
+        tokenizer.no_truncation()  # as WordLlama sets it: a long text is embedded whole
+        return tokenizer
+
+    if workspace is not None:
+        table = Table.read(table_path(workspace, sha256), sha256)
+        if table is not None and table.vocab == len(rows):
+            return _Model(rows, load_tokenizer=load_tokenizer, table=table, source=source, sha256=sha256)
+    tokenizer = load_tokenizer()
     if tokenizer.get_vocab_size(with_added_tokens=True) != len(rows):
         return None
-    return _Model(rows, tokenizer, scanned=_sha256(tokenizer_path) in _SCANNED)
+    return _Model(
+        rows,
+        tokenizer=tokenizer,
+        load_tokenizer=load_tokenizer,
+        source=source,
+        sha256=sha256,
+        scanned=sha256 in _SCANNED,
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -208,18 +275,19 @@ def _from_wordllama() -> _Model:
     loaded = wordllama.WordLlama.load(cache_dir=package, disable_download=True, dim=DIM)
     tokenizer = loaded.tokenizer
     tokenizer.no_padding()  # WordLlama pads its batches; the mean here takes each text's own ids
-    return _Model(loaded.embedding, tokenizer)
+    return _Model(loaded.embedding, tokenizer=tokenizer)
 
 
 _model: _Model | None = None
 _lock = threading.Lock()
+_tables: dict[str, bytes | None] = {}  # tokenizer sha256 -> its table's bytes (built once a process)
 
 
-def _load() -> _Model:
+def _load(workspace: Path | None = None) -> _Model:
     global _model
     with _lock:
         if _model is None:
-            _model = _from_wheel() or _from_wordllama()
+            _model = _from_wheel(workspace) or _from_wordllama()
     return _model
 
 
@@ -229,14 +297,51 @@ def load_model() -> None:
     _load()
 
 
+def write_table(memory: Path, *, fsync: bool) -> None:
+    """Give the workspace at `memory` the BPE table of the installed tokenizer, if it has none (the
+    writer, after an install: one `stat` when it exists). A tokenizer the table cannot stand in for, or
+    a table whose ids differ from the tokenizer's on the check sample, gets none (readers load it)."""
+    model = _load()
+    if model.sha256 is None or model.source is None:
+        return
+    path = table_path(memory, model.sha256)
+    if path.exists():
+        return
+    with _lock:
+        if model.sha256 not in _tables:
+            _tables[model.sha256] = _table_bytes(model, model.source, model.sha256)
+        data = _tables[model.sha256]
+    if data is not None and path.parent.is_dir():
+        atomic_write(path, data, fsync=fsync)
+
+
+def _table_bytes(model: _Model, source: Path, sha256: str) -> bytes | None:
+    if not model.fast:
+        return None
+    tokenizer = model.tokenizer
+    table = Table.from_json(sha256, json.loads(source.read_bytes()), len(model.rows))
+    if table is None:
+        return None
+    sample = sorted(tokenizer.get_vocab())[::_SAMPLE_EVERY]
+    sample += [piece for text in _CHECK for piece in _PIECE.findall(_BOUNDARY + text.replace(" ", _BOUNDARY))]
+    bpe = tokenizer.model
+    wrong = [piece for piece in sample if table.ids(piece) != [token.id for token in bpe.tokenize(piece)]]
+    if wrong:
+        log.warning("recall: no BPE table for tokenizer %s, its ids differ on %r", sha256[:16], wrong[:3])
+        return None
+    return table.to_bytes()
+
+
 def normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     out: npt.NDArray[np.float32] = (vectors / np.maximum(norms, 1e-9)).astype(np.float32)
     return out
 
 
-def embed(texts: list[str]) -> npt.NDArray[np.float32]:
-    """Unit vectors (len(texts) x DIM, float32); an empty list gives an empty (0 x DIM) array."""
+def embed(texts: list[str], workspace: Path | None = None) -> npt.NDArray[np.float32]:
+    """Unit vectors (len(texts) x DIM, float32); an empty list gives an empty (0 x DIM) array. A reader
+    names its `workspace` (its `memory/`): a process whose model is not loaded yet reads that workspace's
+    BPE table instead of loading the tokenizer."""
     if not texts:
         return np.zeros((0, DIM), np.float32)
-    return normalise(_load().embed(texts))
+    return normalise(_load(workspace).embed(texts))
