@@ -10,7 +10,9 @@ from spawn to exit (`time.perf_counter` around `subprocess.run`), p50 and p95 in
   snapshot of seeded chat text embedded with the real model, as `dagmem bench recall` builds it; goal:
   250 ms or less at 100,000), beside the same command the way it was loaded before (`recall_before`: the
   model by WordLlama's own loader, every snapshot file checksummed on open; both paths are still the
-  fallbacks the code takes when the wheel's files or a snapshot's stamps are not as expected).
+  fallbacks the code takes when the wheel's files or a snapshot's stamps are not as expected). The
+  workspace holds the tokenizer's BPE table, as a writer's first install leaves it. Each command's CPU
+  time (user + system) is reported beside its wall clock: a shared machine disturbs it less.
 
 In this process, `rt.recall(q, session_id=S)` on a session that is not live (written, its actor not
 running), p50 over `reps` calls, beside `rt.recall(q)` without a session (goal: 5 ms or less) and beside
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -44,32 +47,42 @@ QUERY = "what did we say about the garden and the plan"
 _BEFORE = (
     "import sys\n"
     "from dagmem.memory.recall import _embed, _snapshot\n"
-    "_embed._from_wheel = lambda: None\n"
+    "_embed._from_wheel = lambda workspace: None\n"
     "_snapshot._as_written = lambda fd, stamp: False\n"
     "from dagmem.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 
 
-def _once(args: list[str]) -> float:
+def _once(args: list[str]) -> tuple[float, float]:
+    """Wall clock and CPU time (user + system, the child's own) of one run, in ms."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, *args], check=True, capture_output=True, env=os.environ.copy())
-    return (time.perf_counter() - started) * 1000
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
 
 
 def _measure(commands: dict[str, list[str]], runs: int) -> dict[str, Any]:
-    """p50/p95 in ms of each command, over `runs` fresh processes each (after one warm-up each)."""
+    """p50/p95 in ms of each command, over `runs` fresh processes each (after one warm-up each); and
+    the p50 of its CPU time, which a busy machine disturbs less than the wall clock."""
     samples: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for args in commands.values():  # warm the page cache: the first spawn reads the files from disk
         _once(args)
     for _ in range(runs):
         for name, args in commands.items():
-            samples[name].append(_once(args))
+            wall, used = _once(args)
+            samples[name].append(wall)
+            cpu[name].append(used)
     out: dict[str, Any] = {"runs": runs}
     for name, values in samples.items():
         ordered = sorted(values)
         out[f"{name}_p50_ms"] = round(kit.quantile(ordered, 0.5), 2)
         out[f"{name}_p95_ms"] = round(kit.quantile(ordered, 0.95), 2)
+        out[f"{name}_cpu_p50_ms"] = round(kit.quantile(sorted(cpu[name]), 0.5), 2)
     return out
 
 
@@ -81,12 +94,14 @@ def run(runs: int = 7) -> dict[str, Any]:
 def run_recall(scratch: Path, blocks: int, runs: int = 7, progress: kit.Progress = print) -> dict[str, Any]:
     """`dagmem recall --context` from a fresh process over an index of `blocks` blocks, beside `python -c
     pass` and the command as it loaded before, round-robin."""
+    from ..memory.recall._embed import write_table
     from ._recall import _workspace
 
     home = scratch / f"recall-{blocks}"
     progress(f"cold recall: embedding and indexing {blocks:,} blocks (setup)")
     rng = random.Random(11)
     _workspace(home / "memory", blocks, rng, kit.topic_words(2_000, rng))
+    write_table(home / "memory", fsync=False)  # as a writer's first install leaves it
     recall = ["recall", "--home", str(home), "--context", QUERY]
     progress(f"cold recall: {runs} fresh processes of each command")
     out = _measure(

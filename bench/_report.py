@@ -418,6 +418,10 @@ def _cold(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str,
         result(f"fresh `dagmem recall --context` p50, {n:,} blocks, loaded as before (WordLlama's loader, "
                "every snapshot file checksummed)", cold["recall_before_p50_ms"], "ms", cold["pass_p50_ms"], None,
                digits=1),
+        result(f"fresh `dagmem recall --context` CPU time p50, {n:,} blocks (baseline: python -c pass)",
+               cold["recall_cpu_p50_ms"], "ms", cold["pass_cpu_p50_ms"], None, digits=1),
+        result(f"fresh `dagmem recall --context` CPU time p50, {n:,} blocks, loaded as before (baseline: "
+               "python -c pass)", cold["recall_before_cpu_p50_ms"], "ms", cold["pass_cpu_p50_ms"], None, digits=1),
         result(f"rt.recall(q, session_id=S) p50, S not live, {turns:,} turns (baseline: rt.recall(q))",
                session["session_p50_ms"], "ms", session["alone_p50_ms"], "value <= 5"),
         result("rt.recall(q, session_id=S) p50, S's files read on every call as before (baseline: rt.recall(q))",
