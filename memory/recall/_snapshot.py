@@ -206,6 +206,7 @@ class Arrays:
     row_span: npt.NDArray[np.int64]
     bid_key: npt.NDArray[np.int64]
     bid_row: npt.NDArray[np.int32]
+    terms_text: bytes = b""  # terms.txt as read (a term's id found without a dictionary: `_index`)
 
     @property
     def n(self) -> int:
@@ -320,10 +321,13 @@ def _map(path: Path, meta: dict[str, Any], files: dict[str, tuple[int, int]]) ->
         fd, size = files[name]
         return map_npy(fd, size, _DTYPES[name], ndim, tail)
 
-    def lines(name: str) -> list[str]:
+    def lines(name: str, data: bytes | None = None) -> list[str]:
         fd, size = files[name]
-        text = _pread_all(fd, size).decode("utf-8")
+        text = (_pread_all(fd, size) if data is None else data).decode("utf-8")
         return text.split("\n")[:-1] if text else []
+
+    terms_fd, terms_size = files["terms.txt"]
+    terms_text = _pread_all(terms_fd, terms_size)
 
     fd, docs_size = files["docs.jsonl"]
     docs: bytes | npt.NDArray[np.uint8] = b""
@@ -338,7 +342,7 @@ def _map(path: Path, meta: dict[str, Any], files: dict[str, tuple[int, int]]) ->
         # copy would read the whole file before the first query (25 MB at 100,000 blocks).
         coarse=np.asarray(array("coarse.npy", 2, (64,))),
         dl=np.array(array("dl.npy", 1), dtype=np.float32),
-        terms=lines("terms.txt"),
+        terms=lines("terms.txt", terms_text),
         post_off=array("post_off.npy", 1),
         post_doc=array("post_doc.npy", 1),
         post_tf=array("post_tf.npy", 1),
@@ -351,6 +355,7 @@ def _map(path: Path, meta: dict[str, Any], files: dict[str, tuple[int, int]]) ->
         row_span=np.array(array("row_span.npy", 2, (3,)), dtype=np.int64),
         bid_key=array("bid_key.npy", 1),
         bid_row=array("bid_row.npy", 1),
+        terms_text=terms_text,
     )
     n, postings = int(meta["docs"]), len(arrays.post_doc)
     agree = (

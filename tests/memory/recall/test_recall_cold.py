@@ -20,6 +20,7 @@ from dagmem.bench._recall import _workspace
 from dagmem.memory.recall import RecallIndex, recall_root, search
 from dagmem.memory.recall import _embed as embed_module
 from dagmem.memory.recall import _snapshot as snapshot_module
+from dagmem.memory.recall._index import _TermScan
 from dagmem.memory.recall._snapshot import Damaged, Snapshot
 
 from .test_recall_writer import TRICKY
@@ -141,3 +142,18 @@ def test_a_fresh_process_searches_without_importing_wordllama(workspace: Path) -
     count, _space, loaded = done.stdout.strip().partition(" ")
     assert int(count) == len(search(RecallIndex.open(workspace), "what about the garden"))
     assert loaded == "[]"
+
+
+def test_a_term_found_in_the_vocabularys_bytes_has_its_dictionary_id(workspace: Path) -> None:
+    index = RecallIndex.open(workspace)
+    terms = index.snapshot.arrays.terms
+    assert "term_ids" not in index.__dict__  # not built by opening
+    scan = _TermScan(index.snapshot.arrays.terms_text)
+    assert [scan.find(term) for term in terms] == list(range(len(terms)))
+    for missing in ("", "zzqqxx", "a\nb", terms[0] + "x", terms[0][:-1] or "q"):
+        assert scan.find(missing) == index.term_ids.get(missing)
+    fresh = RecallIndex.open(workspace)
+    hits = [search(fresh, "what about the garden and the plan") for _ in range(3)]
+    assert "term_ids" not in fresh.__dict__  # a few queries: no dictionary of the vocabulary
+    assert hits[0] == search(index, "what about the garden and the plan")  # index's dictionary is built
+    assert _TermScan(b"").find("a") is None
