@@ -94,7 +94,7 @@ def run(runs: int = 7) -> dict[str, Any]:
 def run_recall(scratch: Path, blocks: int, runs: int = 7, progress: kit.Progress = print) -> dict[str, Any]:
     """`dagmem recall --context` from a fresh process over an index of `blocks` blocks, beside `python -c
     pass` and the command as it loaded before, round-robin."""
-    from ..memory.recall._embed import write_table
+    from ..memory.recall import write_table
     from ._recall import _workspace
 
     home = scratch / f"recall-{blocks}"

@@ -4,7 +4,9 @@ The wheel ships the weights (a safetensors file of 32,000 x 256 float16 rows) an
 loading never touches the network. Loading is cheap because nothing is decoded up front: the weights
 file is memory-mapped where the wheel installed it (a safetensors file is a JSON header and then the raw
 rows), and only the rows a text uses are read and widened to float32, the exact conversion WordLlama
-makes of the whole matrix; the tokenizer is loaded by `tokenizers` alone. The `wordllama` package itself
+makes of the whole matrix; the tokenizer is loaded by `tokenizers` alone, and a reader whose workspace
+holds the tokenizer's BPE table (`_bpe`, written by the writer) does not load it at all unless a text
+needs it (one naming a special token). The `wordllama` package itself
 (with `requests`, and a `logging.basicConfig` of the host's root logger) is imported only when its wheel
 is not laid out as expected, and then its own loader gives the model.
 
