@@ -471,7 +471,7 @@ def write_meta(temp: Path, meta: dict[str, Any], docs: int) -> None:
         try:
             size = os.fstat(fd).st_size
             sums[name] = [size, file_crc(fd, size)]
-            os.utime(fd, ns=(stamp, stamp))
+            os.utime(temp / name, ns=(stamp, stamp), follow_symlinks=False)  # a file this writer made
             st = os.fstat(fd)
             written[name] = [st.st_ino, st.st_mtime_ns]
         finally:
