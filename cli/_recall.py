@@ -49,7 +49,7 @@ def recall_command(args: argparse.Namespace) -> int:
         tip = resolve_stored(store, args.session, args.tip)
     # Shapes from the shape cache where it is current (read-only: it creates nothing), else the files.
     with shapes_for(home, store=store) as shapes:
-        reader = reader_for(shapes.reading_from(args.session, tip=tip), args.session, tip)
+        reader = reader_for(shapes.for_reader(args.session, tip), args.session, tip)
     index = RecallIndex.open(memory)
     hits = search(index, args.query, k=args.k, reader=reader, siblings=args.siblings, history=args.history)
     if args.json:

@@ -62,7 +62,7 @@ def prompt_context(
     session_id, tip = _branch(home, session, tail)
     # Shapes from the shape cache where it is current (read-only: it creates nothing), else the files.
     with shapes_for(home) as shapes:
-        reader = reader_for(shapes.reading_from(session_id, tip=tip), session_id, tip)
+        reader = reader_for(shapes.for_reader(session_id, tip), session_id, tip)
         hits = search(RecallIndex.open(memory), query, k=k, reader=reader)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:

@@ -155,11 +155,24 @@ class ShapeCache:
             return shape
         return self.fresh(session_id)
 
-    def reading_from(
-        self, session_id: str | None, live: ShapeSource | None = None, *, tip: str | None = None
+    def reading_from(self, session_id: str | None, live: ShapeSource | None = None) -> ShapeSource:
+        """The source for an install in `session_id`: its own session fresh (`live` first, e.g. the
+        session actor's view, then its files: every node it has now), every other from this cache."""
+
+        def source(sid: str) -> SessionShape | None:
+            if sid == session_id:
+                shape = live(sid) if live is not None else None
+                return shape if shape is not None else self.fresh(sid)
+            return self(sid)
+
+        return source
+
+    def for_reader(
+        self, session_id: str | None, tip: str | None = None, live: ShapeSource | None = None
     ) -> ShapeSource:
-        """The source for a reader in `session_id` at `tip`: its own session as of now (`live` first,
-        e.g. the session actor's view, then `current`), every other from this cache."""
+        """The source for a recall reader in `session_id` at `tip`: its own session as of now (`live`
+        first, e.g. the session actor's view, then `current`: the cache while it is current for this
+        reader), every other from this cache."""
 
         def source(sid: str) -> SessionShape | None:
             if sid == session_id:

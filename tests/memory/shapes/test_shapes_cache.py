@@ -154,9 +154,11 @@ def test_a_reader_in_the_session_uses_the_cache_only_while_the_head_is_the_one_i
         assert moved.head == turn.id
         assert turn.id in moved.predecessors
         assert read == ["s"]
-        source = shapes.reading_from("s", tip=turn.id)
+        source = shapes.for_reader("s", turn.id)
         assert source("s") == moved
         # A tip the cache does not hold, with the head where it was recorded: the files too.
         side = store.append("s", "assistant", "A side note.", predecessor=cached.head, spawned=True)
         assert store.head("s") == turn.id
         assert shapes.current("s", tip=side.id) == SessionShape.from_snapshot(store.load("s"))
+        # An install's own session is always read fresh: every node it has now, the side note too.
+        assert side.id in shapes.reading_from("s")("s").predecessors  # type: ignore[union-attr]
