@@ -215,9 +215,9 @@ class RecallIndex:
                 self._swap(RecallIndex.open(self.memory))
 
     def _swap(self, other: RecallIndex) -> None:
-        lock = self.lock
-        self.__dict__.update(other.__dict__)
-        self.lock = lock
+        state = dict(other.__dict__, lock=self.lock)
+        self.__dict__.clear()  # what this index built on first use (its dictionaries) is not `other`'s
+        self.__dict__.update(state)
 
     def _read_delta(self) -> None:
         """Apply the delta lines written since the last call. A damaged line ends the log for this index:

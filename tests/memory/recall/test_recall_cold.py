@@ -157,3 +157,16 @@ def test_a_term_found_in_the_vocabularys_bytes_has_its_dictionary_id(workspace: 
     assert "term_ids" not in fresh.__dict__  # a few queries: no dictionary of the vocabulary
     assert hits[0] == search(index, "what about the garden and the plan")  # index's dictionary is built
     assert _TermScan(b"").find("a") is None
+
+
+def test_an_index_swapped_for_a_newer_one_forgets_the_dictionaries_it_built(
+    workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "memory"
+    rng = random.Random(6)
+    _workspace(other, 30, rng, kit.topic_words(15, rng))
+    index, newer = RecallIndex.open(workspace), RecallIndex.open(other)
+    assert index.term_ids != newer.term_ids  # built on first use
+    index._swap(newer)
+    assert index.term_ids == {term: i for i, term in enumerate(newer.snapshot.arrays.terms)}
+    assert index.topic_ids == newer.topic_ids
