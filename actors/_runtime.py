@@ -579,7 +579,7 @@ class Runtime:
         if self._shapes is None:
             self._shapes = await self._ctx.io(ShapeCache, self._ctx.workspace_root, self._ctx.store)
         live = self._live_shape(session_id) if session_id is not None else None
-        shapes = self._shapes.reading_from(session_id, lambda _sid: live)
+        shapes = self._shapes.for_reader(session_id, tip, lambda _sid: live)
         reader = await self._ctx.io(reader_for, shapes, session_id, tip)
         index = self._recall
         if index is None:

@@ -400,12 +400,32 @@ def _cluster(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[s
 
 
 def _cold(quick: bool, say: Say, scratch: Path) -> tuple[list[Result], dict[str, Any]]:
-    """A fresh process: `dagmem --version` and `import dagmem` beside `python -c pass` (bench/_cold.py)."""
+    """A fresh process: `dagmem --version`, `import dagmem` and `dagmem recall --context` beside `python -c
+    pass`; `rt.recall` in a non-live session beside one without a session (bench/_cold.py)."""
     from . import _cold as bench
 
     raw = bench.run(5 if quick else 7)
     base50, base95 = raw["pass_p50_ms"], raw["pass_p95_ms"]
+    cold = bench.run_recall(scratch, 1_000 if quick else 100_000, 3 if quick else 7, say)
+    session = bench.run_session(scratch, 200 if quick else 1_000, 50 if quick else 200, say)
+    raw |= {"recall": cold, "session": session}
+    n, turns = cold["blocks"], session["turns"]
     return [
+        result(f"fresh `dagmem recall --context` p50, {n:,} blocks (baseline: python -c pass)", cold["recall_p50_ms"],
+               "ms", cold["pass_p50_ms"], "value <= 250", digits=1),
+        result(f"fresh `dagmem recall --context` p95, {n:,} blocks (baseline: python -c pass)", cold["recall_p95_ms"],
+               "ms", cold["pass_p95_ms"], None, digits=1),
+        result(f"fresh `dagmem recall --context` p50, {n:,} blocks, loaded as before (WordLlama's loader, "
+               "every snapshot file checksummed)", cold["recall_before_p50_ms"], "ms", cold["pass_p50_ms"], None,
+               digits=1),
+        result(f"fresh `dagmem recall --context` CPU time p50, {n:,} blocks (baseline: python -c pass)",
+               cold["recall_cpu_p50_ms"], "ms", cold["pass_cpu_p50_ms"], None, digits=1),
+        result(f"fresh `dagmem recall --context` CPU time p50, {n:,} blocks, loaded as before (baseline: "
+               "python -c pass)", cold["recall_before_cpu_p50_ms"], "ms", cold["pass_cpu_p50_ms"], None, digits=1),
+        result(f"rt.recall(q, session_id=S) p50, S not live, {turns:,} turns (baseline: rt.recall(q))",
+               session["session_p50_ms"], "ms", session["alone_p50_ms"], "value <= 5"),
+        result("rt.recall(q, session_id=S) p50, S's files read on every call as before (baseline: rt.recall(q))",
+               session["before_p50_ms"], "ms", session["alone_p50_ms"], None),
         result("fresh `dagmem --version` p50 (baseline: python -c pass)", raw["version_p50_ms"], "ms", base50,
                "value <= 150", digits=1),
         result("fresh `dagmem --version` p95 (baseline: python -c pass)", raw["version_p95_ms"], "ms", base95,

@@ -47,10 +47,9 @@ def recall_command(args: argparse.Namespace) -> int:
     tip = None
     if args.session is not None and args.tip is not None:
         tip = resolve_stored(store, args.session, args.tip)
-    # Shapes from the session files, never the shape cache: a read-only SQLite reader of a WAL database
-    # creates its `-shm` file, and this command creates nothing.
+    # Shapes from the shape cache where it is current (read-only: it creates nothing), else the files.
     with shapes_for(home, store=store) as shapes:
-        reader = reader_for(shapes.fresh, args.session, tip)
+        reader = reader_for(shapes.for_reader(args.session, tip), args.session, tip)
     index = RecallIndex.open(memory)
     hits = search(index, args.query, k=args.k, reader=reader, siblings=args.siblings, history=args.history)
     if args.json:

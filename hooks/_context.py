@@ -60,9 +60,9 @@ def prompt_context(
 
     query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
     session_id, tip = _branch(home, session, tail)
-    # Shapes from the session files (the shape cache's read-only SQLite would create its `-shm` file).
+    # Shapes from the shape cache where it is current (read-only: it creates nothing), else the files.
     with shapes_for(home) as shapes:
-        reader = reader_for(shapes.fresh, session_id, tip)
+        reader = reader_for(shapes.for_reader(session_id, tip), session_id, tip)
         hits = search(RecallIndex.open(memory), query, k=k, reader=reader)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:

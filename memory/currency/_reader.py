@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from ..errors import UnknownNode, UnknownSession
-from ..format import ancestors
-from ._alternatives import left_nodes
 from ._shape import SessionShape, ShapeSource, Status
 
 __all__ = ["BranchClass", "Reader", "resolve"]
@@ -56,13 +54,13 @@ class Reader:
         if tip is not None:
             if tip not in shape.predecessors:
                 raise UnknownNode(session_id, tip)
-            self.path = frozenset(ancestors(shape.predecessors, tip))
+            self.path = shape.path_to(tip)
         if shape.spawned_from is not None:
             parent, node = shape.spawned_from
             self._spawn_node = node
             parent_shape = self._shape(parent)
-            own = ancestors(parent_shape.predecessors, node) if parent_shape is not None else []
-            self.parent = (parent, frozenset(own))
+            own = parent_shape.path_to(node) if parent_shape is not None else frozenset()
+            self.parent = (parent, own)
         self.tip = tip  # the head's id when no tip was given
 
     def _shape(self, session_id: str) -> SessionShape | None:
@@ -79,7 +77,7 @@ class Reader:
                 tip = self.tip
             elif self.parent is not None and session_id == self.parent[0]:
                 tip = self._spawn_node
-            self._left[session_id] = frozenset() if shape is None else left_nodes(shape, tip)
+            self._left[session_id] = frozenset() if shape is None else shape.left_for(tip)
         return self._left[session_id]
 
     def is_left(self, evidence: Evidence) -> bool:

@@ -7,12 +7,13 @@ session id with its shape, or None for a session it does not know.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Generic, Literal, Protocol, TypeVar
 
-from ..format import SPAWNED_KEY, SessionSnapshot
+from ..format import SPAWNED_KEY, SessionSnapshot, ancestors
 
 __all__ = ["DagLike", "SessionShape", "ShapeSource", "Status", "parse_spawned_from"]
 
@@ -48,6 +49,26 @@ class SessionShape:
     @cached_property
     def _positions(self) -> dict[str, int]:
         return {node_id: i for i, node_id in enumerate(self.predecessors)}
+
+    # A shape never changes once built, so what is derived from it is derived once: a cached shape
+    # (the shape cache's, a live view's) then costs a reader O(1), not a walk of the session per query.
+    def left_for(self, tip: str | None) -> frozenset[str]:
+        """`left_nodes(self, tip)` (memoised per tip): what is left for a reader at `tip`."""
+        from ._alternatives import left_nodes
+
+        memo: dict[str | None, frozenset[str]] = self.__dict__.setdefault("_left_for", {})
+        found = memo.get(tip)
+        if found is None:
+            found = memo[tip] = left_nodes(self, tip)
+        return found
+
+    def path_to(self, node: str) -> frozenset[str]:
+        """`node` and its ancestors (memoised per node)."""
+        paths: dict[str, frozenset[str]] = self.__dict__.setdefault("_paths", {})
+        found = paths.get(node)
+        if found is None:
+            found = paths[node] = frozenset(ancestors(self.predecessors, node))
+        return found
 
     @classmethod
     def from_snapshot(cls, snapshot: SessionSnapshot) -> SessionShape:

@@ -16,6 +16,7 @@ if _typing.TYPE_CHECKING:
     from ._embed import MODEL as EMBED_MODEL
     from ._embed import embed as embed
     from ._embed import load_model as load_model
+    from ._embed import write_table as write_table
     from ._entries import Entry as Entry
     from ._entries import Source as Source
     from ._entries import clear_caches as clear_caches
@@ -96,6 +97,7 @@ __all__ = [
     "topic_for",
     "visible",
     "write_snapshot",
+    "write_table",
 ]
 
 # Each name loads its module on first use: `render_context` (a hook's core block) needs no numpy, no
@@ -144,6 +146,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "topic_for": ("._visible", "topic_for"),
     "visible": ("._visible", "visible"),
     "write_snapshot": ("._snapshot", "write_snapshot"),
+    "write_table": ("._embed", "write_table"),
 }
 
 

@@ -62,7 +62,13 @@ def write_index(root: Path, meta: dict[str, Any], index: RecallIndex, *, fsync: 
         _write_rows(
             temp / "vec.npy", base.rows("vec.npy", base.arrays.vec), runs, full[delta_rows], np.float16
         )
-        _write_rows(temp / "coarse.npy", _Rows(base.arrays.coarse), runs, coarse[delta_rows], np.float32)
+        _write_rows(
+            temp / "coarse.npy",
+            base.rows("coarse.npy", base.arrays.coarse),
+            runs,
+            coarse[delta_rows],
+            np.float32,
+        )
         dl = index.dl_all[rows].astype(np.float32)
         np.save(temp / "dl.npy", dl)
         terms = _write_postings(temp, index, base, remap, dl)

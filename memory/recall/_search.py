@@ -336,7 +336,7 @@ def _search(
     if not index.live or not query.strip():
         return []
     words = analyse(query)
-    qvec = embed([query])[0]
+    qvec = embed([query], index.memory)[0]
     lexical = index.bm25(words)
     coarse = index.coarse(qvec)
     # The normalisation is over the first WIDTH of each list whatever k is; a larger k widens the lists.

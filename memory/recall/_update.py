@@ -36,7 +36,7 @@ from ..format import ArchiveRecord, TopicFormatError, TxRecord, WorkspacePaths
 from ..workspace import TxInstalled
 from ._arrays import index_arrays, write_index
 from ._delta import append_line, append_record, check_lines, encode, last_record
-from ._embed import MODEL
+from ._embed import MODEL, write_table
 from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
 from ._index import Key, RecallIndex, make_record, parse_record, recall_root
 from ._snapshot import (
@@ -161,6 +161,7 @@ class RecallUpdater:
                 writer = _compact(memory, writer, fsync=fsync)
             with self._lock:
                 self._writer = writer
+            write_table(memory, fsync=fsync)  # once per workspace: a reader's query then needs no tokenizer
         except Exception as exc:  # the install stands whatever happens (a simulated death still propagates)
             log.warning(
                 "recall index not updated for %s (readers replay it from the files): %s", record.tx, exc

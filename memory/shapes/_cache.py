@@ -8,12 +8,20 @@ has not fed before: an actor restarted, another process wrote). A reader trusts 
 its evidence archive (`sources/<sid>.md`, which every install appends to first) has the size the rows
 recorded; otherwise, or when the rows are missing, it rebuilds the shape from the session's files
 (and writes it back when the cache is writable). A head moved with no install since is not seen until
-that session's next install: the cache is as current as the memory it describes.
+that session's next install: the cache is as current as the memory it describes. A reader *in* a session
+needs more, its own head as of now: its rows serve it only while the session's `meta.json` names the head
+they recorded (and they hold the reader's tip); otherwise it reads the session's files (`current`).
+
+The database keeps a rollback journal, not a write-ahead log: a reader of a WAL database creates its
+`-shm` file even when it opens it read-only, and a reader creates nothing. A reader opens the cache only
+when its header says rollback journal (trying again on its next read while it does not), and reads the
+files otherwise; a writer turns a WAL cache of an older version into a rollback one when it opens it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sqlite3
 import threading
@@ -22,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..currency import DagLike, SessionShape, ShapeSource, parse_spawned_from
+from ..durable import read_regular
 from ..errors import DagmemError
 from ..format import HomePaths, WorkspacePaths, is_valid_id
 from ..store import FileSessionStore, SessionStore
@@ -59,20 +68,22 @@ class ShapeCache:
         try:
             if self.writable:
                 db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
-                db.execute("PRAGMA journal_mode=WAL")
+                # Out of WAL (a cache of an older version) while no other connection holds it; a cache
+                # still in WAL is read from the files by readers, never wrongly.
+                db.execute("PRAGMA journal_mode=DELETE")
                 db.execute("PRAGMA synchronous=OFF")  # a cache: a lost update is rebuilt from the files
                 db.executescript(_SCHEMA)
                 return db
-            if not path.is_file():
+            if not _readable_in_place(path):
                 return None  # a reader never creates state: shapes are read from the files instead
             return sqlite3.connect(
-                f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+                f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=1.0
             )
         except sqlite3.Error as exc:
             if self.writable:
                 # An unreadable cache is rebuilt from the files.
                 log.warning("shape cache %s unreadable (%s): starting it again", path, exc)
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in ("", "-wal", "-shm", "-journal"):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
                 with contextlib.suppress(sqlite3.Error):
                     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
@@ -133,9 +144,20 @@ class ShapeCache:
             return None
         return SessionShape.from_snapshot(snapshot)
 
+    def current(self, session_id: str, tip: str | None = None) -> SessionShape | None:
+        """The session's shape as a reader in it needs it: its cached rows while the session's head
+        (in its `meta.json`, one small read) is the one they recorded and they hold `tip`; else its
+        files, read fresh (a head moved since the last install, or a tip appended since)."""
+        shape = self(session_id)
+        if shape is None:
+            return None
+        if (tip is None or tip in shape.predecessors) and self._head_is(session_id, shape):
+            return shape
+        return self.fresh(session_id)
+
     def reading_from(self, session_id: str | None, live: ShapeSource | None = None) -> ShapeSource:
-        """The source for a reader in `session_id`: its own session fresh (`live` first, e.g. the
-        session actor's view, then its files), every other from this cache."""
+        """The source for an install in `session_id`: its own session fresh (`live` first, e.g. the
+        session actor's view, then its files: every node it has now), every other from this cache."""
 
         def source(sid: str) -> SessionShape | None:
             if sid == session_id:
@@ -145,6 +167,39 @@ class ShapeCache:
 
         return source
 
+    def for_reader(
+        self, session_id: str | None, tip: str | None = None, live: ShapeSource | None = None
+    ) -> ShapeSource:
+        """The source for a recall reader in `session_id` at `tip`: its own session as of now (`live`
+        first, e.g. the session actor's view, then `current`: the cache while it is current for this
+        reader), every other from this cache."""
+
+        def source(sid: str) -> SessionShape | None:
+            if sid == session_id:
+                shape = live(sid) if live is not None else None
+                return shape if shape is not None else self.current(sid, tip)
+            return self(sid)
+
+        return source
+
+    def _head_is(self, session_id: str, shape: SessionShape) -> bool:
+        """Whether the session's head and origin are still those of `shape` (False when unsure)."""
+        if not isinstance(self.store, FileSessionStore):
+            return self.store.head(session_id) == shape.head  # held in memory: no file to read
+        try:
+            data = read_regular(self.store.path(session_id, "meta.json"))
+            meta = json.loads(data) if data is not None else None
+        except (OSError, ValueError, DagmemError):
+            return False
+        if not isinstance(meta, dict):
+            return False
+        spawned_from = meta.get("spawned_from")
+        return (
+            meta.get("head") == shape.head
+            and (parse_spawned_from(spawned_from) if isinstance(spawned_from, str) else None)
+            == shape.spawned_from
+        )
+
     def _archive_size(self, session_id: str) -> int:
         try:
             return self.paths.source(session_id).stat().st_size
@@ -153,6 +208,8 @@ class ShapeCache:
 
     def _header(self, session_id: str) -> _Header | None:
         with self._lock:
+            if self._db is None and not self.writable:
+                self._db = self._connect()  # a cache written since, or turned out of WAL since
             if self._db is None:
                 return None
             try:
@@ -289,6 +346,20 @@ class ShapeCache:
                     with contextlib.suppress(sqlite3.Error):
                         db.execute("ROLLBACK")
                 raise
+
+
+def _readable_in_place(path: Path) -> bool:
+    """Whether a read-only connection to the cache at `path` creates no file: a database with a
+    rollback journal (its header's read and write versions are 1, not WAL's 2) and no WAL files beside
+    it. (A journal left by a writer that died makes reads fail, never write: the files are read.)"""
+    try:
+        with path.open("rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    if len(header) < 20 or not header.startswith(b"SQLite format 3\x00") or header[18:20] != b"\x01\x01":
+        return False
+    return not any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
 
 
 def _rows(session_id: str, dag: DagLike, start: int, end: int) -> Iterator[tuple[object, ...]]:
