@@ -7,7 +7,6 @@ session id with its shape, or None for a session it does not know.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
