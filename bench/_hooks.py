@@ -1,7 +1,7 @@
 """`dagmem bench hooks`: what each Claude Code hook costs the host, from a fresh process.
 
 A project with one remembered session (a Claude Code transcript of `turns` exchanges, imported and
-written), then each hook run `runs` times as Claude Code runs it (`python -m dagmem hook claude-code
+written; every 25th user turn is a first-person fact, so the session's start has a core block), then each hook run `runs` times as Claude Code runs it (`python -m dagmem hook claude-code
 EVENT`, the event's JSON on stdin, `CLAUDE_PROJECT_DIR` set), round-robin with `python -c pass` (the
 interpreter alone, the baseline) so that machine noise hits them alike. Wall clock from spawn to exit,
 p50 and p95 in ms. A Stop hook's detached worker is waited for (queue empty, lock free, polled with a
@@ -40,11 +40,11 @@ def build(project: Path, turns: int) -> Path:
     with transcript.open("w") as f:
         for n in range(turns):
             topic = _TOPICS[n % len(_TOPICS)]
+            said = f"Note {n}: the {topic} service uses port {8000 + n} and is owned by team {n % 13}."
+            if n % 25 == 0:  # a fact about the person now and then: SessionStart has a core to render
+                said = f"I work on the {topic} team and I prefer short answers about {topic}."
             for role, text in (
-                (
-                    "user",
-                    f"Note {n}: the {topic} service uses port {8000 + n} and is owned by team {n % 13}.",
-                ),
+                ("user", said),
                 ("assistant", f"Noted: {topic} on port {8000 + n}, team {n % 13}."),
             ):
                 key = f"00000000-0000-4000-8000-{2 * n + (role == 'assistant'):012d}"

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..format import CORE_MASTER, anchor_of
 from ._core_text import core_facts, core_lines
-from ._hit import Evidence, Hit
+
+if TYPE_CHECKING:  # for the annotations only: a session's start renders the core with no pydantic model
+    from ._hit import Evidence, Hit
 from ._pick import Statement, same_statement, statement
 
 __all__ = [
