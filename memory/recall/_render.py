@@ -127,6 +127,8 @@ def _records(hit: Hit) -> list[tuple[str, str]]:
 
 
 def _recalled(hits: Sequence[Hit], core: str) -> list[str]:
+    if not hits:  # the core alone (a session's start): no statement to compare, nothing stemmed
+        return []
     facts = core_facts(core)
     seen_ids: set[tuple[str | None, str | None]] = {(CORE_TOPIC, f.block_id) for f in facts if f.block_id}
     seen: list[Statement] = [statement(fact.text, fact.records) for fact in facts]
