@@ -12,9 +12,11 @@ re-exports the public API; everything else is private.
 
 from __future__ import annotations
 
-import typing as _typing
+from . import _lazy
+from ._version import __version__ as __version__
 
-if _typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not `typing`'s: importing typing would cost every fresh process about 2 ms
+if TYPE_CHECKING:
     from .actors import EventHandler as EventHandler
     from .actors import Runtime as Runtime
     from .actors import RuntimeClosed as RuntimeClosed
@@ -61,7 +63,8 @@ if _typing.TYPE_CHECKING:
     from .supervision import RestartIntensityExceeded as RestartIntensityExceeded
     from .supervision import SupervisorEvent as SupervisorEvent
 
-from ._version import __version__ as __version__
+
+del TYPE_CHECKING  # not a public name
 
 __all__ = [
     "HEAD",
@@ -112,65 +115,55 @@ __all__ = [
 ]
 
 # Each name loads its module on first use, so `import dagmem` (and `dagmem --version`) loads none of numpy,
-# WordLlama, tiktoken, anyio: a process pays for the surfaces it touches.
-_LAZY = {
-    "EventHandler": ".actors",
-    "Runtime": ".actors",
-    "RuntimeClosed": ".actors",
-    "RuntimeConfig": ".actors",
-    "RuntimeCrashed": ".actors",
-    "RuntimeStatus": ".actors",
-    "SessionCrashed": ".actors",
-    "LastFailure": ".memory.durable",
-    "ArchiveCorrupt": ".memory.errors",
-    "DagmemError": ".memory.errors",
-    "InvalidInput": ".memory.errors",
-    "MemoryOff": ".memory.errors",
-    "SessionInvalid": ".memory.errors",
-    "UnknownNode": ".memory.errors",
-    "UnknownSession": ".memory.errors",
-    "ForgetReport": ".memory.forget",
-    "HEAD": ".memory.format",
-    "ArchiveRecord": ".memory.format",
-    "Node": ".memory.format",
-    "Role": ".memory.format",
-    "SessionMeta": ".memory.format",
-    "SessionSnapshot": ".memory.format",
-    "Tip": ".memory.format",
-    "count_tokens": ".memory.format",
-    "ReasonCode": ".memory.outcomes",
-    "WriteFailure": ".memory.outcomes",
-    "Evidence": ".memory.recall",
-    "Status": ".memory.currency",
-    "Hit": ".memory.recall",
-    "render_context": ".memory.recall",
-    "FileSessionStore": ".memory.store",
-    "GitError": ".memory.store",
-    "MemorySessionStore": ".memory.store",
-    "SessionStore": ".memory.store",
-    "OutOfScope": ".memory.trust",
-    "Scope": ".memory.trust",
-    "load_scope": ".memory.trust",
-    "HomeBusy": ".memory.workspace",
-    "BatchInput": ".memory.write",
-    "Distiller": ".memory.write",
-    "Edits": ".memory.write",
-    "ExtractiveDistiller": ".memory.write",
-    "TopicReader": ".memory.write",
-    "RestartIntensityExceeded": ".supervision",
-    "SupervisorEvent": ".supervision",
-}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value  # once: later lookups are plain attribute reads
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# WordLlama, tiktoken, pydantic, anyio: a process pays for the surfaces it touches.
+__getattr__, __dir__ = _lazy.lazy(
+    __name__,
+    globals(),
+    {
+        "EventHandler": ".actors",
+        "Runtime": ".actors",
+        "RuntimeClosed": ".actors",
+        "RuntimeConfig": ".actors",
+        "RuntimeCrashed": ".actors",
+        "RuntimeStatus": ".actors",
+        "SessionCrashed": ".actors",
+        "LastFailure": ".memory.durable",
+        "ArchiveCorrupt": ".memory.errors",
+        "DagmemError": ".memory.errors",
+        "InvalidInput": ".memory.errors",
+        "MemoryOff": ".memory.errors",
+        "SessionInvalid": ".memory.errors",
+        "UnknownNode": ".memory.errors",
+        "UnknownSession": ".memory.errors",
+        "ForgetReport": ".memory.forget",
+        "HEAD": ".memory.format",
+        "ArchiveRecord": ".memory.format",
+        "Node": ".memory.format",
+        "Role": ".memory.format",
+        "SessionMeta": ".memory.format",
+        "SessionSnapshot": ".memory.format",
+        "Tip": ".memory.format",
+        "count_tokens": ".memory.format",
+        "ReasonCode": ".memory.outcomes",
+        "WriteFailure": ".memory.outcomes",
+        "Evidence": ".memory.recall",
+        "Status": ".memory.currency",
+        "Hit": ".memory.recall",
+        "render_context": ".memory.recall",
+        "FileSessionStore": ".memory.store",
+        "GitError": ".memory.store",
+        "MemorySessionStore": ".memory.store",
+        "SessionStore": ".memory.store",
+        "OutOfScope": ".memory.trust",
+        "Scope": ".memory.trust",
+        "load_scope": ".memory.trust",
+        "HomeBusy": ".memory.workspace",
+        "BatchInput": ".memory.write",
+        "Distiller": ".memory.write",
+        "Edits": ".memory.write",
+        "ExtractiveDistiller": ".memory.write",
+        "TopicReader": ".memory.write",
+        "RestartIntensityExceeded": ".supervision",
+        "SupervisorEvent": ".supervision",
+    },
+)

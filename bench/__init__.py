@@ -7,22 +7,14 @@ recall index and the runtime, which `dagmem bench --help` should not pay for.
 
 from __future__ import annotations
 
-import typing as _typing
+from typing import TYPE_CHECKING
 
-if _typing.TYPE_CHECKING:
+from .._lazy import lazy
+
+if TYPE_CHECKING:
     from . import _locomo as locomo
     from . import _report as report
 
 __all__ = ["locomo", "report"]
 
-_LAZY = {"locomo": "._locomo", "report": "._report"}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        import importlib
-
-        value = importlib.import_module(_LAZY[name], __name__)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy(__name__, globals(), {"locomo": "._locomo:", "report": "._report:"})

@@ -3,7 +3,8 @@ hook calls it on every prompt.
 
 Commands run `runs` times each in a fresh interpreter (this one, `sys.executable`), round-robin so that
 machine noise hits them alike, beside `python -c pass` (the interpreter alone, the baseline); wall clock
-from spawn to exit (`time.perf_counter` around `subprocess.run`), p50 and p95 in milliseconds:
+from spawn to exit (`time.perf_counter` around `subprocess.run`), p50 and p95 in milliseconds, with
+bytecode cached as an installed dagmem has it (`PYTHONDONTWRITEBYTECODE` is not passed on):
 - `python -c "import dagmem"` and `python -m dagmem --version` (goal: 150 ms or less: it answers before
   the command modules and the libraries under them load);
 - `python -m dagmem recall --home H --context QUERY` over a recall index of `blocks` blocks (a real
@@ -58,7 +59,7 @@ def _once(args: list[str]) -> tuple[float, float]:
     """Wall clock and CPU time (user + system, the child's own) of one run, in ms."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, *args], check=True, capture_output=True, env=os.environ.copy())
+    subprocess.run([sys.executable, *args], check=True, capture_output=True, env=kit.fresh_process_env())
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000

@@ -1,10 +1,11 @@
 """`dagmem bench hooks`: what each Claude Code hook costs the host, from a fresh process.
 
 A project with one remembered session (a Claude Code transcript of `turns` exchanges, imported and
-written), then each hook run `runs` times as Claude Code runs it (`python -m dagmem hook claude-code
+written; every 25th user turn is a first-person fact, so the session's start has a core block), then each hook run `runs` times as Claude Code runs it (`python -m dagmem hook claude-code
 EVENT`, the event's JSON on stdin, `CLAUDE_PROJECT_DIR` set), round-robin with `python -c pass` (the
 interpreter alone, the baseline) so that machine noise hits them alike. Wall clock from spawn to exit,
-p50 and p95 in ms. A Stop hook's detached worker is waited for (queue empty, lock free, polled with a
+p50 and p95 in ms, with bytecode cached as an installed dagmem has it (`PYTHONDONTWRITEBYTECODE` is not
+passed on). A Stop hook's detached worker is waited for (queue empty, lock free, polled with a
 bound) before the next process starts, so the worker's import and write never overlap a measurement;
 its own run time is reported beside the hooks' (`worker_p50_ms`: from the Stop hook's start to the
 worker's end)."""
@@ -12,7 +13,6 @@ worker's end)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -40,11 +40,11 @@ def build(project: Path, turns: int) -> Path:
     with transcript.open("w") as f:
         for n in range(turns):
             topic = _TOPICS[n % len(_TOPICS)]
+            said = f"Note {n}: the {topic} service uses port {8000 + n} and is owned by team {n % 13}."
+            if n % 25 == 0:  # a fact about the person now and then: SessionStart has a core to render
+                said = f"I work on the {topic} team and I prefer short answers about {topic}."
             for role, text in (
-                (
-                    "user",
-                    f"Note {n}: the {topic} service uses port {8000 + n} and is owned by team {n % 13}.",
-                ),
+                ("user", said),
                 ("assistant", f"Noted: {topic} on port {8000 + n}, team {n % 13}."),
             ):
                 key = f"00000000-0000-4000-8000-{2 * n + (role == 'assistant'):012d}"
@@ -93,7 +93,7 @@ def run(scratch: Path, runs: int = 7, turns: int = 200) -> dict[str, Any]:
     project = scratch / "hooks-project"
     transcript = build(project, turns)
     home = project / ".dagmem"
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+    env = kit.fresh_process_env(CLAUDE_PROJECT_DIR=str(project))
     env.pop("DAGMEM_HOME", None)
     env.pop("DAGMEM_MEMORY", None)
     commands = {"pass": (["-c", "pass"], b"")}

@@ -44,7 +44,29 @@ class _Parser(argparse.ArgumentParser):
         raise CommandError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `argv`: every command is listed (for `--help` and a mistaken name), and only the
+    one `argv` names gets its arguments, so a command loads no other command's choices (the names of
+    the benchmarks load the benchmarks' report). Without `argv`, every command gets them."""
+    # No option comes before the command (`--version` and `--help` take no value): its name is the
+    # first word that is not an option.
+    chosen = None if argv is None else next((word for word in argv if not word.startswith("-")), "")
+    parser = _Parser(prog="dagmem", description="Long-term memory for branching agent sessions.")
+    parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        # A parent of its own each: argparse shares a parent's option objects with every child, so one
+        # command's `set_defaults(home=None)` (install's) would change every other command's default.
+        child = sub.add_parser(
+            command.name, parents=[_common()], help=command.help, description=command.description
+        )
+        if chosen is None or command.name == chosen:
+            command.add_arguments(child)
+    return parser
+
+
+def _common() -> _Parser:
+    """The options every command takes."""
     common = _Parser(add_help=False)
     common.add_argument(
         "--home",
@@ -54,15 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     common.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv for debug)")
-
-    parser = _Parser(prog="dagmem", description="Long-term memory for branching agent sessions.")
-    parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_arguments(
-            sub.add_parser(command.name, parents=[common], help=command.help, description=command.description)
-        )
-    return parser
+    return common
 
 
 # Failures that name a damaged or mistaken file for the user to fix: exit 2, like any mistake.
@@ -105,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if own is not None:
         return own(argv[1:])
     try:
-        args = _parser().parse_args(argv)
+        args = _parser(argv).parse_args(argv)
     except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line
         return _error(argparse.Namespace(json="--json" in argv), str(exc), exc.code)
     # -v and -vv are for dagmem's own loggers: the libraries below it (httpx, mcp, ray, asyncio) stay at

@@ -12,19 +12,19 @@ Layering: above the domain (`dagmem.memory`), beside the runtime; the command li
 
 from __future__ import annotations
 
-import typing as _typing
+from .._lazy import lazy
 
-from ._cli import HOSTS as HOSTS
-from ._cli import add_hook_arguments as add_hook_arguments
-from ._cli import hook_main as hook_main
-from ._cli import memory_off as memory_off
-from ._cli import run_hook as run_hook
-from ._home import hook_home as hook_home
-from ._home import state_dir as state_dir
-from ._queue import worker_idle as worker_idle
-
-if _typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
     from . import _install as install
+    from ._cli import HOSTS as HOSTS
+    from ._cli import add_hook_arguments as add_hook_arguments
+    from ._cli import hook_main as hook_main
+    from ._cli import memory_off as memory_off
+    from ._cli import run_hook as run_hook
+    from ._home import hook_home as hook_home
+    from ._home import state_dir as state_dir
+    from ._queue import worker_idle as worker_idle
 
 __all__ = [
     "HOSTS",
@@ -37,11 +37,20 @@ __all__ = [
     "state_dir",
 ]
 
-
-def __getattr__(name: str) -> _typing.Any:
-    if name == "install":  # the installs load the durable writes: a hook that runs never needs them
-        from . import _install
-
-        globals()[name] = _install
-        return _install
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Each name loads its module on first use: the installs load the durable writes, which a hook that runs
+# never needs, and a hook loads only its own event's modules.
+__getattr__, __dir__ = lazy(
+    __name__,
+    globals(),
+    {
+        "HOSTS": "._cli",
+        "add_hook_arguments": "._cli",
+        "hook_main": "._cli",
+        "install": "._install:",
+        "memory_off": "._cli",
+        "run_hook": "._cli",
+        "hook_home": "._home",
+        "state_dir": "._home",
+        "worker_idle": "._queue",
+    },
+)

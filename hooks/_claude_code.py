@@ -11,11 +11,17 @@ the boundary write asked for."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
-from ._events import Knobs, prompt, queue_transcript, session_start
+from ._events import prompt, queue_transcript, session_start
 from ._payload import text
+
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ._events import Knobs
+
 
 __all__ = ["answer"]
 

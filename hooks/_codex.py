@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from ._events import Knobs, queue_transcript
+from ._events import queue_transcript
 from ._payload import PayloadError, text
+
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._events import Knobs
+
 
 __all__ = ["answer", "rollout_of"]
 

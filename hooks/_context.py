@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, CORE_MASTER, HomePaths, count_tokens
 from ..memory.recall import render_context
+
+if TYPE_CHECKING:
+    from ..memory.currency import SessionShape
 
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
@@ -55,14 +59,22 @@ def prompt_context(
     if not memory.is_dir() or not prompt.strip():
         return None
     # The search loads numpy, the embedding model and the index: here, not for a session's start.
+    from ..memory.adopt import to_id
     from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, reader_for, search
     from ..memory.shapes import shapes_for
 
     query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
-    session_id, tip = _branch(home, session, tail)
-    # Shapes from the shape cache where it is current (read-only: it creates nothing), else the files.
+    # The reader's own session is read once, for its tip and for the search: the shape cache's rows
+    # while they are current (read-only: it creates nothing), else its files.
     with shapes_for(home) as shapes:
-        reader = reader_for(shapes.for_reader(session_id, tip), session_id, tip)
+        sid = to_id(session) if session is not None else None
+        own = (shapes.current(sid) or shapes.fresh(sid)) if sid is not None else None
+
+        def mine(sid: str) -> SessionShape | None:
+            return own if own is not None and sid == own.session_id else None
+
+        session_id, tip = _branch(own, tail)
+        reader = reader_for(shapes.for_reader(session_id, tip, mine), session_id, tip)
         hits = search(RecallIndex.open(memory), query, k=k, reader=reader)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:
@@ -76,20 +88,13 @@ def prompt_context(
         hits = hits[:-1]  # the least relevant hit goes first
 
 
-def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, str | None]:
+def _branch(own: SessionShape | None, tail: bytes) -> tuple[str | None, str | None]:
     """(the reader's session, its tip): the transcript's last stored main-chain turn, else the head;
     (None, None) for a session not imported yet (none of memory can be from it)."""
-    if session is None:
+    if own is None:
         return None, None
-    from ..memory.adopt import to_id
-    from ..memory.store import FileSessionStore
-
-    sid = to_id(session)
-    store = FileSessionStore(home, read_only=True)
-    if not store.has_session(sid):
-        return None, None
-    snapshot = store.load(sid)
-    return sid, next((n for n in _tail_nodes(tail) if n in snapshot.nodes), snapshot.meta.head)
+    stored = own.predecessors
+    return own.session_id, next((n for n in _tail_nodes(tail) if n in stored), own.head)
 
 
 def _tail_nodes(tail: bytes) -> list[str]:

@@ -4,22 +4,27 @@ of a prompt. Each host's module reads its own payload into these and answers in 
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from ._payload import read_tail, regular_file, text
-from ._queue import Job, enqueue, start_worker
+from ._queue import enqueue, start_worker
+
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    Knobs = dict[str, Any]  # the command line's --threshold, --idle-after, --budget (None: the default)
 
 __all__ = ["Knobs", "prompt", "queue_transcript", "session_start"]
-
-Knobs = dict[str, Any]  # the command line's --threshold, --idle-after, --budget (None: the default)
 _TAIL = 256 << 10  # bytes of a transcript's end searched for the reader's tip
 
 
 def queue_transcript(home: Path, fmt: str, transcript: str, *, end: bool, knobs: Knobs) -> None:
     """Hand the transcript to the detached worker; returns at once (see `_queue`)."""
     path = regular_file(transcript)  # a FIFO or a missing file is refused here, before anything is queued
-    enqueue(home, Job(fmt, str(path.absolute()), end, knobs.get("threshold"), knobs.get("idle_after")))
+    transcript = str(path.absolute())
+    enqueue(
+        home, fmt, transcript, end=end, threshold=knobs.get("threshold"), idle_after=knobs.get("idle_after")
+    )
     start_worker(home)
 
 

@@ -7,8 +7,11 @@ the same `./.dagmem` every other `dagmem` command defaults to when run from the 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
+
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["HOME_DIR", "hook_home", "state_dir"]
 

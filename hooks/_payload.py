@@ -8,9 +8,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from ..memory.errors import DagmemError
+
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 __all__ = [
     "MAX_PAYLOAD",

@@ -10,11 +10,15 @@ object on stdin, `{"prompt", "transcript_path", "cwd"}` (the transcript is the s
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from ._events import Knobs, prompt, queue_transcript
+from ._events import prompt, queue_transcript
 from ._payload import text
+
+TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ._events import Knobs
 
 __all__ = ["EXTENSION", "answer"]
 
@@ -34,6 +38,7 @@ EXTENSION = """\
 // Each event runs `dagmem hook pi EVENT` with a JSON object on stdin; a failure is never pi's problem.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { spawn, spawnSync } from "node:child_process";
+
 
 const COMMAND: string[] = __COMMAND__;
 

@@ -10,47 +10,44 @@ one, and `end` stays set once a session has ended), and a worker is started only
 A worker that has drained the queue releases the lock and looks once more: a job queued while it was
 releasing is then either seen by it, or was queued by a hook that found the lock free and started one.
 
-This module runs in the hook's own process, so it imports nothing heavy: the queue file is written
-temp + rename, without fsync (a job lost in a crash costs a delay only: the next hook queues the
-transcript again, and its import is idempotent)."""
+A job file is one JSON object: `format` (an importer's format, `dagmem import`'s FORMAT), `transcript`,
+`end` (the session ended: write everything it owes, the boundary), `threshold` and `idle_after` (None: the
+defaults); the worker reads it back (`_worker.Job`).
+
+This module runs in the hook's own process, so it imports almost nothing (no `subprocess`, `hashlib`,
+`dataclasses` or `typing`: each costs a fresh process milliseconds): the queue file is written temp +
+rename, without fsync (a job lost in a crash costs a delay only: the next hook queues the transcript
+again, and its import is idempotent)."""
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
-import subprocess
 import sys
-from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any
 
 from ._home import state_dir
 
-__all__ = ["Job", "enqueue", "lock_free", "queue_dir", "queued", "start_worker", "try_lock", "worker_idle"]
+try:  # what `hashlib.blake2b` is, without loading OpenSSL's hashes the way `import hashlib` does
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without the module
+    from hashlib import blake2b
 
+TYPE_CHECKING = False  # not `typing`'s (see the module's doc)
+if TYPE_CHECKING:
+    from pathlib import Path
 
-@dataclass(frozen=True)
-class Job:
-    format: str  # an importer's format (`dagmem import`'s FORMAT)
-    transcript: str
-    end: bool = False  # the session ended: write everything it owes (the boundary)
-    threshold: int | None = None
-    idle_after: float | None = None
-
-    @classmethod
-    def from_json(cls, value: Any) -> Job:
-        if not isinstance(value, dict):
-            raise ValueError("a job is a JSON object")
-        return cls(
-            str(value["format"]),
-            str(value["transcript"]),
-            bool(value.get("end")),
-            value.get("threshold"),
-            value.get("idle_after"),
-        )
+__all__ = [
+    "enqueue",
+    "lock_free",
+    "queue_dir",
+    "queued",
+    "spawn_detached",
+    "start_worker",
+    "try_lock",
+    "worker_idle",
+]
 
 
 def queue_dir(home: Path) -> Path:
@@ -61,20 +58,34 @@ def _lock_path(home: Path) -> Path:
     return state_dir(home) / "sync.lock"
 
 
-def enqueue(home: Path, job: Job) -> Path:
-    """Queue `job` (replacing the transcript's earlier job; `end` is kept once set)."""
+def enqueue(
+    home: Path,
+    fmt: str,
+    transcript: str,
+    *,
+    end: bool = False,
+    threshold: int | None = None,
+    idle_after: float | None = None,
+) -> Path:
+    """Queue a job for `transcript` (replacing its earlier job; `end` is kept once set)."""
     directory = queue_dir(home)
     directory.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(job.transcript.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    key = blake2b(transcript.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
     path = directory / f"{key}.json"
     try:
         earlier = json.loads(path.read_bytes())
-        if isinstance(earlier, dict) and earlier.get("end"):
-            job = Job(job.format, job.transcript, True, job.threshold, job.idle_after)
+        end = end or (isinstance(earlier, dict) and earlier.get("end") is True)
     except (OSError, ValueError):
         pass
+    job = {
+        "format": fmt,
+        "transcript": transcript,
+        "end": end,
+        "threshold": threshold,
+        "idle_after": idle_after,
+    }
     tmp = directory / f".{key}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(asdict(job)), encoding="utf-8")
+    tmp.write_text(json.dumps(job), encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -115,15 +126,36 @@ def start_worker(home: Path) -> bool:
     worker) and it runs in a session of its own (a host that kills the hook's group leaves it be)."""
     if not lock_free(home):
         return False
-    subprocess.Popen(
-        [sys.executable, "-m", "dagmem.hooks._worker", str(home)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    spawn_detached([sys.executable, "-m", "dagmem.hooks._worker", str(home)])
     return True
+
+
+def spawn_detached(argv: list[str]) -> int:
+    """Start `argv` (its first item an absolute path) in a session of its own, its stdio /dev/null and no
+    other descriptor inherited; its pid. `os.posix_spawn`, not `subprocess` (whose import costs a hook
+    more than the spawn); `subprocess` where posix_spawn cannot start a session."""
+    inherited = []
+    for name in os.listdir("/dev/fd"):  # a descriptor the host passed in must not stay open in the worker
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                inherited.append(fd)
+        except OSError:  # the listing's own descriptor, closed since
+            pass
+    actions: list[tuple[object, ...]] = [
+        (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
+    ]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
+    try:
+        return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsid=True)
+    except NotImplementedError:  # pragma: no cover - a platform without POSIX_SPAWN_SETSID
+        import subprocess
+
+        devnull = subprocess.DEVNULL
+        child = subprocess.Popen(
+            argv, stdin=devnull, stdout=devnull, stderr=devnull, start_new_session=True, close_fds=True
+        )
+        return child.pid
 
 
 def worker_idle(home: Path) -> bool:

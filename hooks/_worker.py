@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..memory.adopt import Importer, SourceClock, import_into_store
 from ..memory.format import HomePaths
@@ -17,11 +19,34 @@ from ..memory.store import FileSessionStore
 from ..memory.workspace import HomeBusy, ServingLock
 from ..memory.writing import write_home
 from ._log import log_line
-from ._queue import Job, queued, try_lock
+from ._queue import queued, try_lock
 
-__all__ = ["drain", "run_job"]
+__all__ = ["Job", "drain", "run_job"]
 
 _SHOWN_PROBLEMS = 3  # per import: the first few problems are logged, then how many more there were
+
+
+@dataclass(frozen=True)
+class Job:
+    """A queued job, as `_queue.enqueue` wrote it."""
+
+    format: str  # an importer's format (`dagmem import`'s FORMAT)
+    transcript: str
+    end: bool = False  # the session ended: write everything it owes (the boundary)
+    threshold: int | None = None
+    idle_after: float | None = None
+
+    @classmethod
+    def from_json(cls, value: Any) -> Job:
+        if not isinstance(value, dict):
+            raise ValueError("a job is a JSON object")
+        return cls(
+            str(value["format"]),
+            str(value["transcript"]),
+            bool(value.get("end")),
+            value.get("threshold"),
+            value.get("idle_after"),
+        )
 
 
 def drain(home: Path) -> int:

@@ -1,7 +1,7 @@
 """The domain, mostly synchronous. Layers, bottom up (each imports only from those below it):
 
-- `errors`, `outcomes`, `faults`, `settings`: the shared vocabulary (exceptions, reason codes, named fault
-  sites, the knobs' defaults and checks);
+- `errors`, `outcomes`, `faults`, `settings`, `switch`: the shared vocabulary (exceptions, reason codes,
+  named fault sites, the knobs' defaults and checks, the `DAGMEM_MEMORY` switch);
 - `format`: the on-disk formats, pure (the topic-path rule among them);
 - `trust`: where a memory came from and who may read it, pure (the hold rule of the core, the
   instruction tripwire, a reader's scope);

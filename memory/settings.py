@@ -2,27 +2,19 @@
 
 The runtime, `Runtime.open`, the cluster client, the write pass and the command line all take their
 defaults from `DEFAULTS`, so `Runtime.open`'s "config= beside a knob" check compares against the same
-numbers every layer uses. `check_seconds` is the one check of a number of seconds."""
+numbers every layer uses. `check_seconds` is the one check of a number of seconds. `memory_off` (the
+`DAGMEM_MEMORY` switch) lives in `switch`, which a hook imports without these checks' `dataclasses`."""
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from .errors import InvalidInput
+from .switch import memory_off
 
 __all__ = ["DEFAULTS", "Settings", "check_seconds", "check_threshold", "memory_off"]
-
-_OFF: Final = frozenset({"off", "0", "false", "no", "none"})
-
-
-def memory_off(env: Mapping[str, str] = os.environ) -> bool:
-    """Whether `DAGMEM_MEMORY` switches memory off for this process (`off`, `0`, `false`, `no`, `none`):
-    the one switch the hooks, the command line and `Runtime.open` read."""
-    return env.get("DAGMEM_MEMORY", "").strip().lower() in _OFF
 
 
 def check_threshold(value: object, what: str = "token threshold") -> int:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ...bench import report as bench_report
-from ...memory.write import DISTILLERS
 from .._command import Command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
+    from ...bench import report as bench_report  # its table of names: only for this command's parser
+    from ...memory.write import DISTILLERS
+
     parser.add_argument(
         "names",
         nargs="*",

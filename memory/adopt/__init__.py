@@ -4,9 +4,11 @@ format, one shared core that maps their entries to nodes, appended through the s
 
 from __future__ import annotations
 
-import typing as _typing
+from typing import TYPE_CHECKING
 
-if _typing.TYPE_CHECKING:
+from ..._lazy import lazy
+
+if TYPE_CHECKING:
     from ._entries import Problem as Problem
     from ._entries import shown_path as shown_path
     from ._entries import to_id as to_id
@@ -46,37 +48,26 @@ __all__ = [
 ]
 
 # Each name loads its module on first use: a hook that needs `to_id` does not load every importer.
-_LAZY: dict[str, tuple[str, str]] = {
-    "Problem": ("._entries", "Problem"),
-    "shown_path": ("._entries", "shown_path"),
-    "to_id": ("._entries", "to_id"),
-    "Follower": ("._follow", "Follower"),
-    "RuntimeLike": ("._follow", "RuntimeLike"),
-    "FORMATS": ("._import", "FORMATS"),
-    "Importer": ("._import", "Importer"),
-    "ImportReport": ("._import", "ImportReport"),
-    "SourceClock": ("._import", "SourceClock"),
-    "import_into_store": ("._import", "import_into_store"),
-    "Planned": ("._mapper", "Planned"),
-    "RUNTIME_FILE": ("._migrate", "RUNTIME_FILE"),
-    "MigrationReport": ("._migrate", "MigrationReport"),
-    "SessionMigration": ("._migrate", "SessionMigration"),
-    "kept_records": ("._migrate", "kept_records"),
-    "migrate_home": ("._migrate", "migrate_home"),
-    "read_cursors": ("._migrate", "read_cursors"),
-}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module, __name__), attribute)
-        globals()[name] = value  # once: later lookups are plain attribute reads
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy(
+    __name__,
+    globals(),
+    {
+        "FORMATS": "._import",
+        "Follower": "._follow",
+        "ImportReport": "._import",
+        "Importer": "._import",
+        "MigrationReport": "._migrate",
+        "Planned": "._mapper",
+        "Problem": "._entries",
+        "RUNTIME_FILE": "._migrate",
+        "RuntimeLike": "._follow",
+        "SessionMigration": "._migrate",
+        "SourceClock": "._import",
+        "import_into_store": "._import",
+        "kept_records": "._migrate",
+        "migrate_home": "._migrate",
+        "read_cursors": "._migrate",
+        "shown_path": "._entries",
+        "to_id": "._entries",
+    },
+)

@@ -7,18 +7,23 @@ two alternatives of one fork (the writer and `dagmem verify` call it)."""
 
 from __future__ import annotations
 
-from ._alternatives import are_alternatives as are_alternatives
-from ._alternatives import between_alternatives as between_alternatives
-from ._alternatives import left_nodes as left_nodes
-from ._alternatives import side_of as side_of
-from ._reader import BranchClass as BranchClass
-from ._reader import Reader as Reader
-from ._reader import resolve as resolve
-from ._shape import DagLike as DagLike
-from ._shape import SessionShape as SessionShape
-from ._shape import ShapeSource as ShapeSource
-from ._shape import Status as Status
-from ._shape import parse_spawned_from as parse_spawned_from
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy
+
+if TYPE_CHECKING:
+    from ._alternatives import are_alternatives as are_alternatives
+    from ._alternatives import between_alternatives as between_alternatives
+    from ._alternatives import left_nodes as left_nodes
+    from ._alternatives import side_of as side_of
+    from ._reader import BranchClass as BranchClass
+    from ._reader import Reader as Reader
+    from ._reader import resolve as resolve
+    from ._shape import DagLike as DagLike
+    from ._shape import SessionShape as SessionShape
+    from ._shape import ShapeSource as ShapeSource
+    from ._shape import Status as Status
+    from ._shape import parse_spawned_from as parse_spawned_from
 
 __all__ = [
     "BranchClass",
@@ -34,3 +39,23 @@ __all__ = [
     "resolve",
     "side_of",
 ]
+
+# Each name loads its module on first use: a hit's `Status` needs no DAG walk.
+__getattr__, __dir__ = lazy(
+    __name__,
+    globals(),
+    {
+        "BranchClass": "._reader",
+        "DagLike": "._shape",
+        "Reader": "._reader",
+        "SessionShape": "._shape",
+        "ShapeSource": "._shape",
+        "Status": "._shape",
+        "are_alternatives": "._alternatives",
+        "between_alternatives": "._alternatives",
+        "left_nodes": "._alternatives",
+        "parse_spawned_from": "._shape",
+        "resolve": "._reader",
+        "side_of": "._alternatives",
+    },
+)

@@ -4,89 +4,94 @@ Bytes in, models out; nothing here writes a file."""
 
 from __future__ import annotations
 
-from ._archive_codec import HEADER as HEADER
-from ._archive_codec import ORIGINS as ORIGINS
-from ._archive_codec import ArchiveRecord as ArchiveRecord
-from ._archive_codec import anchor_of as anchor_of
-from ._archive_codec import default_origin as default_origin
-from ._archive_codec import render_frame as render_frame
-from ._archive_codec import render_tombstone as render_tombstone
-from ._archive_scan import Frame as Frame
-from ._archive_scan import ScanResult as ScanResult
-from ._archive_scan import restore_final_newline as restore_final_newline
-from ._archive_scan import scan_archive as scan_archive
-from ._caches import clear_caches as clear_caches
-from ._core import plan_core as plan_core
-from ._core import render_core as render_core
-from ._forgotten import ForgetEntry as ForgetEntry
-from ._forgotten import ForgottenCorrupt as ForgottenCorrupt
-from ._forgotten import TextHash as TextHash
-from ._forgotten import parse_forgotten as parse_forgotten
-from ._forgotten import render_forgotten as render_forgotten
-from ._ids import check_id as check_id
-from ._ids import is_valid_id as is_valid_id
-from ._layout import CORE_FILE as CORE_FILE
-from ._layout import CORE_MASTER as CORE_MASTER
-from ._layout import HELD_TOPIC as HELD_TOPIC
-from ._layout import REJECTED_TOPIC as REJECTED_TOPIC
-from ._layout import HomePaths as HomePaths
-from ._layout import WorkspacePaths as WorkspacePaths
-from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
-from ._limits import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
-from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
-from ._limits import check_content as check_content
-from ._limits import check_metadata as check_metadata
-from ._limits import content_problem as content_problem
-from ._node import FORGOTTEN_KEY as FORGOTTEN_KEY
-from ._node import HEAD as HEAD
-from ._node import MARKER_KEY as MARKER_KEY
-from ._node import ORIGIN_KEY as ORIGIN_KEY
-from ._node import SHARD_SIZE as SHARD_SIZE
-from ._node import SPAWNED_KEY as SPAWNED_KEY
-from ._node import HeadType as HeadType
-from ._node import Node as Node
-from ._node import Role as Role
-from ._node import node_filename as node_filename
-from ._node import node_relpath as node_relpath
-from ._node import parse_node_filename as parse_node_filename
-from ._node import shard_of as shard_of
-from ._problems import EpochSeconds as EpochSeconds
-from ._problems import validation_problem as validation_problem
-from ._session import BranchInfo as BranchInfo
-from ._session import PredecessorMap as PredecessorMap
-from ._session import Problem as Problem
-from ._session import SessionMeta as SessionMeta
-from ._session import SessionSnapshot as SessionSnapshot
-from ._session import Tip as Tip
-from ._session import ancestors as ancestors
-from ._session import check_spawned_from as check_spawned_from
-from ._session import graph_problems as graph_problems
-from ._session import parse_node as parse_node
-from ._session import walk_branch as walk_branch
-from ._tokens import count_tokens as count_tokens
-from ._tokens import encoding as token_encoding
-from ._topic_model import Block as Block
-from ._topic_model import Citation as Citation
-from ._topic_model import SourceRef as SourceRef
-from ._topic_model import SupersedeReason as SupersedeReason
-from ._topic_model import Supersession as Supersession
-from ._topic_model import Topic as Topic
-from ._topic_model import TopicFormatError as TopicFormatError
-from ._topic_model import block_id as block_id
-from ._topic_model import block_links as block_links
-from ._topic_model import citation_id as citation_id
-from ._topic_model import inert as inert
-from ._topic_model import make_block as make_block
-from ._topic_model import render_block as render_block
-from ._topic_model import render_topic as render_topic
-from ._topic_parse import TopicLookup as TopicLookup
-from ._topic_parse import parse_topic as parse_topic
-from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
-from ._topic_path import is_topic_path as is_topic_path
-from ._topic_path import is_topic_slug as is_topic_slug
-from ._topic_validate import validate_topic as validate_topic
-from ._txrecord import TxlogCorrupt as TxlogCorrupt
-from ._txrecord import TxRecord as TxRecord
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy
+
+if TYPE_CHECKING:
+    from ._archive_codec import HEADER as HEADER
+    from ._archive_codec import ORIGINS as ORIGINS
+    from ._archive_codec import ArchiveRecord as ArchiveRecord
+    from ._archive_codec import anchor_of as anchor_of
+    from ._archive_codec import default_origin as default_origin
+    from ._archive_codec import render_frame as render_frame
+    from ._archive_codec import render_tombstone as render_tombstone
+    from ._archive_scan import Frame as Frame
+    from ._archive_scan import ScanResult as ScanResult
+    from ._archive_scan import restore_final_newline as restore_final_newline
+    from ._archive_scan import scan_archive as scan_archive
+    from ._caches import clear_caches as clear_caches
+    from ._core import plan_core as plan_core
+    from ._core import render_core as render_core
+    from ._forgotten import ForgetEntry as ForgetEntry
+    from ._forgotten import ForgottenCorrupt as ForgottenCorrupt
+    from ._forgotten import TextHash as TextHash
+    from ._forgotten import parse_forgotten as parse_forgotten
+    from ._forgotten import render_forgotten as render_forgotten
+    from ._ids import check_id as check_id
+    from ._ids import is_valid_id as is_valid_id
+    from ._layout import CORE_FILE as CORE_FILE
+    from ._layout import CORE_MASTER as CORE_MASTER
+    from ._layout import HELD_TOPIC as HELD_TOPIC
+    from ._layout import REJECTED_TOPIC as REJECTED_TOPIC
+    from ._layout import HomePaths as HomePaths
+    from ._layout import WorkspacePaths as WorkspacePaths
+    from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
+    from ._limits import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
+    from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
+    from ._limits import check_content as check_content
+    from ._limits import check_metadata as check_metadata
+    from ._limits import content_problem as content_problem
+    from ._node import FORGOTTEN_KEY as FORGOTTEN_KEY
+    from ._node import HEAD as HEAD
+    from ._node import MARKER_KEY as MARKER_KEY
+    from ._node import ORIGIN_KEY as ORIGIN_KEY
+    from ._node import SHARD_SIZE as SHARD_SIZE
+    from ._node import SPAWNED_KEY as SPAWNED_KEY
+    from ._node import HeadType as HeadType
+    from ._node import Node as Node
+    from ._node import Role as Role
+    from ._node import node_filename as node_filename
+    from ._node import node_relpath as node_relpath
+    from ._node import parse_node_filename as parse_node_filename
+    from ._node import shard_of as shard_of
+    from ._problems import EpochSeconds as EpochSeconds
+    from ._problems import validation_problem as validation_problem
+    from ._session import BranchInfo as BranchInfo
+    from ._session import PredecessorMap as PredecessorMap
+    from ._session import Problem as Problem
+    from ._session import SessionMeta as SessionMeta
+    from ._session import SessionSnapshot as SessionSnapshot
+    from ._session import Tip as Tip
+    from ._session import ancestors as ancestors
+    from ._session import check_spawned_from as check_spawned_from
+    from ._session import graph_problems as graph_problems
+    from ._session import parse_node as parse_node
+    from ._session import walk_branch as walk_branch
+    from ._tokens import count_tokens as count_tokens
+    from ._tokens import encoding as token_encoding
+    from ._topic_model import Block as Block
+    from ._topic_model import Citation as Citation
+    from ._topic_model import SourceRef as SourceRef
+    from ._topic_model import SupersedeReason as SupersedeReason
+    from ._topic_model import Supersession as Supersession
+    from ._topic_model import Topic as Topic
+    from ._topic_model import TopicFormatError as TopicFormatError
+    from ._topic_model import block_id as block_id
+    from ._topic_model import block_links as block_links
+    from ._topic_model import citation_id as citation_id
+    from ._topic_model import inert as inert
+    from ._topic_model import make_block as make_block
+    from ._topic_model import render_block as render_block
+    from ._topic_model import render_topic as render_topic
+    from ._topic_parse import TopicLookup as TopicLookup
+    from ._topic_parse import parse_topic as parse_topic
+    from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
+    from ._topic_path import is_topic_path as is_topic_path
+    from ._topic_path import is_topic_slug as is_topic_slug
+    from ._topic_validate import validate_topic as validate_topic
+    from ._txrecord import TxlogCorrupt as TxlogCorrupt
+    from ._txrecord import TxRecord as TxRecord
 
 __all__ = [
     "CORE_FILE",
@@ -173,3 +178,94 @@ __all__ = [
     "validation_problem",
     "walk_branch",
 ]
+
+# Each name loads its module on first use: a hook reading the core needs the layout, not the pydantic models of nodes and sessions.
+__getattr__, __dir__ = lazy(
+    __name__,
+    globals(),
+    {
+        "ArchiveRecord": "._archive_codec",
+        "Block": "._topic_model",
+        "BranchInfo": "._session",
+        "CORE_FILE": "._layout",
+        "CORE_MASTER": "._layout",
+        "Citation": "._topic_model",
+        "EpochSeconds": "._problems",
+        "FORGOTTEN_KEY": "._node",
+        "ForgetEntry": "._forgotten",
+        "ForgottenCorrupt": "._forgotten",
+        "Frame": "._archive_scan",
+        "HEAD": "._node",
+        "HEADER": "._archive_codec",
+        "HELD_TOPIC": "._layout",
+        "HeadType": "._node",
+        "HomePaths": "._layout",
+        "MARKER_KEY": "._node",
+        "MAX_CONTENT_BYTES": "._limits",
+        "MAX_METADATA_DEPTH": "._limits",
+        "MAX_RECORD_LINES": "._limits",
+        "Node": "._node",
+        "ORIGINS": "._archive_codec",
+        "ORIGIN_KEY": "._node",
+        "PredecessorMap": "._session",
+        "Problem": "._session",
+        "REJECTED_TOPIC": "._layout",
+        "Role": "._node",
+        "SHARD_SIZE": "._node",
+        "SPAWNED_KEY": "._node",
+        "ScanResult": "._archive_scan",
+        "SessionMeta": "._session",
+        "SessionSnapshot": "._session",
+        "SourceRef": "._topic_model",
+        "SupersedeReason": "._topic_model",
+        "Supersession": "._topic_model",
+        "TOPIC_SLUG_PATTERN": "._topic_path",
+        "TextHash": "._forgotten",
+        "Tip": "._session",
+        "Topic": "._topic_model",
+        "TopicFormatError": "._topic_model",
+        "TopicLookup": "._topic_parse",
+        "TxRecord": "._txrecord",
+        "TxlogCorrupt": "._txrecord",
+        "WorkspacePaths": "._layout",
+        "ancestors": "._session",
+        "anchor_of": "._archive_codec",
+        "block_id": "._topic_model",
+        "block_links": "._topic_model",
+        "check_content": "._limits",
+        "check_id": "._ids",
+        "check_metadata": "._limits",
+        "check_spawned_from": "._session",
+        "citation_id": "._topic_model",
+        "clear_caches": "._caches",
+        "content_problem": "._limits",
+        "count_tokens": "._tokens",
+        "default_origin": "._archive_codec",
+        "graph_problems": "._session",
+        "inert": "._topic_model",
+        "is_topic_path": "._topic_path",
+        "is_topic_slug": "._topic_path",
+        "is_valid_id": "._ids",
+        "make_block": "._topic_model",
+        "node_filename": "._node",
+        "node_relpath": "._node",
+        "parse_forgotten": "._forgotten",
+        "parse_node": "._session",
+        "parse_node_filename": "._node",
+        "parse_topic": "._topic_parse",
+        "plan_core": "._core",
+        "render_block": "._topic_model",
+        "render_core": "._core",
+        "render_forgotten": "._forgotten",
+        "render_frame": "._archive_codec",
+        "render_tombstone": "._archive_codec",
+        "render_topic": "._topic_model",
+        "restore_final_newline": "._archive_scan",
+        "scan_archive": "._archive_scan",
+        "shard_of": "._node",
+        "token_encoding": "._tokens:encoding",
+        "validate_topic": "._topic_validate",
+        "validation_problem": "._problems",
+        "walk_branch": "._session",
+    },
+)

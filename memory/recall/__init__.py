@@ -5,9 +5,11 @@ command line call the same `RecallIndex.open` / `search`. A workspace opened for
 
 from __future__ import annotations
 
-import typing as _typing
+from typing import TYPE_CHECKING
 
-if _typing.TYPE_CHECKING:
+from ..._lazy import lazy
+
+if TYPE_CHECKING:
     from ._branch import path_to as path_to
     from ._branch import reader_for as reader_for
     from ._core_text import core_facts as core_facts
@@ -102,64 +104,53 @@ __all__ = [
 
 # Each name loads its module on first use: `render_context` (a hook's core block) needs no numpy, no
 # embedding model and no index; the search loads them.
-_LAZY: dict[str, tuple[str, str]] = {
-    "BranchClass": ("._hit", "BranchClass"),
-    "EMBED_MODEL": ("._embed", "MODEL"),
-    "Entry": ("._entries", "Entry"),
-    "Evidence": ("._hit", "Evidence"),
-    "HELD_LABEL": ("._render", "HELD_LABEL"),
-    "Hit": ("._hit", "Hit"),
-    "MAX_QUERY_CHARS": ("._query", "MAX_QUERY_CHARS"),
-    "QUOTED_NOTE": ("._render", "QUOTED_NOTE"),
-    "RECALL_FLOOR": ("._pick", "FLOOR"),
-    "RecallIndex": ("._index", "RecallIndex"),
-    "RecallUpdater": ("._update", "RecallUpdater"),
-    "SIBLINGS": ("._search", "SIBLINGS"),
-    "SNAPSHOT_VERSION": ("._snapshot", "VERSION"),
-    "Siblings": ("._hit", "Siblings"),
-    "Snapshot": ("._snapshot", "Snapshot"),
-    "Source": ("._entries", "Source"),
-    "Status": ("._hit", "Status"),
-    "Visible": ("._visible", "Visible"),
-    "analyse": ("._text", "analyse"),
-    "append_record": ("._delta", "append_record"),
-    "check_floor": ("._pick", "check_floor"),
-    "check_query": ("._query", "check_query"),
-    "clear_caches": ("._entries", "clear_caches"),
-    "compact": ("._update", "compact"),
-    "core_facts": ("._core_text", "core_facts"),
-    "core_for": ("._visible", "core_for"),
-    "core_lines": ("._core_text", "core_lines"),
-    "date_words": ("._text", "date_words"),
-    "delta_limit": ("._update", "delta_limit"),
-    "embed": ("._embed", "embed"),
-    "in_time_order": ("._render", "in_time_order"),
-    "index_arrays": ("._update", "index_arrays"),
-    "load_model": ("._embed", "load_model"),
-    "make_record": ("._index", "make_record"),
-    "path_to": ("._branch", "path_to"),
-    "reader_for": ("._branch", "reader_for"),
-    "recall_root": ("._index", "recall_root"),
-    "render_context": ("._render", "render_context"),
-    "search": ("._search", "search"),
-    "status_label": ("._render", "status_label"),
-    "topic_for": ("._visible", "topic_for"),
-    "visible": ("._visible", "visible"),
-    "write_snapshot": ("._snapshot", "write_snapshot"),
-    "write_table": ("._embed", "write_table"),
-}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module, __name__), attribute)
-        globals()[name] = value  # once: later lookups are plain attribute reads
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy(
+    __name__,
+    globals(),
+    {
+        "BranchClass": "._hit",
+        "EMBED_MODEL": "._embed:MODEL",
+        "Entry": "._entries",
+        "Evidence": "._hit",
+        "HELD_LABEL": "._render",
+        "Hit": "._hit",
+        "MAX_QUERY_CHARS": "._query",
+        "QUOTED_NOTE": "._render",
+        "RECALL_FLOOR": "._pick:FLOOR",
+        "RecallIndex": "._index",
+        "RecallUpdater": "._update",
+        "SIBLINGS": "._search",
+        "SNAPSHOT_VERSION": "._snapshot:VERSION",
+        "Siblings": "._hit",
+        "Snapshot": "._snapshot",
+        "Source": "._entries",
+        "Status": "._hit",
+        "Visible": "._visible",
+        "analyse": "._text",
+        "append_record": "._delta",
+        "check_floor": "._pick",
+        "check_query": "._query",
+        "clear_caches": "._entries",
+        "compact": "._update",
+        "core_facts": "._core_text",
+        "core_for": "._visible",
+        "core_lines": "._core_text",
+        "date_words": "._text",
+        "delta_limit": "._update",
+        "embed": "._embed",
+        "in_time_order": "._render",
+        "index_arrays": "._update",
+        "load_model": "._embed",
+        "make_record": "._index",
+        "path_to": "._branch",
+        "reader_for": "._branch",
+        "recall_root": "._index",
+        "render_context": "._render",
+        "search": "._search",
+        "status_label": "._render",
+        "topic_for": "._visible",
+        "visible": "._visible",
+        "write_snapshot": "._snapshot",
+        "write_table": "._embed",
+    },
+)

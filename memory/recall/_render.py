@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..format import CORE_MASTER, anchor_of
 from ._core_text import core_facts, core_lines
-from ._hit import Evidence, Hit
+
+if TYPE_CHECKING:  # for the annotations only: a session's start renders the core with no pydantic model
+    from ._hit import Evidence, Hit
 from ._pick import Statement, same_statement, statement
 
 __all__ = [
@@ -125,6 +127,8 @@ def _records(hit: Hit) -> list[tuple[str, str]]:
 
 
 def _recalled(hits: Sequence[Hit], core: str) -> list[str]:
+    if not hits:  # the core alone (a session's start): no statement to compare, nothing stemmed
+        return []
     facts = core_facts(core)
     seen_ids: set[tuple[str | None, str | None]] = {(CORE_TOPIC, f.block_id) for f in facts if f.block_id}
     seen: list[Statement] = [statement(fact.text, fact.records) for fact in facts]

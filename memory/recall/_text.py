@@ -15,8 +15,6 @@ import unicodedata
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import Stemmer
-
 from ..format import TOPIC_SLUG_PATTERN
 
 __all__ = ["STOPWORDS", "analyse", "date_words", "plain_claim", "terms"]
@@ -64,6 +62,8 @@ _words: dict[str, tuple[list[str], list[str]]] = {}
 def _stemmer() -> Any:
     stemmer: Any = getattr(_local, "stemmer", None)
     if stemmer is None:
+        import Stemmer  # here: rendering the core block at a session's start stems nothing
+
         stemmer = _local.stemmer = Stemmer.Stemmer("english")
     return stemmer
 

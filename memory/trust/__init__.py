@@ -5,14 +5,21 @@
 - `_scope`: a reader's scope (sessions, origins, held items, the core, read-only) and its file format.
 """
 
-from ._hold import hold_reason as hold_reason
-from ._instruction import looks_like_instruction as looks_like_instruction
-from ._instruction import normalise as normalise
-from ._scope import OWNER as OWNER
-from ._scope import Origin as Origin
-from ._scope import OutOfScope as OutOfScope
-from ._scope import Scope as Scope
-from ._scope import load_scope as load_scope
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy
+
+if TYPE_CHECKING:
+    from ._hold import hold_reason as hold_reason
+    from ._instruction import looks_like_instruction as looks_like_instruction
+    from ._instruction import normalise as normalise
+    from ._scope import OWNER as OWNER
+    from ._scope import Origin as Origin
+    from ._scope import OutOfScope as OutOfScope
+    from ._scope import Scope as Scope
+    from ._scope import load_scope as load_scope
 
 __all__ = [
     "OWNER",
@@ -24,3 +31,19 @@ __all__ = [
     "looks_like_instruction",
     "normalise",
 ]
+
+# Each name loads its module on first use: a reader's scope needs not the instruction tripwire's patterns.
+__getattr__, __dir__ = lazy(
+    __name__,
+    globals(),
+    {
+        "OWNER": "._scope",
+        "Origin": "._scope",
+        "OutOfScope": "._scope",
+        "Scope": "._scope",
+        "hold_reason": "._hold",
+        "load_scope": "._scope",
+        "looks_like_instruction": "._instruction",
+        "normalise": "._instruction",
+    },
+)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..errors import InvalidInput
-from ._distill import Distiller, ExtractiveDistiller
+
+if TYPE_CHECKING:  # the names alone (the command line's choices) load no distiller
+    from ._distill import Distiller
 
 __all__ = ["DISTILLERS", "distiller_named"]
 
@@ -17,6 +19,8 @@ def distiller_named(name: str, home: Path | str | None) -> Distiller:
     """The distiller called `name`; "openai" reads its settings (`DAGMEM_LLM_*`, `<home>/llm.toml`) now,
     so a missing base URL or model is one `InvalidInput` line before anything is written."""
     if name == "extractive":
+        from ._distill import ExtractiveDistiller
+
         return ExtractiveDistiller()
     if name == "openai":
         # Imported here: httpx and pydantic-settings load only for the distiller that needs them.

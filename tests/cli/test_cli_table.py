@@ -130,3 +130,34 @@ def test_a_command_that_reads_a_home_refuses_a_missing_one_and_creates_nothing(
     assert err.count("\n") == 1
     assert ("no sessions/ directory" if command.home is Home.SESSIONS else "no such directory") in err
     assert not missing.exists()
+
+
+def test_one_commands_defaults_do_not_change_anothers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # install's `set_defaults(home=None)` once reached every command through their shared parent: a
+    # bare `dagmem status` then crashed on `None.is_symlink()`.
+    monkeypatch.delenv("DAGMEM_HOME", raising=False)
+    for argv in (["status"], ["sessions"], ["write"]):
+        assert _main._parser().parse_args(argv).home == Path(".dagmem")
+        assert _main._parser(argv).parse_args(argv).home == Path(".dagmem")
+    assert _main._parser().parse_args(["install", "claude-code"]).home is None
+
+
+def test_a_command_line_builds_only_its_own_commands_arguments() -> None:
+    # `--help` lists every command from the records alone; a command's own parser is built only when
+    # it is the one named, so no command loads another's choices (the benchmarks' names, the distillers').
+    code = (
+        "import sys\nfrom dagmem.cli import _main\n"
+        "_main._parser(['sessions', '--home', 'h'])\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('dagmem'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = set(done.stdout.split())
+    assert "dagmem.cli.commands.sessions" in loaded
+    assert not {"dagmem.bench", "dagmem.bench._report", "dagmem.memory.write._distill"} & loaded
+    write = _main._parser(["write"])._actions[-1]
+    assert isinstance(write, argparse._SubParsersAction)
+    assert "--distiller" in write.choices["write"].format_help()
+    assert "--distiller" not in write.choices["reorganise"].format_help()

@@ -1,6 +1,7 @@
 """A hook process imports only what its event needs (checked in a fresh interpreter, not timed; the
-times are `dagmem bench hooks`'s): no command-line modules for any event, nothing of the read side or
-pydantic for the events that only queue a transcript, no numpy or embedding model for a session's start."""
+times are `dagmem bench hooks`'s): no command-line modules for any event; for the events that only queue
+a transcript, a short list and nothing else; for a session's start, no pydantic, numpy, embedding model
+or session store; the search's libraries only for a prompt."""
 
 from __future__ import annotations
 
@@ -16,32 +17,73 @@ from dagmem.cli import main
 from dagmem.tests.hooks._claude import Transcript, wait_for_worker
 
 
-def _modules(event: str, project: Path, payload: dict[str, object]) -> set[str]:
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+def _modules(event: str, project: Path, payload: dict[str, object]) -> tuple[str, set[str]]:
+    """A hook run as the host runs it, in a fresh interpreter: its stdout, and every module it had loaded
+    by the end (`sys.modules`: `-X importtime` does not see what `importlib.import_module` loads)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGMEM_HOME", "DAGMEM_MEMORY")}
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    code = (
+        "import sys\nfrom dagmem.__main__ import main\n"
+        f"status = main(['hook', 'claude-code', {event!r}])\n"
+        "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))\nsys.exit(status)"
+    )
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "dagmem", "hook", "claude-code", event],
+        [sys.executable, "-c", code],
         input=json.dumps(payload), capture_output=True, text=True, timeout=120, check=False, env=env, cwd=project,
     )  # fmt: skip
-    assert done.returncode == 0
-    return {
-        line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")
-    }
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (project / ".dagmem" / "hooks" / "hooks.log").exists()  # the event was served
+    return done.stdout, set(done.stderr.rpartition("\nMODULES ")[2].split())
+
+
+def _bare() -> set[str]:
+    code = "import sys\nsys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return set(done.stderr.rpartition("\nMODULES ")[2].split())
+
+
+# What a hook that only queues a job may load: its own few modules and the vocabulary under them; of
+# the standard library only json, fcntl and blake2 beyond a bare interpreter (no argparse, subprocess,
+# hashlib, dataclasses or typing: each costs a fresh process milliseconds, on every turn).
+QUEUE_ONLY = {
+    "dagmem", "dagmem.__main__", "dagmem._lazy", "dagmem._version", "dagmem.hooks", "dagmem.hooks._cli",
+    "dagmem.hooks._home", "dagmem.hooks._log", "dagmem.hooks._payload", "dagmem.hooks._claude_code",
+    "dagmem.hooks._events", "dagmem.hooks._queue", "dagmem.memory", "dagmem.memory.errors",
+    "dagmem.memory.switch",
+}  # fmt: skip
+QUEUE_STDLIB = {"json", "json.decoder", "json.encoder", "json.scanner", "_json", "fcntl", "_blake2"}
+NOT_ON_A_HOOK = {"numpy", "wordllama", "tiktoken", "pydantic", "anyio", "rich", "httpx", "dagmem.cli"}
+
+
+def _tops(names: set[str]) -> set[str]:
+    return {n.split(".")[0] for n in names} | {n for n in names if n.startswith("dagmem.cli")}
 
 
 def test_each_hook_imports_only_what_its_event_needs(tmp_path: Path) -> None:
     t = Transcript(tmp_path / "t" / "s.jsonl")
-    t.assistant(t.user(None, "The build runs on the arm64 runners."), "Noted.")
-    stop = _modules("Stop", tmp_path, t.payload("Stop"))
-    wait_for_worker(tmp_path / ".dagmem")
-    start = _modules("SessionStart", tmp_path, t.payload("SessionStart"))
-    prompt = _modules("UserPromptSubmit", tmp_path, t.payload("UserPromptSubmit", prompt="Which runners?"))
-    for names in (stop, start, prompt):
-        assert not {n for n in names if n.startswith("dagmem.cli")}
-    tops = {n.split(".")[0] for n in stop}
-    assert not tops & {"numpy", "wordllama", "tiktoken", "pydantic", "anyio"}
-    assert not {n for n in stop if n.startswith(("dagmem.memory.recall", "dagmem.memory.adopt"))}
-    assert not {n.split(".")[0] for n in start} & {"numpy", "wordllama"}
-    assert "numpy" in {n.split(".")[0] for n in prompt}  # the search, loaded where it is used
+    t.assistant(t.user(None, "I work on the build team. The build runs on the arm64 runners."), "Noted.")
+    bare = _bare()
+    for event in ("Stop", "SubagentStop", "PreCompact", "SessionEnd"):  # SessionEnd: a boundary write
+        out, stop = _modules(event, tmp_path, t.payload(event))
+        assert out == ""
+        assert {n for n in stop if n.startswith("dagmem")} <= QUEUE_ONLY, event
+        assert stop - bare - QUEUE_ONLY <= QUEUE_STDLIB, event
+        wait_for_worker(tmp_path / ".dagmem")
+    # The worker wrote the core: the session's start renders it without pydantic, the search or tiktoken.
+    out, start = _modules("SessionStart", tmp_path, t.payload("SessionStart", source="startup"))
+    assert "I work on the build team" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert not _tops(start) & (NOT_ON_A_HOOK | {"Stemmer", "sqlite3", "subprocess"})
+    assert not {n for n in start if n.startswith(("dagmem.memory.store", "dagmem.memory.currency"))}
+    assert not start & {"dagmem.memory.recall._hit", "dagmem.memory.recall._search", "dagmem.memory.adopt"}
+    out, prompt = _modules(
+        "UserPromptSubmit", tmp_path, t.payload("UserPromptSubmit", prompt="Which runners?")
+    )
+    assert "arm64" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert not _tops(prompt) & (NOT_ON_A_HOOK - {"numpy", "wordllama", "pydantic"})
+    assert not {n for n in prompt if n.startswith(("dagmem.memory.write", "dagmem.memory.writing"))}
+    assert "numpy" in _tops(prompt)  # the search, loaded where it is used
 
 
 @pytest.mark.timeout(900)
@@ -58,3 +100,31 @@ def test_bench_hooks_reports_each_hook_beside_python_alone(
             assert figure["value"] > 0
             assert figure["baseline"] == pytest.approx(printed["raw"]["hooks"][f"pass_{q}_ms"], abs=0.1)
     assert printed["raw"]["hooks"]["log_lines"] == 0  # every hook served its event
+
+
+def test_the_worker_is_spawned_in_its_own_session_with_only_dev_null_open(tmp_path: Path) -> None:
+    # posix_spawn instead of subprocess: still stdio on /dev/null (a host waits for its hook's stdout to
+    # close), a session of its own, and no descriptor of the hook's left open in the child.
+    from dagmem.hooks._queue import spawn_detached
+
+    out = tmp_path / "seen.json"
+    probe = (
+        "import json, os, sys\n"
+        "fds = sorted(int(n) for n in os.listdir('/proc/self/fd'))\n"
+        "links = {fd: os.readlink(f'/proc/self/fd/{fd}') for fd in (0, 1, 2)}\n"
+        "json.dump({'fds': fds, 'links': links, 'leader': os.getsid(0) == os.getpid()}, open(sys.argv[1], 'w'))\n"
+    )
+    read, write = os.pipe()
+    os.set_inheritable(write, True)  # as a host's descriptor could be: the child must still not hold it
+    try:
+        pid = spawn_detached([sys.executable, "-c", probe, str(out)])
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert os.waitstatus_to_exitcode(status) == 0
+    seen = json.loads(out.read_text())
+    assert seen["links"] == {"0": os.devnull, "1": os.devnull, "2": os.devnull}
+    assert seen["leader"] is True
+    assert write not in seen["fds"]
+    assert len(seen["fds"]) <= 4  # 0, 1, 2 and the listing's own descriptor

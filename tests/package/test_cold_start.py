@@ -1,5 +1,6 @@
 """A fresh process pays only for what it uses: `import dagmem` and `dagmem --version` load none of the heavy
-libraries (numpy, WordLlama, tiktoken, httpx, mcp, ray). Checked in a new interpreter, not timed."""
+libraries (numpy, WordLlama, tiktoken, httpx, mcp, ray), nor pydantic or typing. Checked in a new
+interpreter, not timed (the hooks' own imports: `tests/hooks/test_hooks_cold.py`)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,19 @@ HEAVY = ("numpy", "wordllama", "tiktoken", "httpx", "mcp", "ray")
 
 
 def _imported(*args: str) -> tuple[str, set[str]]:
-    """Run a fresh interpreter with `-X importtime`; its stdout, and every module it imported."""
+    """Run a fresh interpreter on `-c CODE` or `-m dagmem ARGS...`; its stdout, and every module it had
+    loaded by the end (`sys.modules`: `-X importtime` does not see what `importlib.import_module` loads)."""
+    if args[0] == "-c":
+        run = args[1]
+    else:
+        assert args[:2] == ("-m", "dagmem"), args
+        run = f"from dagmem.__main__ import main\ntry:\n    main({list(args[2:])!r})\nexcept SystemExit:\n    pass"
+    code = f"import sys\n{run}\nsys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))"
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    names = {
-        line.rsplit("|", 1)[1].strip().split(".")[0]
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:")
-    }
-    return done.stdout, names
+    return done.stdout, set(done.stderr.rpartition("\nMODULES ")[2].split())
 
 
 def test_import_dagmem_loads_no_heavy_library() -> None:
@@ -54,14 +57,29 @@ def test_version_answers_without_loading_a_heavy_library() -> None:
     assert out.strip() == f"dagmem {dagmem.__version__}"
     assert not {name.split(".")[0] for name in names} & set(HEAVY)
     assert "dagmem.cli" not in names  # answered before the command modules load
-    assert not names & {"anyio", "pydantic"}
+    assert not names & {"anyio", "pydantic", "argparse", "typing"}
+    assert {n for n in names if n.startswith("dagmem")} == {
+        "dagmem",
+        "dagmem._lazy",
+        "dagmem._version",
+        "dagmem.__main__",
+    }
+
+
+def test_import_dagmem_loads_only_its_face() -> None:
+    _, names = _imported("-c", "import dagmem")
+    assert {n for n in names if n.startswith("dagmem")} == {"dagmem", "dagmem._lazy", "dagmem._version"}
+    assert not names & {"typing", "pydantic", "anyio", "rich", "dataclasses"}
 
 
 def test_help_and_the_write_core_load_no_heavy_library() -> None:
     # The write core reaches the read side (numpy, the embedding model) and tiktoken only when it runs.
     out, names = _imported("-m", "dagmem", "--help")
     assert out.startswith("usage: dagmem")
-    assert not {name.split(".")[0] for name in names} & set(HEAVY)
+    assert not {name.split(".")[0] for name in names} & {*HEAVY, "pydantic", "anyio", "rich"}
+    assert not {n for n in names if n.startswith(("dagmem.bench", "dagmem.memory.write._"))} - {
+        "dagmem.memory.write._named"  # the distillers' names, for the choices of a command's parser
+    }
     _, names = _imported("-c", "import dagmem.memory.write, dagmem.memory.format")
     assert not {name.split(".")[0] for name in names} & set(HEAVY)
 

@@ -1,0 +1,54 @@
+"""Lazy re-exports: a package's face names what it offers and each name loads its module on first use, so
+a process pays only for the surfaces it touches (`import dagmem` loads no numpy, a hook no pydantic).
+
+A package using it lists its names in `__all__`, imports them under `TYPE_CHECKING` (the type checker
+reads those; nothing runs them) and binds the module hooks once:
+
+    __getattr__, __dir__ = lazy(__name__, globals(), {"Hit": "._hit", "EMBED_MODEL": "._embed:MODEL"})
+
+A table value is `MODULE` (its attribute of the same name), `MODULE:ATTRIBUTE` (another name) or `MODULE:`
+(the module itself); a relative MODULE is relative to the package. A leaf: it imports nothing of dagmem,
+so every layer may use it."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs a fresh process about 2 ms
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+__all__ = ["lazy"]
+
+
+def lazy(
+    package: str, namespace: dict[str, Any], table: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of `package` (whose globals are `namespace`) for `table`."""
+
+    def __getattr__(name: str) -> Any:
+        where = table.get(name)
+        if where is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module_name, colon, attribute = where.partition(":")
+        module = _load(module_name, package)
+        value = module if colon and not attribute else getattr(module, attribute or name)
+        namespace[name] = value  # once: later lookups are plain attribute reads
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(table))
+
+    return __getattr__, __dir__
+
+
+def _load(name: str, package: str) -> Any:
+    """`importlib.import_module(name, package)` through the `import` statement's machinery: the same
+    module, but seen by `python -X importtime` (which does not time `importlib.import_module`)."""
+    level = len(name) - len(name.lstrip("."))
+    if level:
+        base = package.rsplit(".", level - 1)[0] if level > 1 else package
+        name = f"{base}.{name[level:]}" if name[level:] else base
+    __import__(name)
+    return sys.modules[name]
