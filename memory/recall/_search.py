@@ -16,9 +16,14 @@
    applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
    the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
    labelled with its status.
+   Before the statuses, the speaker prior (`_speaker`): a query naming a speaker (or asking about "my
+   ...") re-scores these candidates by how much of their match is that speaker's (and the neighbours
+   of step 3 lend a third instead of a sixth). Entity expansion (`_entities`, off by default) adds the
+   pages of the entities a query names to the candidates of step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
    once (`_pick`).
-6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms).
+6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms), the
+   asked speaker's records first.
 
 A block's score is a function of the query and the live blocks alone: not of k, nor of the index's
 history (a snapshot's rows or a delta's), and equal scores are ordered by topic and block id, not by row.

@@ -1,25 +1,33 @@
 """The speaker prior: a query about one person favours what that person said.
 
 Asked "what did Caroline paint?", the answer is almost always a turn of Caroline's (measured on LoCoMo:
-95.7 % of the evidence of a question naming one of the two speakers is that speaker's), and asked "where
+about 96 % of the evidence of a question naming one of the two speakers is that speaker's), and asked "where
 did I park?", a turn of the person's own. The speakers are known from the data, never from a list:
 - a record's speaker is its role, and, when its text starts with a name and a colon (a chat among named
   people, or a transcript imported as `<name>: <text>`), that name; a label counts as a speaker's name
-  when at least two records among the candidates carry it (one "Note: ..." is no speaker);
+  when at least two records among the query's `PEEK` best lexical matches carry it (one "Note: ..." is no
+  speaker);
 - a query asks about a speaker when it holds the speaker's name (as recall's terms: case, possessives and
   stems aside), or, for the user-role speaker, a first-person word ("I", "me", "my", "mine", "myself").
   A query naming several asks about the one it names first (the question's subject: "what did Caroline
   tell Melanie").
 
-A candidate then scores `1 + WEIGHT × share` times as much, where `share` is the part of its match with
-the query (idf-weighted query terms, the speaker's name left out: it says who, not what) that lies in the
-asked speaker's records, and within a hit those records come first. Only the candidates already ranked
-for branch classes are re-scored (a fixed number, not k: a smaller k's hits stay the first of a larger
-k's), so the prior costs a bounded number of index entries per query, never a scan.
+Then three things change, each measured on LoCoMo (see the project's benchmark notes):
+- a candidate scores `1 + WEIGHT × share` times as much, where `share` is the part of its match with the
+  query (idf-weighted query terms, the speaker's name left out: it says who, not what) that lies in the
+  asked speaker's records;
+- conversational neighbours lend `NEIGHBOUR` of their score, twice what they lend otherwise: with two
+  speakers taking turns, the asked speaker's previous and next turns lie one block away, and the turn
+  after the one that matches often holds the answer ("I started a boot camp" ... "we have more energy");
+- within a hit, the asked speaker's records come first.
+Only the candidates already ranked for branch classes are re-scored (a fixed number, not k: a smaller
+k's hits stay the first of a larger k's), so the prior reads a bounded number of index entries per query,
+never a scan.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,11 +36,22 @@ from typing import Final
 from ._entries import Entry, Source
 from ._text import analyse
 
-__all__ = ["WEIGHT", "Asked", "asked_about", "label_of"]
+__all__ = [
+    "NEIGHBOUR",
+    "PEEK",
+    "WEIGHT",
+    "Asked",
+    "asked_about",
+    "favour",
+    "label_of",
+    "share",
+    "speaker_first",
+]
 
 WEIGHT: Final = 0.25  # a candidate all of whose match is the asked speaker's scores a quarter more
-NEIGHBOUR: Final = 1.0 / 3.0
-PEEK: Final = 20  # best lexical matches whose speakers a query may name
+NEIGHBOUR: Final = 1.0 / 3.0  # what a neighbour lends under the prior (1/6 otherwise)
+RESCORED: Final = 16  # candidates re-scored by the prior (a fixed number, so not k)
+PEEK: Final = 8  # best lexical matches whose speakers a query may name (each an index entry read)
 USER_ROLE: Final = "user"
 FIRST_PERSON: Final = frozenset({"i", "me", "my", "mine", "myself"})
 # "Caroline: ...", "Mary Ann: ...": one to three capitalised words, then a colon and a space.
@@ -58,7 +77,13 @@ class Asked:
         if self.name is None:
             return source.role == USER_ROLE
         label = label_of(source.excerpt)
-        return label is not None and tuple(analyse(label)) == self.name
+        return label is not None and name_of(label) == self.name
+
+
+@functools.lru_cache(maxsize=4096)
+def name_of(label: str) -> tuple[str, ...]:
+    """A speaker's name as recall's terms ("Mary Ann" -> ("mari", "ann")): labels repeat, so kept."""
+    return tuple(analyse(label))
 
 
 def _first_person(token: str) -> bool:
@@ -72,7 +97,7 @@ def asked_about(query: str, entries: Iterable[Entry]) -> Asked | None:
     for entry in entries:
         for source in entry.sources:
             label = label_of(source.excerpt)
-            name = tuple(analyse(label)) if label is not None else ()
+            name = name_of(label) if label is not None else ()
             if name:
                 records.setdefault(name, set()).add((source.session, source.anchor))
     names = [name for name, said in records.items() if len(said) >= 2]
@@ -116,10 +141,12 @@ def favour(
     asked: Asked,
     weights: Mapping[str, float],
 ) -> list[int]:
-    """`ranked` re-scored by the prior (`score` updated in place), best first; ties keep their order."""
-    for row in ranked:
+    """`ranked` with its first `RESCORED` re-scored by the prior (`score` updated in place) and sorted,
+    best first (ties keep their order); the prior only raises a score, so the rest stay below them."""
+    head = ranked[:RESCORED]
+    for row in head:
         score[row] *= 1.0 + WEIGHT * share(entry_of(row), asked, weights)
-    return sorted(ranked, key=lambda row: -score[row])
+    return sorted(head, key=lambda row: -score[row]) + ranked[RESCORED:]
 
 
 def speaker_first(sources: Sequence[Source], asked: Asked | None) -> list[Source]:
