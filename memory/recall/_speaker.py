@@ -20,9 +20,9 @@ Then three things change, each measured on LoCoMo (see the project's benchmark n
   speakers taking turns, the asked speaker's previous and next turns lie one block away, and the turn
   after the one that matches often holds the answer ("I started a boot camp" ... "we have more energy");
 - within a hit, the asked speaker's records come first.
-Only the candidates already ranked for branch classes are re-scored (a fixed number, not k: a smaller
-k's hits stay the first of a larger k's), so the prior reads a bounded number of index entries per query,
-never a scan.
+The speakers are found among the `PEEK` best lexical matches and the `RESCORED` best candidates are
+re-scored (fixed numbers, not k: a smaller k's hits stay the first of a larger k's), so the prior reads a
+bounded number of index entries per query, never a scan.
 """
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ from ._text import analyse
 __all__ = [
     "NEIGHBOUR",
     "PEEK",
+    "RESCORED",
     "WEIGHT",
     "Asked",
     "asked_about",
     "favour",
     "label_of",
+    "name_of",
     "share",
     "speaker_first",
 ]
@@ -91,8 +93,8 @@ def _first_person(token: str) -> bool:
 
 
 def asked_about(query: str, entries: Iterable[Entry]) -> Asked | None:
-    """The speaker `query` asks about, among the speakers of `entries` (the ranked candidates) and the
-    user; None when it names none of them."""
+    """The speaker `query` asks about, among the speakers of `entries` (its best lexical matches) and
+    the user; None when it names none of them."""
     records: dict[tuple[str, ...], set[tuple[str, str]]] = {}
     for entry in entries:
         for source in entry.sources:
