@@ -13,9 +13,10 @@ did I park?", a turn of the person's own. The speakers are known from the data, 
   tell Melanie").
 
 Then three things change, each measured on LoCoMo (see the project's benchmark notes):
-- a candidate scores `1 + WEIGHT × share` times as much, where `share` is the part of its match with the
-  query (idf-weighted query terms, the speaker's name left out: it says who, not what) that lies in the
-  asked speaker's records;
+- a candidate ranks as if it scored `1 + WEIGHT × share` times as much (its score, which the floor of
+  `_pick` is a share of, is left as it is), where `share` is the part of its match with the query
+  (idf-weighted query terms, the speaker's name left out: it says who, not what) that lies in the asked
+  speaker's records;
 - conversational neighbours lend `NEIGHBOUR` of their score, twice what they lend otherwise: with two
   speakers taking turns, the asked speaker's previous and next turns lie one block away, and the turn
   after the one that matches often holds the answer ("I started a boot camp" ... "we have more energy");
@@ -52,7 +53,7 @@ __all__ = [
 
 WEIGHT: Final = 0.25  # a candidate all of whose match is the asked speaker's scores a quarter more
 NEIGHBOUR: Final = 1.0 / 3.0  # what a neighbour lends under the prior (1/6 otherwise)
-RESCORED: Final = 16  # candidates re-scored by the prior (a fixed number, so not k)
+RESCORED: Final = 8  # candidates re-scored by the prior (a fixed number, so not k)
 PEEK: Final = 8  # best lexical matches whose speakers a query may name (each an index entry read)
 USER_ROLE: Final = "user"
 FIRST_PERSON: Final = frozenset({"i", "me", "my", "mine", "myself"})
@@ -138,17 +139,18 @@ def share(entry: Entry, asked: Asked, weights: Mapping[str, float]) -> float:
 
 def favour(
     ranked: list[int],
-    score: dict[int, float],
+    score: Mapping[int, float],
     entry_of: Callable[[int], Entry],
     asked: Asked,
     weights: Mapping[str, float],
 ) -> list[int]:
-    """`ranked` with its first `RESCORED` re-scored by the prior (`score` updated in place) and sorted,
-    best first (ties keep their order); the prior only raises a score, so the rest stay below them."""
+    """`ranked` with its first `RESCORED` in the order of their scores raised by the prior (ties keep
+    their order), the rest after them (the prior only raises a score). The scores themselves stay as
+    they are: raising the best one would raise the floor every hit must reach (a share of the best),
+    and cut hits the prior never looked at."""
     head = ranked[:RESCORED]
-    for row in head:
-        score[row] *= 1.0 + WEIGHT * share(entry_of(row), asked, weights)
-    return sorted(head, key=lambda row: -score[row]) + ranked[RESCORED:]
+    raised = {row: score[row] * (1.0 + WEIGHT * share(entry_of(row), asked, weights)) for row in head}
+    return sorted(head, key=lambda row: -raised[row]) + ranked[RESCORED:]
 
 
 def speaker_first(sources: Sequence[Source], asked: Asked | None) -> list[Source]:

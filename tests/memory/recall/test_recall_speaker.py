@@ -67,7 +67,6 @@ def test_a_query_naming_a_speaker_ranks_that_speakers_turn_first(tmp_path: Path)
         hits = search(index, f"What red kayak did {who} buy for the lake?", k=2)
         assert _said_by(hits[0]) == who
         assert _speakers(hits[0])[0] == who  # within the hit, the asked speaker's turn first
-        assert hits[0].score > hits[1].score
 
 
 def test_the_first_named_speaker_is_the_one_asked_about(tmp_path: Path) -> None:
@@ -80,24 +79,35 @@ def test_the_first_named_speaker_is_the_one_asked_about(tmp_path: Path) -> None:
     assert _speakers(ana[0])[0] == "Ana"
 
 
+FILLER = [
+    ("user", "We should plan the garden party menu soon."),
+    ("assistant", "Lemonade and sandwiches would be nice."),
+    ("user", "The train to the coast leaves at nine."),
+    ("assistant", "Bring a coat, the wind is cold there."),
+]
+
+
 def test_my_favours_the_users_own_turns(tmp_path: Path) -> None:
+    # The assistant's turn matches a little better (its words twice); the person's own comes first when
+    # they ask about theirs.
     turns = [
+        *FILLER,
         ("user", "The blue bike has a flat tyre since Sunday."),
         ("assistant", "Good to know, thanks for telling me."),
         ("user", "Good to know, thanks for telling me."),
-        ("assistant", "The blue bike has a flat tyre since Sunday."),
+        ("assistant", "The blue bike has a flat tyre since Sunday, the blue bike."),
     ]
     index = _home(tmp_path, turns)
     plain = search(index, "the blue bike flat tyre", k=2)
-    assert plain[0].score == pytest.approx(plain[1].score, abs=0.02)
+    assert [e.role for e in plain[0].evidence][:1] == ["assistant"]  # without the prior
     for query in ("what is wrong with my blue bike tyre?", "I forgot what happened to the blue bike tyre"):
         hits = search(index, query, k=2)
         first = hits[0]
         assert first.evidence[0].role == "user"
         assert "bike" in first.evidence[0].text
-        assert first.score > hits[1].score
-        # The same block in the other order: the user's record leads the evidence.
+        # The other block: the user's record leads its evidence too.
         assert hits[1].evidence[0].role == "user"
+        assert "bike" not in hits[1].evidence[0].text
 
 
 def test_a_name_that_is_no_speaker_changes_nothing(tmp_path: Path) -> None:
