@@ -22,7 +22,6 @@ the way it read the session before (its files, every call).
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import subprocess

@@ -467,6 +467,15 @@ class RecallIndex:
         for row in np.flatnonzero(self.alive):
             yield int(row), self.entry(int(row))
 
+    def has_topic(self, path: str) -> bool:
+        """Whether the index holds live blocks of topic file `path`: a dictionary look-up, no scan."""
+        rows = self.topics.get(path)
+        return bool(rows) if rows is not None else path in self.topic_ids
+
+    def topic_rows(self, path: str) -> list[int]:
+        """The live rows of topic file `path` (read from the snapshot once, then kept)."""
+        return list(self._topic_live(path).values())
+
     def block_rows(self, block_id: str) -> list[int]:
         """The live rows of block `block_id` (one per topic file holding it): O(log n), never a scan."""
         arrays = self.snapshot.arrays

@@ -16,9 +16,14 @@
    applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
    the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
    labelled with its status.
+   Before the statuses, the speaker prior (`_speaker`): a query naming a speaker (or asking about "my
+   ...") re-scores these candidates by how much of their match is that speaker's (and the neighbours
+   of step 3 lend a third instead of a sixth). Entity expansion (`_entities`, off by default) adds the
+   pages of the entities a query names to the candidates of step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
    once (`_pick`).
-6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms).
+6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms), the
+   asked speaker's records first.
 
 A block's score is a function of the query and the live blocks alone: not of k, nor of the index's
 history (a snapshot's rows or a delta's), and equal scores are ordered by topic and block id, not by row.
@@ -42,11 +47,15 @@ from ..currency import Reader, Status, resolve
 from ..errors import InvalidInput
 from ..format import HELD_TOPIC
 from ._embed import embed
+from ._entities import BONUS as ENTITY_BONUS
+from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._hit import BranchClass, Evidence, Hit, Siblings
 from ._index import RecallIndex
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
+from ._speaker import NEIGHBOUR as SPEAKER_NEIGHBOUR
+from ._speaker import PEEK, Asked, asked_about, favour, speaker_first
 from ._text import analyse
 from ._visible import Visible, visible
 
@@ -94,9 +103,12 @@ def _candidates(
     lexical: npt.NDArray[np.float32],
     coarse: npt.NDArray[np.float32],
     width: int,
+    *,
+    pages: npt.NDArray[np.int64],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """(candidate rows, those and their neighbours: the rows scored, each scored row's full cosine)."""
-    rows = np.union1d(_top(lexical, width, 0.0), _top(coarse, width, -1.5))
+    """(candidate rows, those and their neighbours: the rows scored, each scored row's full cosine);
+    `pages`: rows of named entities' pages, candidates too."""
+    rows = np.union1d(np.union1d(_top(lexical, width, 0.0), _top(coarse, width, -1.5)), pages)
     if not len(rows):
         return rows, rows, np.zeros(0, np.float32)
     # Neighbours in the conversation are scored like candidates (they need not be candidates).
@@ -148,11 +160,14 @@ def _iso(epoch: float | None) -> str | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
 
 
-def _evidence(sources: Sequence[Source], weights: dict[str, float]) -> tuple[Evidence, ...]:
+def _evidence(
+    sources: Sequence[Source], weights: dict[str, float], asked: Asked | None = None
+) -> tuple[Evidence, ...]:
     def relevance(source: Source) -> float:
         return sum(weights.get(word, 0.0) for word in set(analyse(source.excerpt)))
 
     ranked = sorted(sources, key=relevance, reverse=True) if len(sources) > 1 and weights else sources
+    ranked = speaker_first(ranked, asked)  # the asked speaker's records first (`_speaker`)
     return tuple(
         Evidence(
             source_id=s.source_id,
@@ -263,6 +278,8 @@ def _hit(
     branch: BranchClass | None,
     weights: dict[str, float],
     currency: Currency = _CURRENT,
+    *,
+    asked: Asked | None = None,
 ) -> Hit:
     status, by, on = currency
     return Hit(
@@ -273,7 +290,7 @@ def _hit(
         branch=branch,
         held=entry.topic == HELD_TOPIC,
         date=entry.date or None,
-        evidence=_evidence(entry.sources, weights),
+        evidence=_evidence(entry.sources, weights, asked),
         status=status,
         superseded_by=by,
         superseded_on=on,
@@ -335,22 +352,40 @@ def _search(
 ) -> list[Hit]:
     if not index.live or not query.strip():
         return []
+    entries: dict[int, Entry] = {}
+
+    def entry_of(row: int) -> Entry:
+        found = entries.get(row)
+        if found is None:
+            found = entries[row] = index.entry(row)
+        return found
+
     words = analyse(query)
-    qvec = embed([query], index.memory)[0]
     lexical = index.bm25(words)
+    # The speaker prior (`_speaker`): who the query asks about, from the speakers of its best lexical
+    # matches (a fixed number of them, not k: a smaller k's hits stay the first of a larger k's).
+    asked = asked_about(query, map(entry_of, _top(lexical, PEEK, 0.0).tolist()))
+    qvec = embed([query], index.memory)[0]
     coarse = index.coarse(qvec)
+    # Entity expansion (`_entities`, off by default): the pages of the entities the query names.
+    pages = entity_rows(index, query) if EXPAND else np.zeros(0, np.int64)
+    pages = pages[np.sort(_top(coarse[pages], WIDTH, -1.5))] if len(pages) else pages
     # The normalisation is over the first WIDTH of each list whatever k is; a larger k widens the lists.
-    base = _candidates(index, qvec, lexical, coarse, WIDTH)
+    base = _candidates(index, qvec, lexical, coarse, WIDTH, pages=pages)
     if not len(base[0]):
         return []
     lex_range, dense_range = _range(lexical[base[1]]), _range(base[2])
-    rows, scored, dense = base if 8 * k <= WIDTH else _candidates(index, qvec, lexical, coarse, 8 * k)
+    wide = base if 8 * k <= WIDTH else _candidates(index, qvec, lexical, coarse, 8 * k, pages=pages)
+    rows, scored, dense = wide
     slot, links = index.neighbours(rows)
     fused = 0.5 * _scale(lexical[scored], lex_range) + 0.5 * _scale(dense, dense_range)
     # The best neighbour on each side of each candidate (several blocks may cite one record).
     around = np.zeros(2 * len(rows), np.float64)
     np.maximum.at(around, slot, fused[np.searchsorted(scored, links)])
-    final_rows = fused[np.searchsorted(scored, rows)] + _NEIGHBOUR * around.reshape(-1, 2).sum(axis=1)
+    lend = _NEIGHBOUR if asked is None else SPEAKER_NEIGHBOUR  # `_speaker`: a speaker's turns run on
+    final_rows = fused[np.searchsorted(scored, rows)] + lend * around.reshape(-1, 2).sum(axis=1)
+    if len(pages):
+        final_rows = final_rows + ENTITY_BONUS * np.isin(rows, pages)
     need = max(CLASSED, 4 * k)
     ranked = _ranked(index, rows, final_rows, need)
     at = np.searchsorted(rows, ranked)
@@ -368,13 +403,8 @@ def _search(
     # current ones first (a stable partition of the same candidates), so a query reads the entries it
     # returns and those it passes over, not all of them when no session asks for classes.
     ranked = ranked[:need]
-    entries: dict[int, Entry] = {}
-
-    def entry_of(row: int) -> Entry:
-        found = entries.get(row)
-        if found is None:
-            found = entries[row] = index.entry(row)
-        return found
+    if asked is not None:
+        ranked = favour(ranked, final, entry_of, asked, weights)
 
     classes: dict[int, BranchClass | None] = dict.fromkeys(ranked)
     if reader.session_id is not None:
@@ -424,4 +454,6 @@ def _search(
 
     order = _current_first(ranked, current, final, floor, successors, replaced=replaced)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
-    return [_hit(entry, final[row], classes[row], weights, currency_of(row)) for row, entry in chosen]
+    return [
+        _hit(entry, final[row], classes[row], weights, currency_of(row), asked=asked) for row, entry in chosen
+    ]

@@ -1,0 +1,67 @@
+"""Entity expansion: a query that names an entity brings in the blocks of that entity's page.
+
+A distiller may keep one topic file per person, place or thing (`topics/<entity>.md`, titled by its name,
+continued in `<entity>--2.md`, ...). A question that names the entity ("what does Melanie like to do?")
+often needs facts said in several conversations, in words that share little with the question: the page
+holds them together. A query names a page when a run of one to three of its words, folded the way a topic
+file is named (accents stripped, lower case, words joined by "-"), is the page's slug; the core and the
+hold queue are no entity's page. The page's blocks join the candidates (the best `WIDTH` of them by the
+coarse vectors, so a page of any size costs O(its blocks), never a scan of the index) and each gets
+`BONUS` on its score.
+
+Off by default (`EXPAND`): measured on LoCoMo with the extractive distiller, whose pages are named after a
+salient word rather than an entity, it cost more than it gave (see the README's recall section).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..format import CORE_MASTER, HELD_TOPIC, is_topic_slug
+
+if TYPE_CHECKING:
+    from ._index import RecallIndex
+
+__all__ = ["BONUS", "EXPAND", "entity_pages", "entity_rows", "slug_of"]
+
+EXPAND: Final = False
+BONUS: Final = 1.0 / 6.0  # as much as a good conversational neighbour lends
+_RUN: Final = 3  # words in an entity's name, at most
+_PARTS: Final = 64  # continuation files of one page followed, at most
+_NOT_ENTITIES: Final = frozenset({CORE_MASTER, HELD_TOPIC, "topics/rejected.md"})
+_WORD: Final = re.compile(r"[^\W_]+")
+
+
+def slug_of(words: list[str]) -> str:
+    """How a topic file is named after words ("Belém Tower" -> "belem-tower")."""
+    folded = unicodedata.normalize("NFKD", " ".join(words).casefold()).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:48]
+
+
+def entity_pages(index: RecallIndex, query: str) -> list[str]:
+    """The topic files (every part) of the entities `query` names, as the index holds them."""
+    words = _WORD.findall(query)
+    pages: list[str] = []
+    for size in range(1, _RUN + 1):
+        for start in range(len(words) - size + 1):
+            slug = slug_of(words[start : start + size])
+            if not is_topic_slug(slug):
+                continue
+            for part in range(1, _PARTS + 1):
+                path = f"topics/{slug}.md" if part == 1 else f"topics/{slug}--{part}.md"
+                if path in _NOT_ENTITIES or not index.has_topic(path):
+                    break
+                if path not in pages:
+                    pages.append(path)
+    return pages
+
+
+def entity_rows(index: RecallIndex, query: str) -> npt.NDArray[np.int64]:
+    """The live rows of the pages `query` names, sorted (empty when it names none)."""
+    rows = sorted({row for path in entity_pages(index, query) for row in index.topic_rows(path)})
+    return np.array(rows, dtype=np.int64)

@@ -1,0 +1,214 @@
+"""Recall that uses who is asked about: a query naming a speaker (or asking about "my ...") favours that
+speaker's turns, and within a hit that speaker's records come first; a query naming an entity can bring
+in the entity's page (off by default)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from dagmem import FileSessionStore, Hit
+from dagmem.memory.format import ArchiveRecord
+from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import _search as recall_search
+from dagmem.memory.recall._entities import BONUS, entity_pages, slug_of
+from dagmem.memory.recall._speaker import Asked, asked_about, label_of
+from dagmem.memory.write import BatchInput, ExtractiveDistiller, TopicReader, exchange_claim
+from dagmem.memory.write._blocks import TopicEdit
+from dagmem.memory.writing import write_home
+
+
+class _NoCore(ExtractiveDistiller):
+    """The default distiller without its core: every exchange is one two-turn block."""
+
+    core = False
+
+
+def _home(tmp_path: Path, turns: Sequence[tuple[str, str]], distiller: object = None) -> RecallIndex:
+    home = tmp_path / "home"
+    store = FileSessionStore(home, fsync=False)
+    for role, text in turns:
+        store.append("chat", role, text)
+    write_home(home, force=True, distiller=distiller or _NoCore())  # type: ignore[arg-type]
+    return RecallIndex.open(home / "memory")
+
+
+def _speakers(hit: Hit) -> list[str]:
+    return [e.text.split(":", 1)[0] for e in hit.evidence]
+
+
+# Two exchanges holding the same words, the kayak said by Ana in one and by Ben in the other.
+KAYAK = [
+    ("user", "Ana: I bought a red kayak for the lake."),
+    ("assistant", "Ben: Lovely, enjoy the calm water."),
+    ("user", "Ana: Lovely, enjoy the calm water."),
+    ("assistant", "Ben: I bought a red kayak for the lake."),
+]
+
+
+def _said_by(hit: Hit) -> str:
+    """Who said the kayak line of the block `hit` is."""
+    return next(e.text.split(":", 1)[0] for e in hit.evidence if "kayak" in e.text)
+
+
+def test_the_two_blocks_match_a_query_naming_nobody_equally(tmp_path: Path) -> None:
+    index = _home(tmp_path, KAYAK)
+    hits = search(index, "the red kayak for the lake", k=2)
+    assert len(hits) == 2
+    assert hits[0].score == pytest.approx(hits[1].score, abs=0.02)  # what the prior must tip
+
+
+def test_a_query_naming_a_speaker_ranks_that_speakers_turn_first(tmp_path: Path) -> None:
+    index = _home(tmp_path, KAYAK)
+    for who in ("Ana", "Ben"):
+        hits = search(index, f"What red kayak did {who} buy for the lake?", k=2)
+        assert _said_by(hits[0]) == who
+        assert _speakers(hits[0])[0] == who  # within the hit, the asked speaker's turn first
+
+
+def test_the_first_named_speaker_is_the_one_asked_about(tmp_path: Path) -> None:
+    index = _home(tmp_path, KAYAK)
+    ben = search(index, "Which kayak did Ben tell Ana about?", k=2)
+    ana = search(index, "Which kayak did Ana tell Ben about?", k=2)
+    assert _said_by(ben[0]) == "Ben"
+    assert _speakers(ben[0])[0] == "Ben"
+    assert _said_by(ana[0]) == "Ana"
+    assert _speakers(ana[0])[0] == "Ana"
+
+
+FILLER = [
+    ("user", "We should plan the garden party menu soon."),
+    ("assistant", "Lemonade and sandwiches would be nice."),
+    ("user", "The train to the coast leaves at nine."),
+    ("assistant", "Bring a coat, the wind is cold there."),
+]
+
+
+def test_my_favours_the_users_own_turns(tmp_path: Path) -> None:
+    # The assistant's turn matches a little better (its words twice); the person's own comes first when
+    # they ask about theirs.
+    turns = [
+        *FILLER,
+        ("user", "The blue bike has a flat tyre since Sunday."),
+        ("assistant", "Good to know, thanks for telling me."),
+        ("user", "Good to know, thanks for telling me."),
+        ("assistant", "The blue bike has a flat tyre since Sunday, the blue bike."),
+    ]
+    index = _home(tmp_path, turns)
+    plain = search(index, "the blue bike flat tyre", k=2)
+    assert [e.role for e in plain[0].evidence][:1] == ["assistant"]  # without the prior
+    for query in ("what is wrong with my blue bike tyre?", "I forgot what happened to the blue bike tyre"):
+        hits = search(index, query, k=2)
+        first = hits[0]
+        assert first.evidence[0].role == "user"
+        assert "bike" in first.evidence[0].text
+        # The other block: the user's record leads its evidence too.
+        assert hits[1].evidence[0].role == "user"
+        assert "bike" not in hits[1].evidence[0].text
+
+
+def test_a_name_that_is_no_speaker_changes_nothing(tmp_path: Path) -> None:
+    index = _home(tmp_path, KAYAK)
+    named = search(index, "What red kayak did Carla buy for the lake?", k=2)
+    plain = search(index, "What red kayak did buy for the lake?", k=2)
+    assert [h.score for h in named] == pytest.approx([h.score for h in plain], abs=0.05)
+    assert [(h.topic, h.block_id, _speakers(h)) for h in named] == [
+        (h.topic, h.block_id, _speakers(h)) for h in plain
+    ]
+
+
+def test_a_speakers_name_is_a_label_at_the_start_of_a_record() -> None:
+    assert label_of("Caroline: hi there") == "Caroline"
+    assert label_of("Mary Ann: hi") == "Mary Ann"
+    assert label_of("  José: olá") == "José"
+    assert label_of("note: lower case is no name") is None
+    assert label_of("Caroline said: hi") is None  # "said" is not capitalised: not a name of three words
+    assert label_of("http://example.com") is None
+    assert label_of("No colon here") is None
+
+
+def test_a_label_said_once_is_no_speaker(tmp_path: Path) -> None:
+    turns = [
+        ("user", "Note: the red kayak is for the lake."),
+        ("assistant", "Sure, the red kayak is for the lake then."),
+    ]
+    index = _home(tmp_path, turns)
+    entries = [index.entry(row) for row in range(index.size)]
+    assert asked_about("what note about the kayak", entries) is None
+    assert asked_about("what did I say about the kayak", entries) == Asked(None)  # the user
+
+
+# -- entity expansion --------------------------------------------------------------------------------
+
+
+class _EntityPages:
+    """A distiller that files each exchange on the page of the entity it is about (`pages`: a word of
+    the exchange -> the page's path and title), like a distiller keeping one topic file per entity."""
+
+    name = "entity-pages"
+
+    def __init__(self, pages: Mapping[str, tuple[str, str]]) -> None:
+        self.pages = pages
+
+    def distill(self, batch: BatchInput, topics: TopicReader) -> dict[str, str | None]:
+        edits: dict[str, TopicEdit] = {}
+        records: list[ArchiveRecord] = list(batch.records)
+        for i in range(0, len(records), 2):
+            exchange = records[i : i + 2]
+            said = " ".join(r.content for r in exchange)
+            path, title = next(
+                (p for word, p in self.pages.items() if word in said), ("topics/notes.md", "Notes")
+            )
+            edit = edits.get(path) or edits.setdefault(path, TopicEdit(path, topics.read(path), title))
+            day = datetime.fromtimestamp(exchange[-1].created_at, UTC).strftime("%Y-%m-%d")
+            edit.add(exchange_claim(exchange), [(day, [(r.role, r.source_id) for r in exchange])])
+        return {path: edit.render() for path, edit in edits.items()}
+
+
+def test_a_query_names_an_entity_page_by_its_slug(tmp_path: Path) -> None:
+    turns = [
+        ("user", "The museum tram in Lisbon was full."),
+        ("assistant", "Trams there are always busy."),
+        ("user", "Lisbon again: the castle at dusk."),
+        ("assistant", "A fine view."),
+        ("user", "My sister Mary Ann loves that tram."),
+        ("assistant", "She should ride it at dawn."),
+    ]
+    pages = {
+        "museum": ("topics/lisbon.md", "Lisbon"),
+        "castle": ("topics/lisbon--2.md", "Lisbon"),  # the page continued in a second part
+        "Mary Ann": ("topics/mary-ann.md", "Mary Ann"),
+    }
+    index = _home(tmp_path, turns, _EntityPages(pages))
+    assert entity_pages(index, "What happened in lisbon?") == ["topics/lisbon.md", "topics/lisbon--2.md"]
+    assert entity_pages(index, "What does Mary Ann love?") == ["topics/mary-ann.md"]
+    assert entity_pages(index, "What does Mary love?") == []
+    assert entity_pages(index, "Lisbón or Mary-Ann?") == [
+        "topics/lisbon.md",
+        "topics/lisbon--2.md",
+        "topics/mary-ann.md",
+    ]
+    assert entity_pages(index, "the core facts") == []  # the core is no entity's page
+    assert slug_of(["Belém", "Tower"]) == "belem-tower"
+
+
+def test_expansion_lifts_the_named_entitys_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    turns = [
+        ("user", "The yellow tram climbs the steep hill."),
+        ("assistant", "It is slow but lovely."),
+        ("user", "A yellow tram climbs a steep hill."),
+        ("assistant", "It is slow but lovely, yes."),
+    ]
+    # The first exchange is on Lisbon's page although it never says "Lisbon"; the second is not.
+    index = _home(tmp_path, turns, _EntityPages({"The yellow": ("topics/lisbon.md", "Lisbon")}))
+    query = "which yellow tram climbs the steep hill in Lisbon"
+    off = {h.topic: h.score for h in search(index, query, k=2, floor=0.0)}
+    monkeypatch.setattr(recall_search, "EXPAND", True)
+    on = search(index, query, k=2, floor=0.0)
+    assert on[0].topic == "topics/lisbon.md"
+    scores = {h.topic: h.score for h in on}
+    assert scores["topics/lisbon.md"] == pytest.approx(off["topics/lisbon.md"] + BONUS)
+    assert scores["topics/notes.md"] == pytest.approx(off["topics/notes.md"])
