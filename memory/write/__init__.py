@@ -38,6 +38,7 @@ from ._reorganise import Reorganised as Reorganised
 from ._reorganise import identical_claims as identical_claims
 from ._reorganise import one_path_in as one_path_in
 from ._reorganise import reorganise as reorganise
+from ._subjects import FILLER_WORDS as FILLER_WORDS
 
 if TYPE_CHECKING:
     from ._llm import LLMDistiller as LLMDistiller
@@ -64,6 +65,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DISTILLERS",
+    "FILLER_WORDS",
     "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +19,8 @@ from ..currency import ShapeSource
 from ..format import ArchiveRecord, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
+from ._exchanges import exchanges
+from ._subjects import SubjectPicker
 from ._supersede import supersede_older
 
 __all__ = [
@@ -132,33 +133,6 @@ def _date(created_at: float) -> str:
     return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
 
-def _exchanges(records: Sequence[ArchiveRecord]) -> list[list[ArchiveRecord]]:
-    """A user turn and the assistant turns that answer it; a leading assistant turn stands alone."""
-    groups: list[list[ArchiveRecord]] = []
-    for record in records:
-        if record.role == "user" or not groups:
-            groups.append([record])
-        else:
-            groups[-1].append(record)
-    return groups
-
-
-def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
-    """The most salient word of an exchange: the user's words count double; ties go to the longer
-    word, then the alphabetically first (so the choice is deterministic)."""
-    counts: Counter[str] = Counter()
-    for record in exchange:
-        weight = 2 if record.role == "user" else 1
-        for word in _keywords(record.content):
-            counts[word] += weight
-    while counts:  # the best word, passing over (rare) words whose file name is reserved
-        best = min(counts, key=lambda w: (-counts[w], -len(w), w))
-        if _slug(best) not in RESERVED_TOPIC_SLUGS:
-            return best
-        del counts[best]
-    return "notes"
-
-
 def _open_part(slug: str, topics: TopicReader, pending: Mapping[str, TopicEdit] | None = None) -> str:
     """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide).
 
@@ -226,11 +200,16 @@ class ExtractiveDistiller:
         # files would be recalled twice, and `verify` calls an identical claim a duplicate).
         in_core = self._core(batch, topics, edits, on_path) if self.core else set()
         files: dict[str, TopicEdit] = {}
-        for exchange in _exchanges(batch.records):
+        blocks = exchanges(batch.records)
+
+        def has_page(slug: str) -> bool:
+            return topics.size(f"topics/{slug}.md") is not None
+
+        subjects = SubjectPicker(blocks, has_page, _slug, RESERVED_TOPIC_SLUGS).subjects()
+        for exchange, word in zip(blocks, subjects, strict=True):
             if len(exchange) == 1 and exchange[0].source_id in in_core:
                 continue
             claim = exchange_claim(exchange)
-            word = _topic_word(exchange)
             path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
             if edit is None:
