@@ -68,7 +68,8 @@ def test_one_page_per_entity_named_after_it(tmp_path: Path) -> None:
     assert not any("biscuit" in path for path in pages if path != "topics/biscuit.md")
     for path, topic in pages.items():
         slug = path.removeprefix("topics/").removesuffix(".md")
-        assert slug not in FILLER_WORDS and topic.title.casefold() not in FILLER_WORDS, path
+        assert slug not in FILLER_WORDS, path
+        assert topic.title.casefold() not in FILLER_WORDS, path
 
 
 def test_a_question_and_its_answer_share_a_block(tmp_path: Path) -> None:
@@ -80,7 +81,8 @@ def test_a_question_and_its_answer_share_a_block(tmp_path: Path) -> None:
         ("Is Biscuit okay?", "Biscuit is fine"),
     ):
         holding = [c for c in claims if question in c]
-        assert len(holding) == 1 and answer in holding[0], (question, holding)
+        assert len(holding) == 1, (question, holding)
+        assert answer in holding[0], (question, holding)
 
 
 def test_no_block_crosses_the_session_gap(tmp_path: Path) -> None:
