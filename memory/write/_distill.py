@@ -200,15 +200,14 @@ class ExtractiveDistiller:
         # files would be recalled twice, and `verify` calls an identical claim a duplicate).
         in_core = self._core(batch, topics, edits, on_path) if self.core else set()
         files: dict[str, TopicEdit] = {}
-        blocks = exchanges(batch.records)
+        # A lone turn the core master took whole is filed there only, so it asks for no page either.
+        blocks = [e for e in exchanges(batch.records) if not (len(e) == 1 and e[0].source_id in in_core)]
 
         def has_page(slug: str) -> bool:
             return topics.size(f"topics/{slug}.md") is not None
 
         subjects = SubjectPicker(blocks, has_page, _slug, RESERVED_TOPIC_SLUGS).subjects()
         for exchange, word in zip(blocks, subjects, strict=True):
-            if len(exchange) == 1 and exchange[0].source_id in in_core:
-                continue
             claim = exchange_claim(exchange)
             path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
