@@ -183,8 +183,9 @@ def path_rule(batch: BatchInput) -> Callable[[str], bool] | None:
 
 
 class ExtractiveDistiller:
-    """Groups each batch's exchanges into topic files by their most salient word and writes one block
-    per exchange: the quoted gist of each turn, citing every turn of the exchange; an exchange already
+    """Groups each batch's turns into exchanges (`_exchanges`: a question with its answer, never across a
+    session gap), files each on the page of its subject (`_subjects`: a name or noun the chat uses, never a
+    filler word) and writes one block per exchange: the quoted gist of each turn, citing every turn of it; an exchange already
     in its topic gains a citation instead of a copy. First-person facts about the user also go to
     `topics/core.md`, one block per clause (`core = False` turns that off). A user turn that updates or
     retracts an older current block of the file it lands in marks that block superseded (`_supersede`'s
