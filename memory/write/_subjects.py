@@ -24,11 +24,13 @@ verbs and adverbs).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Any, Final
 
 import Stemmer
 
@@ -82,6 +84,7 @@ _TOKEN = re.compile(r"[^\W\d_](?:[\w’'-]*[^\W_])?|[.!?;:]+|[,()\"“”]")
 _LABEL = re.compile(r"\s*([A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?):\s")
 _SENTENCE_END = frozenset(".!?;:")
 _MAX_NAME_WORDS = 3
+_MAX_PHRASE_WORDS = 3
 # Weights of one mention: a name outweighs a noun head, which outweighs a plain content word.
 _NAME, _HEAD, _WORD = 3.0, 2.0, 1.0
 _USER = 2.0  # the person's own words say what the exchange is about more than a reply does
@@ -90,6 +93,35 @@ _PAGE = 6.0  # a subject that already has a page (measured: 2 left the median pa
 
 def is_filler(word: str) -> bool:
     return word.casefold().replace("’", "-").replace("'", "-") in FILLER_WORDS
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _usable(word: str) -> bool:
+    """Could this word name a subject at all (a function word, a filler word or a contraction cannot)?"""
+    lower = word.casefold()
+    return (
+        len(lower) >= 3
+        and lower not in _STOP
+        and not is_filler(lower)
+        and "'" not in lower
+        and "’" not in lower
+    )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _content(token: str) -> bool:
+    """A lower-case word that could be a subject (adverbs in -ly pass over)."""
+    return token[:1].isalpha() and token[:1].islower() and _usable(token) and not token.endswith("ly")
+
+
+_local = threading.local()  # a Snowball stemmer is not safe to share between threads; one each, made once
+
+
+def _stemmer() -> Any:
+    stemmer: Any = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
 def speaker_labels(records: Sequence[ArchiveRecord]) -> frozenset[str]:
@@ -115,7 +147,7 @@ class SubjectPicker:
         self._opened: set[str] = set()  # pages this batch opens
         records = [r for exchange in blocks for r in exchange]
         self._labels = speaker_labels(records)
-        self._stemmer = Stemmer.Stemmer("english")
+        self._stemmer = _stemmer()
         # Words capitalised mid-sentence somewhere in the batch: names even where they open a sentence.
         # A name is a word the batch writes capitalised mid-sentence more often than in lower case ("Max"
         # the dog, not "Now" in a song's title beside a dozen "now"s).
@@ -134,8 +166,9 @@ class SubjectPicker:
         # How many turns of the batch mention each subject: a subject the batch keeps coming back to is
         # a page; one said once is a passing word (the document-frequency half of keyphrase scoring).
         self._spread: Counter[str] = Counter()
-        for record in records:
-            self._spread.update({subject for subject, _ in self._mentions(record.content)})
+        self._said = [self._mentions(record.content) for record in records]  # each record's, in order
+        for mentions in self._said:
+            self._spread.update({subject for subject, _ in mentions})
 
     def subjects(self) -> list[str]:
         """Each block's subject, in order, as its page's title word(s) ("Oscar", "pottery", "New York").
@@ -145,8 +178,10 @@ class SubjectPicker:
         one that has a subject, else its own best word, else `notes`."""
         chosen: list[str | None] = []
         lone: list[str | None] = []
+        at = 0
         for exchange in self._blocks:
-            best, fallback = self._best(exchange)
+            best, fallback = self._best(exchange, self._said[at : at + len(exchange)])
+            at += len(exchange)
             if best is not None:
                 self._opened.add(self._slug(best))
             chosen.append(best)
@@ -165,14 +200,16 @@ class SubjectPicker:
             out.append(found or lone[n] or "notes")
         return out
 
-    def _best(self, exchange: Sequence[ArchiveRecord]) -> tuple[str | None, str | None]:
+    def _best(
+        self, exchange: Sequence[ArchiveRecord], said: Sequence[list[tuple[str, float]]]
+    ) -> tuple[str | None, str | None]:
         """(the best subject that has or earns a page, the best subject said only once)."""
         scores: dict[str, float] = {}
         first_seen: dict[str, int] = {}
         kinds: dict[str, float] = {}
-        for record in exchange:
+        for record, mentions in zip(exchange, said, strict=True):
             weight = _USER if record.role == "user" else 1.0
-            for subject, kind in self._mentions(record.content):
+            for subject, kind in mentions:
                 scores[subject] = scores.get(subject, 0.0) + weight * kind
                 first_seen.setdefault(subject, len(first_seen))
                 kinds[subject] = kinds.get(subject, 0.0) + kind
@@ -207,15 +244,6 @@ class SubjectPicker:
     def _capitalised(token: str) -> bool:
         return token[:1].isupper() and token[1:2].islower()
 
-    def _usable(self, word: str) -> bool:
-        lower = word.casefold()
-        return (
-            len(lower) >= 3
-            and lower not in _STOP
-            and not is_filler(lower)
-            and ("'" not in lower and "’" not in lower)
-        )
-
     def _mentions(self, text: str) -> list[tuple[str, float]]:
         """(subject, weight) for each mention in one turn."""
         tokens = self._tokens(text)
@@ -238,36 +266,44 @@ class SubjectPicker:
                 after = tokens[i] if i < len(tokens) else "."
                 # "Hey Mel!", "Thanks, Sam.": a name the turn speaks to, not one it speaks about.
                 vocative = (before == "," or is_filler(before)) and after in {",", "!", "?", "."}
-                if name not in self._labels and not vocative and all(self._usable(w) for w in run):
+                if name not in self._labels and not vocative and all(_usable(w) for w in run):
                     out.append((name, _NAME))
                 continue
             lower = token.casefold()
             if lower in _DETERMINERS:
-                phrase: list[str] = []
-                j = i + 1
-                while (
-                    j < len(tokens)
-                    and len(phrase) < 3
-                    and self._content(tokens[j])
-                    # "a girl sitting", "a shelf filled": a participle after the noun ends the phrase
-                    and not (phrase and tokens[j].endswith(("ing", "ed")))
-                ):
-                    phrase.append(tokens[j].casefold())
-                    j += 1
+                phrase, j = self._phrase(tokens, i + 1)
+                out.extend((self._singular(w), _WORD) for w in phrase[:-1])
                 if phrase:
                     out.append((self._singular(phrase[-1]), _HEAD))
-                    out.extend((self._singular(w), _WORD) for w in phrase[:-1])
                 i = j
                 continue
-            if self._content(lower):  # "Risotto" opening a sentence is the word "risotto"
+            if _content(lower):  # "Risotto" opening a sentence is the word "risotto"
                 out.append((self._singular(lower), _WORD))
             i += 1
         return out
 
-    def _content(self, token: str) -> bool:
-        return (
-            token[:1].isalpha() and token[:1].islower() and self._usable(token) and not token.endswith("ly")
-        )
+    def _phrase(self, tokens: Sequence[str], start: int) -> tuple[list[str], int]:
+        """The content words of the noun phrase starting at `start` (after a determiner), and where it
+        ends. Filler adjectives inside it are passed over ("my new puppy"); it ends at a function word or
+        punctuation, at a participle after its noun ("a girl sitting", "a shelf filled"), and at a verb's
+        -s after a singular noun ("the kettle needs": "needs" is no noun of the phrase)."""
+        phrase: list[str] = []
+        j = start
+        while j < len(tokens) and len(phrase) < _MAX_PHRASE_WORDS:
+            token = tokens[j]
+            if not phrase and token[:1].islower() and is_filler(token):
+                j += 1
+                continue
+            if not _content(token):
+                break
+            if phrase and (
+                token.endswith(("ing", "ed"))
+                or (token.endswith("s") and not token.endswith("ss") and not phrase[-1].endswith("s"))
+            ):
+                break
+            phrase.append(token.casefold())
+            j += 1
+        return phrase, j
 
     def _singular(self, word: str) -> str:
         """ "dogs" -> "dog" when the batch says "dog" too or "dog" has a page (both stemming alike): a plural
