@@ -37,7 +37,7 @@ import Stemmer
 from ..format import ArchiveRecord
 from ._exchanges import new_session
 
-__all__ = ["FILLER_WORDS", "SubjectPicker", "is_filler", "speaker_labels"]
+__all__ = ["FILLER_WORDS", "SubjectPicker", "is_filler", "may_name", "speaker_labels"]
 
 # Words that are never a page's subject, lowercase. Interjections, greetings, evaluative adjectives,
 # intensifiers, generic verbs, adverbs of time and degree, and the chat-import words ("photo", "shares").
@@ -96,7 +96,7 @@ def is_filler(word: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _usable(word: str) -> bool:
+def may_name(word: str) -> bool:
     """Could this word name a subject at all (a function word, a filler word or a contraction cannot)?"""
     lower = word.casefold()
     return (
@@ -111,7 +111,7 @@ def _usable(word: str) -> bool:
 @functools.lru_cache(maxsize=1 << 16)
 def _content(token: str) -> bool:
     """A lower-case word that could be a subject (adverbs in -ly pass over)."""
-    return token[:1].isalpha() and token[:1].islower() and _usable(token) and not token.endswith("ly")
+    return token[:1].isalpha() and token[:1].islower() and may_name(token) and not token.endswith("ly")
 
 
 _local = threading.local()  # a Snowball stemmer is not safe to share between threads; one each, made once
@@ -266,7 +266,7 @@ class SubjectPicker:
                 after = tokens[i] if i < len(tokens) else "."
                 # "Hey Mel!", "Thanks, Sam.": a name the turn speaks to, not one it speaks about.
                 vocative = (before == "," or is_filler(before)) and after in {",", "!", "?", "."}
-                if name not in self._labels and not vocative and all(_usable(w) for w in run):
+                if name not in self._labels and not vocative and all(may_name(w) for w in run):
                     out.append((name, _NAME))
                 continue
             lower = token.casefold()
