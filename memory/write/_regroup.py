@@ -64,6 +64,9 @@ def _records(paths: WorkspacePaths, sessions: set[str]) -> dict[tuple[str, str],
     return found
 
 
+_ROUNDS = 4  # a round's one-block pages are regrouped again, so one pass leaves what a second would keep
+
+
 def regroup(
     memory: Path,
     files: Mapping[str, list[Block]],
@@ -71,12 +74,29 @@ def regroup(
     linked: set[tuple[str, str]],
 ) -> tuple[dict[str, list[Block]], dict[str, str], int]:
     """The pages after regrouping `files` (path -> blocks, every topic file of the workspace), their
-    titles (the new pages' and the old ones'), and how many blocks moved. Files not returned stay."""
+    titles (the new pages' and the old ones'), and how many blocks moved (a block moved twice counts
+    once). Paths whose list is empty are files left without blocks."""
+    pages, names = dict(files), dict(titles)
+    moved: set[str] = set()
+    for _round in range(_ROUNDS):
+        pages, names, ids = _round_of(memory, pages, names, linked)
+        if not ids:
+            break
+        moved |= ids
+    return {path: list(blocks) for path, blocks in pages.items()}, names, len(moved)
+
+
+def _round_of(
+    memory: Path,
+    files: Mapping[str, list[Block]],
+    titles: Mapping[str, str],
+    linked: set[tuple[str, str]],
+) -> tuple[dict[str, list[Block]], dict[str, str], set[str]]:
     paths = WorkspacePaths(memory)
     movable: list[tuple[str, Block]] = [
         (path, block)
         for path, blocks in sorted(files.items())
-        if _base(path) not in RESERVED_TOPIC_SLUGS and _misfiled(path, blocks)
+        if blocks and _base(path) not in RESERVED_TOPIC_SLUGS and _misfiled(path, blocks)
         for block in blocks
         if _QUOTED.match(block.claim) is not None and (path, block.id) not in linked
     ]
@@ -121,7 +141,7 @@ def regroup(
     if moves:  # a mark naming a block that moved names its new page
         for path, blocks in out.items():
             out[path] = [_remarked(b, moves) for b in blocks]
-    return out, out_titles, len(moves)
+    return out, out_titles, {block_id for _path, block_id in moves}
 
 
 def _remarked(block: Block, moves: Mapping[tuple[str, str], str]) -> Block:

@@ -186,10 +186,11 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
             del changed[CORE_FILE]
         record = workspace.install("", [], changed)
     log.info(
-        "reorganise: tx %s merged %d blocks, superseded %d, in %d files",
+        "reorganise: tx %s merged %d blocks, superseded %d, moved %d to their subject's page, in %d files",
         record.tx,
         merged,
         superseded,
+        regrouped,
         len(changed),
     )
     return Reorganised(record.tx, tuple(sorted(changed)), merged, superseded, regrouped)
