@@ -20,6 +20,7 @@ FIRST = [
     ("user", "Yes, a beagle called Biscuit. Biscuit is three years old."),
     ("assistant", "Awesome! What does Biscuit like to do?"),
     ("user", "Biscuit loves chasing pigeons in the park."),
+    ("assistant", "Lovely! Talk soon, will you say hi to Maya for me?"),  # a farewell that asks
 ]
 SECOND = [
     ("user", "Hi again! Awesome news: my friend Andrew got a new job."),
