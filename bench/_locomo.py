@@ -33,6 +33,7 @@ from ..memory.store import FileSessionStore
 from ..memory.write import Distiller, distiller_named
 from ..memory.writing import write_home
 from . import _kit as kit
+from ._shape import combine, shape
 
 __all__ = ["Conversation", "evidence_ids", "load", "main", "run"]
 
@@ -161,12 +162,14 @@ def run(data: Path, distiller_name: str, progress: kit.Progress, home: Path | No
     started = time.perf_counter()
     memory, baseline = _Tally(), _Tally()
     skipped = 0
+    shapes: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="dagmem-bench-locomo-") as scratch:
         for number, conversation in enumerate(conversations, 1):
             progress(f"conversation {number}/{len(conversations)} ({conversation.name}): writing memory")
             home = Path(scratch) / f"home-{number}"
             distiller = distiller_named(distiller_name, home)
             _write(conversation, home, distiller)
+            shapes.append(shape(HomePaths(home).memory, _locomo_session))
             index = RecallIndex.open(HomePaths(home).memory)
             ids = [dia for dia, *_ in conversation.turns]
             bm25 = BM25Okapi(
@@ -198,8 +201,14 @@ def run(data: Path, distiller_name: str, progress: kit.Progress, home: Path | No
         "skipped_without_evidence": skipped,
         "memory": memory.summary(),
         "baseline": baseline.summary(),
+        "shape": combine(shapes),
         "wall_s": round(time.perf_counter() - started, 1),
     }
+
+
+def _locomo_session(_session: str, node_id: str) -> str:
+    # A turn's LoCoMo session is its dia id's "D<n>" ("D3-5": session 3).
+    return node_id.partition("-")[0]
 
 
 def _dia_of(node_id: str) -> str:
@@ -238,6 +247,17 @@ def print_report(result: dict[str, Any]) -> None:
             f"{base['recall_all@1']:.3f} / {base['recall_all@10']:.3f} / {base['mrr']:.3f}",
         )
     console.print(per)
+    form = result["shape"]
+    table = kit.table("the shape of memory (topic files, as a person reads them)", "figure", "value", "goal")
+    goals = {
+        "blocks_per_file_median": ">= 3",
+        "filler_named_files": "0",
+        "blocks_across_sessions": "0",
+        "turns_cut_in_index": "0",
+    }
+    for key, value in form.items():
+        table.add_row(key.replace("_", " "), str(value), goals.get(key, ""))
+    console.print(table)
     console.print(
         f"all@10 at a 10-turn budget: memory {result['memory']['recall_all@10']:.3f} vs baseline "
         f"{result['baseline']['recall_all@10']:.3f} (goal: at least the baseline, and >= 0.60 on the dev "

@@ -22,7 +22,7 @@ How the fixtures are built (with fsync off, then reopened with fsync on before a
   write edits shared topic files of the same sizes in every home, and the topic count never changes.
 - `large_workspace`'s other 9,990 topic files come from real `write_batch` calls: sessions of 256 records,
   16 records (8 exchanges) per call, each exchange about a distinct made-up word, so each call creates 8
-  topic files (the extractive distiller files an exchange under its most salient word). Their evidence is
+  topic files (the extractive distiller files an exchange under the name it keeps saying). Their evidence is
   archived and their txlog lines are real; their nodes are not kept in `sessions/` (the store is per
   session: another session's node files cannot change this write's cost).
 - A measured session's earlier turns (10, or 10,000 for `long_archive`) are appended to the store, archived
@@ -112,12 +112,14 @@ _ENTRY_POINTS = frozenset({"write_batch", "_write", "mark_nodes", "Workspace.__i
 
 
 def _exchange(rng: random.Random, topic: str) -> list[tuple[str, str]]:
-    """A user turn and the assistant's answer, both about `topic`: the user says it twice (counting double)
-    and the assistant once, which no filler word can match, so the extractive distiller files the exchange
-    under `topic`."""
+    """A user turn and the assistant's answer, both about `topic`, written as a name ("Bavoku": the
+    extractive distiller files an exchange under the name it keeps saying): the user says it three times
+    and the assistant twice, which no filler word can match, so the exchange is filed in `topics/<topic>.md`.
+    The assistant asks nothing back (its "?" become "."): the next exchange is a block of its own."""
+    name = topic[:1].upper() + topic[1:]
     return [
-        ("user", kit.topic_text(rng, topic, 2, numbers=True)),
-        ("assistant", kit.topic_text(rng, topic, 1, numbers=True)),
+        ("user", kit.topic_text(rng, name, 3, numbers=True)),
+        ("assistant", kit.topic_text(rng, name, 2, numbers=True).replace("?", ".")),
     ]
 
 

@@ -42,6 +42,7 @@ def command(args: argparse.Namespace) -> int:
                     "tx": result.tx,
                     "merged": result.merged,
                     "superseded": result.superseded,
+                    "regrouped": result.regrouped,
                     "changed": list(result.changed),
                 }
             )
@@ -51,8 +52,9 @@ def command(args: argparse.Namespace) -> int:
         print("nothing to reorganise: no duplicate blocks, nothing superseded, no file changed")
         return 0
     print(
-        f"merged {plural(result.merged, 'duplicate block')} and marked "
-        f"{plural(result.superseded, 'block')} superseded in one transaction ({result.tx}); changed:"
+        f"merged {plural(result.merged, 'duplicate block')}, marked "
+        f"{plural(result.superseded, 'block')} superseded and moved {plural(result.regrouped, 'block')} "
+        f"to the page of its subject in one transaction ({result.tx}); changed:"
     )
     for path in result.changed:
         print(f"  {path}")

@@ -14,7 +14,7 @@ import base64
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "clear_caches",
     "entries_of_topic",
     "topic_of",
+    "uncut_rest",
     "vectorise",
 ]
 
@@ -84,6 +85,9 @@ class Source:
     seq: int | None
     excerpt: str
     origin: str | None = None  # only when it is not the role's default (`_unusual`); None otherwise
+    # The record's whole text while an entry is made from it (never kept in the index): what a claim that
+    # quotes only the start of a long turn leaves out is indexed beside it (`Entry.more`).
+    text: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def source_id(self) -> str:
@@ -128,6 +132,7 @@ def source_of(record: ArchiveRecord) -> Source:
         record.seq,
         _excerpt(record.content),
         _unusual(record.effective_origin, record.role),
+        record.content,
     )
 
 
@@ -151,15 +156,18 @@ class Entry:
     vector: npt.NDArray[np.float16] | None = None
     words: dict[str, int] | None = None  # BM25 term counts, kept in the delta so a reader need not analyse
     superseded: Succession | None = None
+    more: str = ""  # the rest of each cited turn the claim quotes only the start of (`uncut_rest`)
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.block_id, self.digest)
 
     def index_text(self) -> str:
-        """What is searched: the claim after its date in words ('8 May 2023 User: ...')."""
+        """What is searched: the claim after its date in words ('8 May 2023 User: ...'), then the rest of
+        any turn it cuts short, so every word of every cited turn is found."""
         times = [s.created_at for s in self.sources if s.created_at is not None]
-        return f"{date_words(max(times))} {self.text}" if times else f"{self.date} {self.text}"
+        text = f"{self.text} {self.more}" if self.more else self.text
+        return f"{date_words(max(times))} {text}" if times else f"{self.date} {text}"
 
     def to_json(self, *, vector: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -172,6 +180,8 @@ class Entry:
         }
         if self.superseded is not None:
             body["s"] = list(self.superseded)
+        if self.more:
+            body["m"] = self.more
         if vector and self.vector is not None:
             body["v"] = base64.b64encode(self.vector.astype("<f2").tobytes()).decode()
         if vector and self.words is not None:
@@ -195,6 +205,7 @@ class Entry:
             vector,
             raw.get("w"),  # {term: count} as JSON gives it: read in bulk when a delta is opened
             None if raw.get("s") is None else (str(raw["s"][0]), str(raw["s"][1]), str(raw["s"][2])),
+            str(raw.get("m", "")),
         )
 
 
@@ -234,6 +245,7 @@ class ArchiveSources:
                         frame.seq,
                         _excerpt(frame.content),
                         _unusual(frame.origin, frame.role),
+                        frame.content,
                     ),
                 )
             found = self._found.get((session, anchor))
@@ -272,12 +284,47 @@ def entries_of_topic(
                 sources.append(found or Source(ref.session_id, ref.anchor, None, None, None, None, ""))
         date = max((c.date for c in block.citations), default="")
         claim = plain_claim(block.claim)
+        more = uncut_rest(claim, sources)
         new.append(
-            Entry(path, block.id, digest, claim, date, tuple(sources), superseded=succession_of(block))
+            Entry(
+                path,
+                block.id,
+                digest,
+                claim,
+                date,
+                tuple(sources),
+                superseded=succession_of(block),
+                more=more,
+            )
         )
     if vectorise_now:
         vectorise(new)
     return keys, new
+
+
+_QUOTED_HEAD = 80  # characters of a turn that show the claim quotes it
+
+
+def uncut_rest(claim: str, sources: Sequence[Source]) -> str:
+    """The text of the cited turns that `claim` quotes only the start of (an extractive claim's excerpt of
+    a long turn): each such turn's words after the quoted part, whitespace folded. A turn the claim does
+    not quote (a model's own words) adds nothing: its claim is what the distiller meant to say."""
+    rest: list[str] = []
+    for source in sources:
+        if source.text is None:
+            continue
+        folded = " ".join(source.text.split())
+        if len(folded) <= _QUOTED_HEAD or folded in claim:
+            continue
+        at = claim.find(folded[:_QUOTED_HEAD])
+        if at < 0:
+            continue
+        quoted = _QUOTED_HEAD
+        while at + quoted < len(claim) and quoted < len(folded) and claim[at + quoted] == folded[quoted]:
+            quoted += 1
+        if folded[quoted:].strip():
+            rest.append(folded[quoted:].strip())
+    return " ".join(rest)
 
 
 def vectorise(entries: Sequence[Entry]) -> None:

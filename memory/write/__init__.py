@@ -45,9 +45,11 @@ if TYPE_CHECKING:
     from ._reorganise import identical_claims as identical_claims
     from ._reorganise import one_path_in as one_path_in
     from ._reorganise import reorganise as reorganise
+    from ._subjects import FILLER_WORDS as FILLER_WORDS
 
 __all__ = [
     "DISTILLERS",
+    "FILLER_WORDS",
     "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",
@@ -85,12 +87,14 @@ __all__ = [
     "write_session",
 ]
 
-# Each name loads its module on first use: the LLM distiller loads httpx and pydantic-settings (~0.2 s), the write core the formats and the durable layer.
+# Each name loads its module on first use: the LLM distiller loads httpx and pydantic-settings (~0.2 s),
+# the write core the formats and the durable layer.
 __getattr__, __dir__ = lazy(
     __name__,
     globals(),
     {
         "Applied": "._batch_writer",
+        "FILLER_WORDS": "._subjects",
         "BatchInput": "._distill",
         "BatchWriter": "._batch_writer",
         "DISTILLERS": "._named",

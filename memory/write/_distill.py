@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +19,8 @@ from ..currency import SessionShape, ShapeSource, are_alternatives
 from ..format import ArchiveRecord, SourceRef, anchor_of, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
+from ._exchanges import exchanges
+from ._subjects import SubjectPicker
 from ._supersede import Aside, supersede_older
 
 __all__ = [
@@ -132,33 +133,6 @@ def _date(created_at: float) -> str:
     return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
 
-def _exchanges(records: Sequence[ArchiveRecord]) -> list[list[ArchiveRecord]]:
-    """A user turn and the assistant turns that answer it; a leading assistant turn stands alone."""
-    groups: list[list[ArchiveRecord]] = []
-    for record in records:
-        if record.role == "user" or not groups:
-            groups.append([record])
-        else:
-            groups[-1].append(record)
-    return groups
-
-
-def _topic_word(exchange: Sequence[ArchiveRecord]) -> str:
-    """The most salient word of an exchange: the user's words count double; ties go to the longer
-    word, then the alphabetically first (so the choice is deterministic)."""
-    counts: Counter[str] = Counter()
-    for record in exchange:
-        weight = 2 if record.role == "user" else 1
-        for word in _keywords(record.content):
-            counts[word] += weight
-    while counts:  # the best word, passing over (rare) words whose file name is reserved
-        best = min(counts, key=lambda w: (-counts[w], -len(w), w))
-        if _slug(best) not in RESERVED_TOPIC_SLUGS:
-            return best
-        del counts[best]
-    return "notes"
-
-
 def _open_part(slug: str, topics: TopicReader, pending: Mapping[str, TopicEdit] | None = None) -> str:
     """The file of `slug` that still has room (slugs never contain "--", so parts cannot collide).
 
@@ -246,8 +220,9 @@ def side_rule(batch: BatchInput) -> Aside | None:
 
 
 class ExtractiveDistiller:
-    """Groups each batch's exchanges into topic files by their most salient word and writes one block
-    per exchange: the quoted gist of each turn, citing every turn of the exchange; an exchange already
+    """Groups each batch's turns into exchanges (`_exchanges`: a question with its answer, never across a
+    session gap), files each on the page of its subject (`_subjects`: a name or noun the chat uses, never a
+    filler word) and writes one block per exchange: the quoted gist of each turn, citing every turn of it; an exchange already
     in its topic gains a citation instead of a copy. First-person facts about the user also go to
     `topics/core.md`, one block per clause (`core = False` turns that off). A user turn that updates or
     retracts an older current block of the file it lands in marks that block superseded (`_supersede`'s
@@ -264,11 +239,15 @@ class ExtractiveDistiller:
         # files would be recalled twice, and `verify` calls an identical claim a duplicate).
         in_core = self._core(batch, topics, edits, on_path, aside) if self.core else set()
         files: dict[str, TopicEdit] = {}
-        for exchange in _exchanges(batch.records):
-            if len(exchange) == 1 and exchange[0].source_id in in_core:
-                continue
+        # A lone turn the core master took whole is filed there only, so it asks for no page either.
+        blocks = [e for e in exchanges(batch.records) if not (len(e) == 1 and e[0].source_id in in_core)]
+
+        def has_page(slug: str) -> bool:
+            return topics.size(f"topics/{slug}.md") is not None
+
+        subjects = SubjectPicker(blocks, has_page, _slug, RESERVED_TOPIC_SLUGS).subjects()
+        for exchange, word in zip(blocks, subjects, strict=True):
             claim = exchange_claim(exchange)
-            word = _topic_word(exchange)
             path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
             if edit is None:

@@ -45,6 +45,7 @@ from ..store import SessionStore
 from ..workspace import Workspace
 from ._core import CORE_MASTER
 from ._current import core_after
+from ._regroup import regroup
 from ._supersede import Reason, choose, newest_date, statement, user_text
 
 __all__ = [
@@ -86,6 +87,7 @@ class Reorganised:
     changed: tuple[str, ...]  # workspace-relative paths, sorted
     merged: int  # blocks folded into another
     superseded: int = 0  # blocks newly marked superseded by a newer block of their file
+    regrouped: int = 0  # blocks moved to the page of their subject
 
 
 def reorganise(
@@ -149,9 +151,16 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
             path, merged_blocks[path], one_path, judge if isinstance(judge, SupersessionJudge) else None
         )
         superseded += marked
-    for path, topic in topics.items():
-        new = Topic(topic.title, tuple(merged_blocks[path]))
-        if new != topic:
+    titles = {path: topic.title for path, topic in topics.items()}
+    pages, titles, regrouped = regroup(workspace.root, merged_blocks, titles, linked)
+    for path, blocks in pages.items():
+        old_topic = topics.get(path)
+        if not blocks:
+            if old_topic is not None:
+                changed[path] = None  # every block moved to its subject's page
+            continue
+        new = Topic(titles[path], tuple(blocks))
+        if new != old_topic:
             changed[path] = render_topic(new).encode("utf-8")
     if not changed:
         return Reorganised(None, (), 0, 0)
@@ -159,6 +168,12 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
         workspace.recover()
         for path in changed:
             current = workspace.read_bytes(path)
+            if path not in texts:  # a page the regrouping opens: nobody may have made it meanwhile
+                if current is not None:
+                    raise WriteFailure(
+                        ReasonCode.CONCURRENT_UPDATE, f"{path} appeared during the reorganisation"
+                    )
+                continue
             if current is None or sha256_hex(current) != sha256_hex(texts[path]):
                 raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, f"{path} changed during the reorganisation")
         _validate(workspace, changed, topics)
@@ -171,13 +186,14 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
             del changed[CORE_FILE]
         record = workspace.install("", [], changed)
     log.info(
-        "reorganise: tx %s merged %d blocks, superseded %d, in %d files",
+        "reorganise: tx %s merged %d blocks, superseded %d, moved %d to their subject's page, in %d files",
         record.tx,
         merged,
         superseded,
+        regrouped,
         len(changed),
     )
-    return Reorganised(record.tx, tuple(sorted(changed)), merged, superseded)
+    return Reorganised(record.tx, tuple(sorted(changed)), merged, superseded, regrouped)
 
 
 def _sources(block: Block) -> set[tuple[str, str]]:
@@ -365,7 +381,9 @@ def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: di
     )
 
     # Evidence may move between the files a pass changes (one claim filed in two), never out of them.
-    before = {key for path in changed for block in topics[path].blocks for key in _sources(block)}
+    before = {
+        key for path in changed if path in topics for block in topics[path].blocks for key in _sources(block)
+    }
     after = {
         key
         for path in topics
@@ -375,8 +393,9 @@ def _validate(workspace: Workspace, changed: dict[str, bytes | None], topics: di
     }
     try:
         for path, data in changed.items():
-            assert data is not None
-            old = topics[path]
+            if data is None:
+                continue  # a file the regrouping emptied: its blocks are on other pages of this pass
+            old = topics.get(path)
             new = parse_topic(data.decode("utf-8"), path)
             validate_topic(
                 path,
