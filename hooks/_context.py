@@ -9,13 +9,20 @@ import json
 from pathlib import Path
 
 from ..memory.durable import read_below
-from ..memory.format import CORE_FILE, CORE_MASTER, HomePaths, count_tokens
+from ..memory.format import (
+    CORE_FILE,
+    CORE_MASTER,
+    TOPIC_INDEX,
+    HomePaths,
+    TopicFormatError,
+    count_tokens,
+    parse_topic_index,
+)
 from ..memory.recall import render_context
 
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
 DEFAULT_BUDGET = 3000  # tokens (cl100k_base) of one injected block: the 2,000-token core and a few hits
-TOPIC_INDEX = "topics/index.md"
 
 
 def _read(memory: Path, name: str) -> str:
@@ -29,7 +36,7 @@ def start_context(home: Path, budget: int = DEFAULT_BUDGET) -> str | None:
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    index = _read(memory, TOPIC_INDEX).strip()
+    index = _index_lines(_read(memory, TOPIC_INDEX))
     block = render_context(f"## Topics\n{index}", core) if index else render_context([], core)
     if block.count("\n") < 2:  # nothing between the tags
         return None
@@ -74,6 +81,16 @@ def prompt_context(
         if not hits or _fits(block, budget):
             return _within(block, budget)
         hits = hits[:-1]  # the least relevant hit goes first
+
+
+def _index_lines(text: str) -> str:
+    """The topic index's lines (one per topic, and the count of those left out) without its title and
+    format comment; a file that is no index written by dagmem (one placed by hand) is given as it is."""
+    try:
+        parse_topic_index(text)
+    except TopicFormatError:
+        return text.strip()
+    return "\n".join(text.split("\n")[3:]).strip()
 
 
 def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, str | None]:

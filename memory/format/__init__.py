@@ -65,6 +65,14 @@ from ._session import parse_node as parse_node
 from ._session import walk_branch as walk_branch
 from ._tokens import count_tokens as count_tokens
 from ._tokens import encoding as token_encoding
+from ._topic_index import TOPIC_INDEX_BUDGET as TOPIC_INDEX_BUDGET
+from ._topic_index import TopicIndex as TopicIndex
+from ._topic_index import TopicSummary as TopicSummary
+from ._topic_index import in_topic_index as in_topic_index
+from ._topic_index import parse_topic_index as parse_topic_index
+from ._topic_index import render_topic_index as render_topic_index
+from ._topic_index import summarise_bytes as summarise_bytes
+from ._topic_index import summarise_topic as summarise_topic
 from ._topic_model import Block as Block
 from ._topic_model import Citation as Citation
 from ._topic_model import SourceRef as SourceRef
@@ -81,6 +89,7 @@ from ._topic_model import render_block as render_block
 from ._topic_model import render_topic as render_topic
 from ._topic_parse import TopicLookup as TopicLookup
 from ._topic_parse import parse_topic as parse_topic
+from ._topic_path import TOPIC_INDEX as TOPIC_INDEX
 from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
 from ._topic_path import is_topic_path as is_topic_path
 from ._topic_path import is_topic_slug as is_topic_slug
@@ -104,6 +113,8 @@ __all__ = [
     "REJECTED_TOPIC",
     "SHARD_SIZE",
     "SPAWNED_KEY",
+    "TOPIC_INDEX",
+    "TOPIC_INDEX_BUDGET",
     "TOPIC_SLUG_PATTERN",
     "ArchiveRecord",
     "Block",
@@ -129,7 +140,9 @@ __all__ = [
     "Tip",
     "Topic",
     "TopicFormatError",
+    "TopicIndex",
     "TopicLookup",
+    "TopicSummary",
     "TxRecord",
     "TxlogCorrupt",
     "WorkspacePaths",
@@ -147,6 +160,7 @@ __all__ = [
     "count_tokens",
     "default_origin",
     "graph_problems",
+    "in_topic_index",
     "inert",
     "is_topic_path",
     "is_topic_slug",
@@ -158,6 +172,7 @@ __all__ = [
     "parse_node",
     "parse_node_filename",
     "parse_topic",
+    "parse_topic_index",
     "plan_core",
     "render_block",
     "render_core",
@@ -165,9 +180,12 @@ __all__ = [
     "render_frame",
     "render_tombstone",
     "render_topic",
+    "render_topic_index",
     "restore_final_newline",
     "scan_archive",
     "shard_of",
+    "summarise_bytes",
+    "summarise_topic",
     "token_encoding",
     "validate_topic",
     "validation_problem",

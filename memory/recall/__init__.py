@@ -49,6 +49,7 @@ if _typing.TYPE_CHECKING:
     from ._update import index_arrays as index_arrays
     from ._visible import Visible as Visible
     from ._visible import core_for as core_for
+    from ._visible import index_for as index_for
     from ._visible import topic_for as topic_for
     from ._visible import visible as visible
 
@@ -85,6 +86,7 @@ __all__ = [
     "embed",
     "in_time_order",
     "index_arrays",
+    "index_for",
     "load_model",
     "make_record",
     "path_to",
@@ -132,6 +134,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "delta_limit": ("._update", "delta_limit"),
     "embed": ("._embed", "embed"),
     "in_time_order": ("._render", "in_time_order"),
+    "index_for": ("._visible", "index_for"),
     "index_arrays": ("._update", "index_arrays"),
     "load_model": ("._embed", "load_model"),
     "make_record": ("._index", "make_record"),

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._backfill import Backfilled as Backfilled
+from ._backfill import backfill as backfill
+from ._backfill import uncited_records as uncited_records
 from ._batch_writer import Applied as Applied
 from ._batch_writer import BatchWriter as BatchWriter
 from ._batch_writer import Installed as Installed
@@ -67,6 +70,7 @@ __all__ = [
     "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",
+    "Backfilled",
     "BatchInput",
     "BatchWriter",
     "Distiller",
@@ -83,6 +87,7 @@ __all__ = [
     "TopicReader",
     "WriteOutcome",
     "approve",
+    "backfill",
     "core_after",
     "distiller_named",
     "excerpt",
@@ -96,6 +101,7 @@ __all__ = [
     "records_of",
     "reject",
     "reorganise",
+    "uncited_records",
     "write_batch",
     "write_pass",
     "write_session",
