@@ -90,6 +90,7 @@ from ._topic_model import render_topic as render_topic
 from ._topic_parse import TopicLookup as TopicLookup
 from ._topic_parse import parse_topic as parse_topic
 from ._topic_path import TOPIC_INDEX as TOPIC_INDEX
+from ._topic_path import TOPIC_INDEX_SLUG as TOPIC_INDEX_SLUG
 from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
 from ._topic_path import is_topic_path as is_topic_path
 from ._topic_path import is_topic_slug as is_topic_slug
@@ -115,6 +116,7 @@ __all__ = [
     "SPAWNED_KEY",
     "TOPIC_INDEX",
     "TOPIC_INDEX_BUDGET",
+    "TOPIC_INDEX_SLUG",
     "TOPIC_SLUG_PATTERN",
     "ArchiveRecord",
     "Block",

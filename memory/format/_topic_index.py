@@ -128,10 +128,12 @@ def summarise_bytes(relpath: str, data: bytes | None) -> TopicSummary | None:
 
 def _line(summary: TopicSummary) -> str:
     slug = summary.path[len("topics/") : -len(".md")]
-    description = f" — {summary.description}" if summary.description else ""
+    # Made safe again (it changes nothing of a summary `summarise_topic` made): a summary from elsewhere
+    # must not break its line either.
+    description = f" — {_bracket_safe(summary.description)}" if summary.description else ""
     count = f"{summary.blocks} block" + ("" if summary.blocks == 1 else "s")
     last = f" · {summary.last}" if summary.last else ""
-    return f"- [{summary.title}]({slug}.md){description} · {count}{last}"
+    return f"- [{_bracket_safe(summary.title)}]({slug}.md){description} · {count}{last}"
 
 
 def _left_out(count: int, budget: int) -> str:

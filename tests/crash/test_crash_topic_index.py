@@ -29,7 +29,9 @@ def index_from_topics(home: Path) -> str | None:
     """The index the topic files on disk call for (every one summarised afresh)."""
     topics = home / "memory" / "topics"
     summaries = [
-        summarise_bytes(f"topics/{p.name}", p.read_bytes()) for p in sorted(topics.glob("*.md")) if p.name != "index.md"
+        summarise_bytes(f"topics/{p.name}", p.read_bytes())
+        for p in sorted(topics.glob("*.md"))
+        if p.name != "index.md"
     ]
     return render_topic_index([s for s in summaries if s is not None])
 
@@ -44,7 +46,9 @@ def citations(home: Path) -> Counter[tuple[str, str]]:
     for path in sorted((home / "memory" / "topics").glob("*.md")):
         if path.name != "index.md":
             topic = parse_topic(path.read_text("utf-8"), f"topics/{path.name}")
-            counts.update((s.session_id, s.anchor) for b in topic.blocks for c in b.citations for s in c.sources)
+            counts.update(
+                (s.session_id, s.anchor) for b in topic.blocks for c in b.citations for s in c.sources
+            )
     return counts
 
 
@@ -68,9 +72,12 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def test_the_index_moves_with_its_topics_whatever_instant_the_write_dies(written: Path, tmp_path: Path) -> None:
+def test_the_index_moves_with_its_topics_whatever_instant_the_write_dies(
+    written: Path, tmp_path: Path
+) -> None:
     before = index_on_disk(written)
-    assert before is not None and before == index_from_topics(written)
+    assert before is not None
+    assert before == index_from_topics(written)
     n = 0
     outcomes: set[str] = set()
     while True:
@@ -133,7 +140,8 @@ def test_a_backfill_redone_after_a_crash_at_every_fault_site_cites_each_record_o
             _backfill(run)  # the redo: takes up what is still uncited
             assert _backfill(run) == 0  # and once more: nothing left, nothing cited twice
         counts = citations(run)
-        assert len(counts) == 4 and set(counts.values()) == {1}, (n, hook.site, counts)
+        assert len(counts) == 4, (n, hook.site, counts)
+        assert set(counts.values()) == {1}, (n, hook.site, counts)
         assert index_on_disk(run) == index_from_topics(run), (n, hook.site)
         oracle_clean(run)
         shutil.rmtree(run)

@@ -102,7 +102,9 @@ def test_backfill_goes_in_batches_of_the_token_threshold(tmp_path: Path) -> None
 
 def test_verify_counts_uncited_records_past_the_first_few(tmp_path: Path) -> None:
     store = FileSessionStore(tmp_path)
-    turns = [(f"m{i}", "user" if i % 2 else "assistant", f"Turn number {i} of a long talk.") for i in range(1, 9)]
+    turns = [
+        (f"m{i}", "user" if i % 2 else "assistant", f"Turn number {i} of a long talk.") for i in range(1, 9)
+    ]
     nodes = chain(store, "s", turns)
     write_archive(tmp_path, "s", [frame("s", node) for node in nodes])
     write_cursors(tmp_path, ["s"])

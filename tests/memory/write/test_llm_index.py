@@ -6,7 +6,7 @@ back for repair. Over real HTTP, against the loopback model server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from dagmem.memory.format import (
     render_topic_index,
 )
 from dagmem.memory.workspace import Workspace
-from dagmem.memory.write import ExtractiveDistiller, LLMDistiller, LLMSettings
+from dagmem.memory.write import ExtractiveDistiller, LLMDistiller, LLMSettings, load_llm_settings
 from dagmem.memory.write._llm_wire import index_lines
 from dagmem.memory.write._pass import write_session
 from dagmem.sim import check_home
@@ -41,7 +41,7 @@ def sections(request: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def filed_under(path: str):  # type: ignore[no-untyped-def]
+def filed_under(path: str) -> Callable[[dict[str, Any]], str]:
     """A model that files every record of the batch under `path` ("INDEX": the first topic the INDEX
     lists), one claim a record."""
 
@@ -49,7 +49,11 @@ def filed_under(path: str):  # type: ignore[no-untyped-def]
         parts = sections(request)
         target = json.loads(parts["INDEX"][0])["path"] if path == "INDEX" else path
         blocks = [
-            {"claim": f"Noted: {json.loads(line)['content']}", "refs": [json.loads(line)["ref"]], "replaces": None}
+            {
+                "claim": f"Noted: {json.loads(line)['content']}",
+                "refs": [json.loads(line)["ref"]],
+                "replaces": None,
+            }
             for line in parts["BATCH"]
         ]
         return json.dumps({"topics": [{"path": target, "title": "Lisbon", "blocks": blocks}], "core": []})
@@ -73,14 +77,16 @@ class Home:
 def home(tmp_path: Path) -> Iterator[Home]:
     h = Home(tmp_path)
     h.store.append("s", "user", "We fly to Lisbon on May 3.", node_id="u1")
-    h.store.append("s", "assistant", "Lisbon in May is mild; pack light layers.", node_id="a1", predecessor="u1")
+    h.store.append(
+        "s", "assistant", "Lisbon in May is mild; pack light layers.", node_id="a1", predecessor="u1"
+    )
     assert h.write(ExtractiveDistiller()).outcome == "written"
     yield h
     h.workspace.close()
 
 
 def settings(server: ModelServer) -> LLMSettings:
-    return LLMSettings(base_url=server.url, model="test-model", timeout=5.0)
+    return load_llm_settings(None, base_url=server.url, model="test-model", timeout=5.0)
 
 
 def oracle(root: Path) -> None:
@@ -105,7 +111,8 @@ def test_the_prompt_ends_with_the_index_and_a_claim_can_go_to_a_topic_listed_the
         "blocks": 1,
         "last": entry["last"],
     }
-    assert entry["last"] is not None and len(entry["last"]) == 10
+    assert isinstance(entry["last"], str)
+    assert len(entry["last"]) == 10
     assert request["messages"][1]["content"].split("\n")[-2:] == [parts["INDEX"][-1], ""]  # INDEX is last
     topic = parse_topic((home.root / "memory/topics/lisbon.md").read_text(), "topics/lisbon.md")
     assert [b.claim for b in topic.blocks][-1] == "Noted: Which tram goes to Belém?"
@@ -126,7 +133,11 @@ def test_a_topic_shown_in_full_is_not_listed_again_in_the_index(home: Home) -> N
 def test_an_answer_naming_the_index_as_a_topic_is_sent_back_for_repair(home: Home) -> None:
     home.store.append("s", "user", "Which tram goes to Belém?", node_id="u2", predecessor="a1")
     answers = iter([filed_under("topics/index.md"), filed_under("topics/belem.md")])
-    with ModelServer(lambda request: next(answers)(request)) as server:
+
+    def reply(request: dict[str, Any]) -> str:
+        return next(answers)(request)
+
+    with ModelServer(reply) as server:
         assert home.write(LLMDistiller(settings(server))).outcome == "written"
     assert len(server.requests) == 2
     repair = server.requests[1]["messages"][-1]["content"]
@@ -139,7 +150,13 @@ def test_an_answer_naming_the_index_as_a_topic_is_sent_back_for_repair(home: Hom
 
 def test_the_index_lines_stay_within_their_budget_newest_first() -> None:
     summaries = [
-        TopicSummary(f"topics/t{n:03d}.md", f"Topic {n}", f"What topic {n} holds", n % 5 + 1, f"2026-01-{n % 28 + 1:02d}")
+        TopicSummary(
+            f"topics/t{n:03d}.md",
+            f"Topic {n}",
+            f"What topic {n} holds",
+            n % 5 + 1,
+            f"2026-01-{n % 28 + 1:02d}",
+        )
         for n in range(200)
     ]
     text = render_topic_index(summaries, budget=100_000)
