@@ -13,10 +13,12 @@ from ..memory.format import (
     CORE_FILE,
     CORE_MASTER,
     TOPIC_INDEX,
+    TOPIC_INDEX_BUDGET,
     HomePaths,
     TopicFormatError,
     count_tokens,
     parse_topic_index,
+    render_topic_index,
 )
 from ..memory.recall import render_context
 
@@ -36,7 +38,7 @@ def start_context(home: Path, budget: int = DEFAULT_BUDGET) -> str | None:
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    index = _index_lines(_read(memory, TOPIC_INDEX))
+    index = _index_lines(home, _read(memory, TOPIC_INDEX))
     block = render_context(f"## Topics\n{index}", core) if index else render_context([], core)
     if block.count("\n") < 2:  # nothing between the tags
         return None
@@ -83,14 +85,29 @@ def prompt_context(
         hits = hits[:-1]  # the least relevant hit goes first
 
 
-def _index_lines(text: str) -> str:
+def _index_lines(home: Path, text: str) -> str:
     """The topic index's lines (one per topic, and the count of those left out) without its title and
-    format comment; a file that is no index written by dagmem (one placed by hand) is given as it is."""
+    format comment, as true now: only topics with a current block, each described by its first (a
+    branch the conversation left since their last write is left out, as from the core). A file that is
+    no index written by dagmem (one placed by hand) is given as it is."""
     try:
-        parse_topic_index(text)
+        index = parse_topic_index(text)
     except TopicFormatError:
         return text.strip()
-    return "\n".join(text.split("\n")[3:]).strip()
+    if not index.entries:
+        return ""
+    from ..memory.shapes import shapes_for
+    from ..memory.write import current_index
+
+    memory = HomePaths(home).memory
+    with shapes_for(home) as shapes:
+        entries = current_index(memory, index, shapes.fresh)
+    drawn = render_topic_index(entries, budget=TOPIC_INDEX_BUDGET) or ""
+    lines = drawn.split("\n")[3:]
+    if index.left_out:
+        lines = [line for line in lines if not line.startswith("*")]
+        lines.append(f"*{index.left_out} more topics left out.*")
+    return "\n".join(lines).strip()
 
 
 def _branch(home: Path, session: str | None, tail: bytes) -> tuple[str | None, str | None]:

@@ -19,7 +19,7 @@ core is injected on its own; held and rejected facts are not memory to point at)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -101,9 +101,13 @@ def _shorten(claim: str) -> str:
     return head.rstrip() + " …"
 
 
-def summarise_topic(relpath: str, topic: Topic) -> TopicSummary:
-    current = [block for block in topic.blocks if block.superseded is None]
-    candidates = current or list(topic.blocks)
+def summarise_topic(
+    relpath: str, topic: Topic, current: Callable[[Block], bool] | None = None
+) -> TopicSummary:
+    """`current`: which blocks are current (default: those not marked superseded); the description is
+    the first current block's."""
+    kept = [b for b in topic.blocks if (b.superseded is None if current is None else current(b))]
+    candidates = kept or list(topic.blocks)
     first: Block | None = candidates[0] if candidates else None
     dates = [citation.date for block in topic.blocks for citation in block.citations]
     return TopicSummary(

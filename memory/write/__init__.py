@@ -17,6 +17,7 @@ from ._core import mark_nodes as mark_nodes
 from ._core import records_of as records_of
 from ._core import write_batch as write_batch
 from ._current import core_after as core_after
+from ._current import current_index as current_index
 from ._distill import RESERVED_TOPIC_SLUGS as RESERVED_TOPIC_SLUGS
 from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
 from ._distill import BatchInput as BatchInput
@@ -89,6 +90,7 @@ __all__ = [
     "approve",
     "backfill",
     "core_after",
+    "current_index",
     "distiller_named",
     "excerpt",
     "exchange_claim",

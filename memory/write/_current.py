@@ -14,14 +14,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..currency import Reader, ShapeSource, Status, resolve
-from ..format import CORE_MASTER, Block, TopicFormatError, TopicLookup, render_core
+from ..durable import read_below
+from ..errors import UnsafePath
+from ..format import (
+    CORE_MASTER,
+    Block,
+    TopicFormatError,
+    TopicIndex,
+    TopicLookup,
+    TopicSummary,
+    WorkspacePaths,
+    anchor_of,
+    parse_topic,
+    render_core,
+    scan_archive,
+    summarise_topic,
+)
 from ..shapes import ShapeCache
 from ..store import FileSessionStore
 from ..workspace import Workspace
 
-__all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core"]
+__all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core", "current_index"]
 
 
 class TopicBlocks:
@@ -73,6 +89,43 @@ def current_core(master_text: str, blocks: TopicBlocks, shapes: ShapeSource) -> 
     return render_core(
         master_text, keep=lambda block: blocks.status(CORE_MASTER, block.id, reader)[0] == "current"
     )
+
+
+def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[TopicSummary]:
+    """The entries of `index` as nobody in particular should read them (read-only: no lock, no cache
+    written): a topic with no current block (every one superseded, or said only on branches the
+    conversation left) is not listed, and each is described by its first current block."""
+    archives: dict[str, dict[str, str]] = {}  # session -> anchor -> source id, each archive scanned once
+
+    def source_of(session: str, anchor: str) -> str | None:
+        if session not in archives:
+            try:
+                data = read_below(memory, WorkspacePaths(memory).source_relpath(session)) or b""
+            except (OSError, UnsafePath):
+                data = b""  # none to read: its blocks' evidence is unknown
+            archives[session] = {
+                anchor_of(f.source_id): f.source_id for f in scan_archive(data, session).frames
+            }
+        return archives[session].get(anchor)
+
+    blocks = TopicBlocks(TopicLookup(lambda relpath: read_below(memory, relpath)), source_of)
+    reader = Reader(shapes)  # nobody in particular, as the core
+    out: list[TopicSummary] = []
+    for entry in index.entries:
+        try:
+            data = read_below(memory, entry.path)
+            if data is None:
+                continue
+            topic = parse_topic(data.decode("utf-8"), entry.path)
+        except (TopicFormatError, UnicodeDecodeError, OSError, UnsafePath):
+            continue  # `verify` reports it
+
+        def current(block: Block, path: str = entry.path) -> bool:
+            return blocks.status(path, block.id, reader)[0] == "current"
+
+        if any(current(block) for block in topic.blocks):
+            out.append(summarise_topic(entry.path, topic, current))
+    return out
 
 
 def core_after(workspace: Workspace, changed: Mapping[str, bytes | None], master: bytes) -> bytes:
