@@ -12,6 +12,7 @@ left a branch the core cites: the core is re-rendered then, and at every change 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +27,9 @@ from ..format import (
     TopicIndex,
     TopicLookup,
     TopicSummary,
-    WorkspacePaths,
     anchor_of,
     parse_topic,
     render_core,
-    scan_archive,
     summarise_topic,
 )
 from ..shapes import ShapeCache
@@ -95,21 +94,18 @@ def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[
     """The entries of `index` as nobody in particular should read them (read-only: no lock, no cache
     written): a topic with no current block (every one superseded, or said only on branches the
     conversation left) is not listed, and each is described by its first current block."""
-    archives: dict[str, dict[str, str]] = {}  # session -> anchor -> source id, each archive scanned once
+    shape_of = functools.cache(shapes)  # each session's shape read once, for the reader and the anchors
+    anchors: dict[str, dict[str, str]] = {}  # session -> anchor -> source id, from its shape's nodes
 
     def source_of(session: str, anchor: str) -> str | None:
-        if session not in archives:
-            try:
-                data = read_below(memory, WorkspacePaths(memory).source_relpath(session)) or b""
-            except (OSError, UnsafePath):
-                data = b""  # none to read: its blocks' evidence is unknown
-            archives[session] = {
-                anchor_of(f.source_id): f.source_id for f in scan_archive(data, session).frames
-            }
-        return archives[session].get(anchor)
+        if session not in anchors:
+            shape = shape_of(session)
+            nodes = () if shape is None else shape.predecessors
+            anchors[session] = {anchor_of(f"{session}/{node}"): f"{session}/{node}" for node in nodes}
+        return anchors[session].get(anchor)
 
     blocks = TopicBlocks(TopicLookup(lambda relpath: read_below(memory, relpath)), source_of)
-    reader = Reader(shapes)  # nobody in particular, as the core
+    reader = Reader(shape_of)  # nobody in particular, as the core
     out: list[TopicSummary] = []
     for entry in index.entries:
         try:
