@@ -69,7 +69,10 @@ from ._topic_index import TOPIC_INDEX_BUDGET as TOPIC_INDEX_BUDGET
 from ._topic_index import TopicIndex as TopicIndex
 from ._topic_index import TopicSummary as TopicSummary
 from ._topic_index import in_topic_index as in_topic_index
+from ._topic_index import merge_newest as merge_newest
+from ._topic_index import newest_first as newest_first
 from ._topic_index import parse_topic_index as parse_topic_index
+from ._topic_index import render_ordered as render_ordered
 from ._topic_index import render_topic_index as render_topic_index
 from ._topic_index import summarise_bytes as summarise_bytes
 from ._topic_index import summarise_topic as summarise_topic
@@ -168,6 +171,8 @@ __all__ = [
     "is_topic_slug",
     "is_valid_id",
     "make_block",
+    "merge_newest",
+    "newest_first",
     "node_filename",
     "node_relpath",
     "parse_forgotten",
@@ -180,6 +185,7 @@ __all__ = [
     "render_core",
     "render_forgotten",
     "render_frame",
+    "render_ordered",
     "render_tombstone",
     "render_topic",
     "render_topic_index",

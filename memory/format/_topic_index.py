@@ -19,7 +19,7 @@ core is injected on its own; held and rejected facts are not memory to point at)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -35,7 +35,10 @@ __all__ = [
     "TopicIndex",
     "TopicSummary",
     "in_topic_index",
+    "merge_newest",
+    "newest_first",
     "parse_topic_index",
+    "render_ordered",
     "render_topic_index",
     "summarise_bytes",
     "summarise_topic",
@@ -144,16 +147,48 @@ def _left_out(count: int, budget: int) -> str:
     return f"*{count} more topic{'' if count == 1 else 's'} left out (the index is kept within {budget} tokens).*"
 
 
+def newest_first(summaries: Iterable[TopicSummary]) -> list[TopicSummary]:
+    """The index's order: by last date, newest first (undated last), then by path."""
+    ordered = sorted(summaries, key=lambda s: s.path)
+    ordered.sort(key=lambda s: s.last or "", reverse=True)  # stable: one day's topics stay in path order
+    return ordered
+
+
+def merge_newest(first: Iterable[TopicSummary], second: Iterable[TopicSummary]) -> Iterator[TopicSummary]:
+    """Two runs in the index's order, merged (lazily) into one."""
+
+    def before(a: TopicSummary, b: TopicSummary) -> bool:
+        return (a.last or "", b.path) > (b.last or "", a.path)
+
+    left, right = iter(first), iter(second)
+    a, b = next(left, None), next(right, None)
+    while a is not None or b is not None:
+        if b is None or (a is not None and before(a, b)):
+            assert a is not None
+            yield a
+            a = next(left, None)
+        else:
+            yield b
+            b = next(right, None)
+
+
 def render_topic_index(summaries: Iterable[TopicSummary], *, budget: int = TOPIC_INDEX_BUDGET) -> str | None:
     """The text of `topics/index.md` for these summaries (newest first, whole lines within `budget`
     tokens, the closing line included), or None when there is no topic to list (then no file)."""
-    ordered = sorted(summaries, key=lambda s: s.path)
-    ordered.sort(key=lambda s: s.last or "", reverse=True)  # stable: one day's topics stay in path order
-    if not ordered:
+    ordered = newest_first(summaries)
+    return render_ordered(ordered, len(ordered), budget=budget)
+
+
+def render_ordered(
+    ordered: Iterable[TopicSummary], total: int, *, budget: int = TOPIC_INDEX_BUDGET
+) -> str | None:
+    """`render_topic_index` for summaries already in the index's order, `total` of them: read only as
+    far as the budget goes (an install renders the index from the SQLite cache this way)."""
+    if total <= 0:
         return None
     head = f"{_TITLE}\n\n{TOPIC_INDEX_HEADER}\n"
     lines: list[str] = []
-    used = count_tokens(head) + count_tokens(_left_out(len(ordered), budget) + "\n")
+    used = count_tokens(head) + count_tokens(_left_out(total, budget) + "\n")
     for summary in ordered:
         line = _line(summary) + "\n"
         tokens = count_tokens(line)
@@ -162,7 +197,7 @@ def render_topic_index(summaries: Iterable[TopicSummary], *, budget: int = TOPIC
         lines.append(line)
         used += tokens
     text = head + "".join(lines)
-    rest = len(ordered) - len(lines)
+    rest = total - len(lines)
     if rest:
         text += _left_out(rest, budget) + "\n"
     while count_tokens(text) > budget and lines:  # the sum of lines is close; the whole text decides

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS archived (source_id TEXT PRIMARY KEY, session TEXT NO
     offset INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS archived_by_anchor ON archived (session, anchor);
 CREATE TABLE IF NOT EXISTS topic_summaries (path TEXT PRIMARY KEY, title TEXT NOT NULL,
-    description TEXT NOT NULL, blocks INTEGER NOT NULL, last TEXT);
+    description TEXT NOT NULL, blocks INTEGER NOT NULL, last TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS topic_summaries_newest ON topic_summaries (last DESC, path);
 CREATE TABLE IF NOT EXISTS topic_due (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS topic_state (id INTEGER PRIMARY KEY CHECK (id = 1), built INTEGER NOT NULL);
 """
@@ -215,10 +216,43 @@ class Index:
             rows = list(
                 self._db.execute("SELECT path, title, description, blocks, last FROM topic_summaries")
             )
-        return {
-            str(path): TopicSummary(str(path), str(title), str(description), int(blocks), last)
-            for path, title, description, blocks, last in rows
-        }
+        return {str(row[0]): _summary(row) for row in rows}
+
+    def newest_topics(self, *, page: int = 64) -> Iterator[TopicSummary]:
+        """Every summary in the index's order (newest first, then by path), read a page at a time: a
+        reader that stops after the lines its budget holds reads only those (an index of SQLite's)."""
+        after: tuple[str, str] | None = None
+        while True:
+            with self._lock:
+                rows = list(
+                    self._db.execute(
+                        "SELECT path, title, description, blocks, last FROM topic_summaries "
+                        + ("" if after is None else "WHERE last < ? OR (last = ? AND path > ?) ")
+                        + "ORDER BY last DESC, path LIMIT ?",
+                        (page,) if after is None else (after[0], after[0], after[1], page),
+                    )
+                )
+            for row in rows:
+                yield _summary(row)
+            if len(rows) < page:
+                return
+            after = (str(rows[-1][4]), str(rows[-1][0]))
+
+    def topic_count(self, paths: Iterable[str] = ()) -> tuple[int, int]:
+        """(the summaries held, how many of `paths` are among them)."""
+        wanted = list(paths)
+        with self._lock:
+            total = int(self._db.execute("SELECT COUNT(*) FROM topic_summaries").fetchone()[0])
+            held = 0
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                held += int(
+                    self._db.execute(
+                        f"SELECT COUNT(*) FROM topic_summaries WHERE path IN ({marks})", chunk
+                    ).fetchone()[0]
+                )
+        return total, held
 
     def set_topic_summaries(self, summaries: Mapping[str, TopicSummary | None]) -> None:
         with self._transaction() as db:
@@ -236,7 +270,7 @@ class Index:
                 db.execute(
                     "INSERT OR REPLACE INTO topic_summaries (path, title, description, blocks, last) "
                     "VALUES (?, ?, ?, ?, ?)",
-                    (path, summary.title, summary.description, summary.blocks, summary.last),
+                    (path, summary.title, summary.description, summary.blocks, summary.last or ""),
                 )
         db.execute("INSERT OR REPLACE INTO topic_state (id, built) VALUES (1, 1)")
 
@@ -340,6 +374,11 @@ class Index:
 
     def archived_ids(self, session: str) -> ArchivedIds:
         return ArchivedIds(self, session)
+
+
+def _summary(row: Sequence[object]) -> TopicSummary:
+    path, title, description, blocks, last = row
+    return TopicSummary(str(path), str(title), str(description), int(str(blocks)), str(last) or None)
 
 
 class ArchivedIds(Mapping[str, int]):

@@ -55,10 +55,12 @@ from ..format import (
     in_topic_index,
     is_topic_path,
     is_valid_id,
+    merge_newest,
+    newest_first,
     parse_forgotten,
     render_forgotten,
+    render_ordered,
     render_tombstone,
-    render_topic_index,
     scan_archive,
     summarise_bytes,
 )
@@ -250,13 +252,14 @@ class Workspace:
         for path, data in files.items():
             if is_topic_path(path):
                 fresh[path] = summarise_bytes(path, data)
-        summaries = self.index.topic_summaries() if built else {}
-        for path, summary in fresh.items():
-            if summary is None:
-                summaries.pop(path, None)
-            else:
-                summaries[path] = summary
-        text = render_topic_index(summaries.values())
+        new = newest_first(s for s in fresh.values() if s is not None)
+        if not built:
+            text = render_ordered(new, len(new))
+        else:
+            # The cached summaries newest first, read only as far as the budget goes, merged with these.
+            total, replaced = self.index.topic_count(fresh)
+            cached = (s for s in self.index.newest_topics() if s.path not in fresh)
+            text = render_ordered(merge_newest(cached, new), total - replaced + len(new))
         return fresh, None if text is None else text.encode("utf-8")
 
     # -- evidence --------------------------------------------------------------------------------------

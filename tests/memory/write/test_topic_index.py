@@ -204,3 +204,37 @@ def test_verify_accepts_the_index_and_reports_a_damaged_or_dangling_one(tmp_path
     assert [(v["kind"], v["detail"]) for v in report["violations"]] == [
         ("topic-index-dangling", "lists topics/gone.md, which does not exist")
     ]
+
+
+def test_the_cache_renders_the_same_index_reading_only_a_page_at_a_time(tmp_path: Path) -> None:
+    from dagmem.memory.format import merge_newest, newest_first, render_ordered
+    from dagmem.memory.workspace._index import Index
+
+    summaries = {
+        f"topics/t{n:03d}.md": TopicSummary(
+            f"topics/t{n:03d}.md",
+            f"Topic {n}",
+            f"About {n}",
+            1 + n % 3,
+            None if n % 7 == 0 else f"2026-03-{n % 9 + 1:02d}",
+        )
+        for n in range(150)
+    }
+    index = Index(tmp_path / "index.sqlite3")
+    try:
+        index.set_topic_summaries(summaries)
+        assert list(index.newest_topics(page=4)) == newest_first(summaries.values())  # every page, in order
+        changed = {
+            "topics/t010.md": TopicSummary("topics/t010.md", "Topic 10", "Now newer", 5, "2026-04-01"),
+            "topics/t011.md": None,  # gone
+            "topics/new.md": TopicSummary("topics/new.md", "New", "Just made", 1, "2026-03-05"),
+        }
+        total, replaced = index.topic_count(changed)
+        assert (total, replaced) == (150, 2)
+        new = newest_first(s for s in changed.values() if s is not None)
+        cached = (s for s in index.newest_topics(page=4) if s.path not in changed)
+        merged = render_ordered(merge_newest(cached, new), total - replaced + len(new), budget=400)
+        whole = {**summaries, **changed}
+        assert merged == render_topic_index([s for s in whole.values() if s is not None], budget=400)
+    finally:
+        index.close()
