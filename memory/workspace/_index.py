@@ -125,6 +125,13 @@ class Index:
             for table in ("consumed", "txlog_state", "archive_files", "archived", *_TOPIC_TABLES):
                 db.execute(f"DELETE FROM {table}")
 
+    def clear_topic_summaries(self) -> None:
+        """Forget every topic summary (`dagmem forget`: none may keep a forgotten text); the next install
+        summarises every topic again from its file."""
+        with self._transaction() as db:
+            for table in _TOPIC_TABLES:
+                db.execute(f"DELETE FROM {table}")
+
     def vacuum(self) -> None:
         """Rewrite the database so that freed pages keep no old bytes (`dagmem forget`): the write-ahead
         log is checkpointed and truncated, then `VACUUM` rebuilds the file."""

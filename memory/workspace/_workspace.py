@@ -543,6 +543,9 @@ class Workspace:
         return sorted(names)
 
     def vacuum_index(self) -> None:
+        """Drop the topic summaries (a crash may have left one describing a topic as it was before the
+        forget rewrote it), then rewrite the database so that no freed page keeps old bytes."""
+        self.index.clear_topic_summaries()
         self.index.vacuum()
 
     # -- files -----------------------------------------------------------------------------------------
