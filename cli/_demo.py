@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory.format import HomePaths, Role
+from ..memory.format import TOPIC_INDEX, HomePaths, Role
 from ..memory.store import FileSessionStore
 from ..memory.writing import write_home
 from ._words import plural
@@ -42,7 +42,11 @@ def run_demo(home: Path, session_id: str, *, as_json: bool = False) -> int:
     snapshot = store.load(session_id)
     tips = snapshot.tips()
     paths = HomePaths(home).workspace
-    topics = sorted(p.relative_to(paths.root).as_posix() for p in paths.topics.glob("*.md"))
+    topics = sorted(
+        relpath
+        for p in paths.topics.glob("*.md")
+        if (relpath := p.relative_to(paths.root).as_posix()) != TOPIC_INDEX
+    )
     if as_json:
         branches = {tip.id: [n.id for n in snapshot.branch(tip.id)] for tip in tips}
         print(

@@ -14,10 +14,18 @@ import argparse
 import json
 from pathlib import Path
 
-from ..memory.audit import OracleReport, Violation, check_home
+from ..memory.audit import UNCITED_SHOWN, OracleReport, Violation, check_home
 from ..memory.durable import read_below, read_workspace_id
 from ..memory.errors import DagmemError
-from ..memory.format import HomePaths, Topic, TopicFormatError, WorkspacePaths, parse_forgotten, parse_topic
+from ..memory.format import (
+    TOPIC_INDEX,
+    HomePaths,
+    Topic,
+    TopicFormatError,
+    WorkspacePaths,
+    parse_forgotten,
+    parse_topic,
+)
 from ..memory.policy import drop_marker, is_marked, is_record_node
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
@@ -74,6 +82,8 @@ def duplicate_claims(memory: Path) -> list[str]:
     topics: dict[str, Topic] = {}
     for found in sorted(WorkspacePaths(memory).topics.glob("*.md")):
         relpath = found.relative_to(memory).as_posix()
+        if relpath == TOPIC_INDEX:
+            continue  # the map of the topics, no topic
         try:  # never through a link (the oracle reports one)
             data = read_below(memory, relpath)
             if data is not None:
@@ -176,6 +186,15 @@ def command(args: argparse.Namespace) -> int:
             print(f"repaired: dropped the marker of {source_id} (it will be written again)")
     if args.repair and txlog_unreadable:
         print("not repairing markers: a txlog line is unreadable, and it may hold their consumption")
+    if report.uncited:
+        shown = ", ".join(report.uncited[:UNCITED_SHOWN])
+        more = (
+            f", and {len(report.uncited) - UNCITED_SHOWN} more" if len(report.uncited) > UNCITED_SHOWN else ""
+        )
+        print(
+            f"{plural(len(report.uncited), 'consumed record')} no block cites (not violations once migrated; "
+            f"`dagmem reorganise --backfill` distils them): {shown}{more}"
+        )
     if report.owed and not args.strict:
         print(
             f"{plural(len(report.owed), 'record')} owed but not yet due (not violations; --strict makes them so)"

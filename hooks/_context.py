@@ -10,7 +10,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memory.durable import read_below
-from ..memory.format import CORE_FILE, CORE_MASTER, HomePaths, count_tokens
+from ..memory.format import (
+    CORE_FILE,
+    CORE_MASTER,
+    TOPIC_INDEX,
+    TOPIC_INDEX_BUDGET,
+    HomePaths,
+    TopicFormatError,
+    count_tokens,
+    parse_topic_index,
+    render_topic_index,
+)
 from ..memory.recall import render_context
 
 if TYPE_CHECKING:
@@ -19,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
 DEFAULT_BUDGET = 3000  # tokens (cl100k_base) of one injected block: the 2,000-token core and a few hits
-TOPIC_INDEX = "topics/index.md"
 
 
 def _read(memory: Path, name: str) -> str:
@@ -33,7 +42,7 @@ def start_context(home: Path, budget: int = DEFAULT_BUDGET) -> str | None:
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    index = _read(memory, TOPIC_INDEX).strip()
+    index = _index_lines(home, _read(memory, TOPIC_INDEX))
     block = render_context(f"## Topics\n{index}", core) if index else render_context([], core)
     if block.count("\n") < 2:  # nothing between the tags
         return None
@@ -86,6 +95,31 @@ def prompt_context(
         if not hits or _fits(block, budget):
             return _within(block, budget)
         hits = hits[:-1]  # the least relevant hit goes first
+
+
+def _index_lines(home: Path, text: str) -> str:
+    """The topic index's lines (one per topic, and the count of those left out) without its title and
+    format comment, as true now: only topics with a current block, each described by its first (a
+    branch the conversation left since their last write is left out, as from the core). A file that is
+    no index written by dagmem (one placed by hand) is given as it is."""
+    try:
+        index = parse_topic_index(text)
+    except TopicFormatError:
+        return text.strip()
+    if not index.entries:
+        return ""
+    from ..memory.shapes import shapes_for
+    from ..memory.write import current_index
+
+    memory = HomePaths(home).memory
+    with shapes_for(home) as shapes:
+        entries = current_index(memory, index, shapes.current)
+    drawn = render_topic_index(entries, budget=TOPIC_INDEX_BUDGET) or ""
+    lines = drawn.split("\n")[3:]
+    if index.left_out:
+        lines = [line for line in lines if not line.startswith("*")]
+        lines.append(f"*{index.left_out} more topics left out.*")
+    return "\n".join(lines).strip()
 
 
 def _branch(own: SessionShape | None, tail: bytes) -> tuple[str | None, str | None]:

@@ -195,6 +195,17 @@ def build_server(tools: MemoryTools) -> DagmemServer:
 
 def _resources(server: DagmemServer, tools: MemoryTools) -> None:
     @server.resource(
+        "memory://index",
+        name="topic-index",
+        title="topics/index.md",
+        description="the map of memory: one line per topic (title, what it holds, blocks, last date), "
+        "newest first",
+        mime_type="text/markdown",
+    )
+    async def topic_index() -> str:
+        return await anyio.to_thread.run_sync(tools.topic_index)
+
+    @server.resource(
         "memory://topics/{slug}",
         name="topic",
         description="a topic file of distilled memory (markdown with footnotes)",

@@ -27,7 +27,7 @@ from ..memory.format import (
     is_valid_id,
 )
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
-from ..memory.recall import core_for, topic_for
+from ..memory.recall import core_for, index_for, topic_for
 from ..memory.store import FileSessionStore
 from ..memory.trust import OWNER, OutOfScope, Scope
 
@@ -258,6 +258,14 @@ class MemoryTools:
         """The topics this reader may list: every one for the owner, else those with a block it may see."""
         slugs = topic_slugs(self.memory)
         return slugs if self.scope.is_owner else [slug for slug in slugs if self.topic(slug) is not None]
+
+    def topic_index(self) -> str:
+        """The topic index (`topics/index.md`: one line per topic, newest first; "" when none), as this
+        reader may see it; never through a symlink."""
+        try:
+            return index_for(self.memory, self.scope)
+        except (UnsafePath, InvalidInput):  # a planted link, or a listed topic damaged since: no index
+            return ""
 
     def topic(self, slug: str) -> str | None:
         """The text of `topics/<slug>.md`, or None when there is no such topic."""

@@ -14,7 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..memory.audit import Violation
-from ..memory.format import TopicFormatError, WorkspacePaths, anchor_of, parse_topic, scan_archive
+from ..memory.format import (
+    TOPIC_INDEX,
+    TopicFormatError,
+    WorkspacePaths,
+    anchor_of,
+    parse_topic,
+    scan_archive,
+)
 from ..memory.recall import RecallIndex, reader_for, search
 from ..memory.shapes import ShapeCache
 from ..memory.store import SessionStore
@@ -40,6 +47,8 @@ def _evidence(memory: Path) -> dict[tuple[str, str], tuple[set[tuple[str, str]],
     topics = WorkspacePaths(memory).topics
     for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
         relpath = path.relative_to(memory).as_posix()
+        if relpath == TOPIC_INDEX:
+            continue  # the map of the topics, no topic
         try:
             topic = parse_topic(path.read_text(encoding="utf-8"), relpath)
         except (TopicFormatError, UnicodeDecodeError):
@@ -158,6 +167,8 @@ def _supersessions(memory: Path) -> tuple[dict[str, str], list[tuple[str, str]]]
     links: list[tuple[str, str]] = []
     topics = WorkspacePaths(memory).topics
     for path in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
+        if path.relative_to(memory).as_posix() == TOPIC_INDEX:
+            continue  # the map of the topics, no topic
         try:
             topic = parse_topic(path.read_text(encoding="utf-8"), path.relative_to(memory).as_posix())
         except (TopicFormatError, UnicodeDecodeError):

@@ -184,6 +184,41 @@ def _block_html(home: HomeView, topic: TopicView, block: Block, dom_id: str) -> 
     )
 
 
+def _index_html(home: HomeView, filtered: bool) -> str:
+    """The topic index: one line per topic (newest first), each a link to its topic below; `filtered`:
+    only the topics with a block citing the sessions shown (as the topics below)."""
+    if home.index_error is not None:
+        return f'<p class="problem">{escape(home.index_error)}</p>'
+    if home.index is None or not home.index.entries:
+        return '<p class="empty">No topic index (memory/topics/index.md) yet.</p>'
+    shown = {
+        topic.path
+        for topic in home.topics
+        if topic.topic is not None
+        and any(
+            s.session_id in home.shown for b in topic.topic.blocks for c in b.citations for s in c.sources
+        )
+    }
+    items: list[str] = []
+    for entry in home.index.entries:
+        if filtered and entry.path not in shown:
+            continue
+        about = f" — {escape(plain_claim(entry.description))}" if entry.description else ""
+        count = f"{entry.blocks} block" + ("" if entry.blocks == 1 else "s")
+        last = f" · <code>{escape(entry.last)}</code>" if entry.last else ""
+        items.append(
+            f'<li data-topic="{escape(entry.path)}"><a href="#{escape(_topic_dom_id(entry.path))}">'
+            f"{escape(plain_claim(entry.title))}</a>{about} · {count}{last}</li>"
+        )
+    rest = 0 if filtered else home.index.left_out
+    more = f'<p class="left-out">{rest} more topic{"" if rest == 1 else "s"} left out.</p>' if rest else ""
+    return f'<ul class="topic-index">{"".join(items)}</ul>{more}'
+
+
+def _topic_dom_id(path: str) -> str:
+    return f"topic-{path.removeprefix('topics/').removesuffix('.md')}"
+
+
 def _topics_html(home: HomeView, filtered: bool) -> str:
     parts: list[str] = []
     for topic in home.topics:
@@ -201,7 +236,8 @@ def _topics_html(home: HomeView, filtered: bool) -> str:
         if not blocks:
             continue
         parts.append(
-            f'<section class="topic"><h3>{escape(topic.topic.title)} <small>{escape(topic.path)}</small></h3>'
+            f'<section class="topic" id="{escape(_topic_dom_id(topic.path))}">'
+            f"<h3>{escape(topic.topic.title)} <small>{escape(topic.path)}</small></h3>"
             f"{''.join(blocks)}</section>"
         )
     if not parts:
@@ -265,6 +301,7 @@ def render_page(home: HomeView, *, filtered: bool = False) -> tuple[str, PageSta
 <section id="core"><h2>Core block</h2>{core}</section></div>
 <main><div id="sessions">{sessions_html or '<p class="empty">No sessions.</p>'}</div>
 <aside><section id="details"><h2>Details</h2><p class="empty">Click a node.</p></section>
+<section id="topic-index"><h2>Topic index</h2>{_index_html(home, filtered)}</section>
 <section id="topics"><h2>Topics{" citing the sessions shown" if filtered else ""}</h2>{_topics_html(home, filtered)}</section></aside>
 </main>
 <script id="dagmem-data" type="application/json">{_json_for_script(data)}</script>

@@ -18,6 +18,7 @@ from ..memory.errors import UnknownSession, UnsafePath
 from ..memory.format import (
     CORE_FILE,
     MARKER_KEY,
+    TOPIC_INDEX,
     Block,
     Frame,
     HomePaths,
@@ -25,11 +26,13 @@ from ..memory.format import (
     Role,
     Topic,
     TopicFormatError,
+    TopicIndex,
     WorkspacePaths,
     anchor_of,
     graph_problems,
     is_topic_path,
     parse_topic,
+    parse_topic_index,
     scan_archive,
 )
 from ..memory.policy import is_marked, is_record_node
@@ -99,6 +102,8 @@ class HomeView:
     shown: set[str] = field(default_factory=set)  # the session ids drawn (topics are filtered by them)
     # (topic, block id) -> (status, superseded by): every block not listed is current
     currency: dict[tuple[str, str], tuple[Status, str | None]] = field(default_factory=dict)
+    index: TopicIndex | None = None  # the topic index, when there is one that reads as one
+    index_error: str | None = None  # why `topics/index.md` is not shown, when it is there
 
 
 def _read(memory: Path, relpath: str) -> bytes | None:
@@ -291,6 +296,17 @@ def _topics(memory: Path) -> list[TopicView]:
     return out
 
 
+def _index(memory: Path) -> tuple[TopicIndex | None, str | None]:
+    """(the topic index, why it is not shown) of `topics/index.md`; (None, None) when there is none."""
+    data = _read(memory, TOPIC_INDEX)
+    if data is None:
+        return None, None
+    try:
+        return parse_topic_index(data.decode("utf-8")), None
+    except (TopicFormatError, UnicodeDecodeError) as exc:
+        return None, str(exc)
+
+
 def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
     """Read `home` for the page (only `sessions` when given). Never writes, never creates a file: the store
     is opened read-only (no sweep of dead writers' temp files) and the workspace id is only read."""
@@ -306,6 +322,7 @@ def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
         views.append(_session(store, memory, session_id, workspace_id))
     core = _read(memory, CORE_FILE)
     topics = _topics(memory)
+    index, index_error = _index(memory)
     return HomeView(
         home=home,
         workspace_id=workspace_id,
@@ -315,4 +332,6 @@ def read_home(home: Path, sessions: Sequence[str] | None = None) -> HomeView:
         topics=topics,
         shown={view.session_id for view in views},
         currency=_statuses(store, memory, views, topics),
+        index=index,
+        index_error=index_error,
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..currency import Reader, SessionShape, between_alternatives, resolve
 from ..durable import read_regular
 from ..errors import UnsafePath
-from ..format import CORE_MASTER, Block, TopicFormatError, WorkspacePaths, anchor_of, parse_topic
+from ..format import CORE_MASTER, TOPIC_INDEX, Block, TopicFormatError, WorkspacePaths, anchor_of, parse_topic
 
 __all__ = ["check_currency"]
 
@@ -105,6 +105,8 @@ def _topics(paths: WorkspacePaths) -> dict[str, dict[str, Block]]:
         return out
     for path in sorted(paths.topics.glob("*.md")):
         relpath = path.relative_to(paths.root).as_posix()
+        if relpath == TOPIC_INDEX:
+            continue  # the map of the topics, no topic
         try:
             data = read_regular(path)
             if data is not None:

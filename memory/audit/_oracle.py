@@ -29,18 +29,22 @@ from ..errors import UnsafePath
 from ..format import (
     FORGOTTEN_KEY,
     MARKER_KEY,
+    TOPIC_INDEX,
     Block,
     TopicFormatError,
     WorkspacePaths,
     anchor_of,
     parse_topic,
+    parse_topic_index,
     restore_final_newline,
     scan_archive,
 )
 from ..store import SessionStore
 from ._currency import check_currency
 
-__all__ = ["OracleReport", "Violation", "check_home", "check_workspace"]
+__all__ = ["UNCITED_SHOWN", "OracleReport", "Violation", "check_home", "check_workspace"]
+
+UNCITED_SHOWN = 5  # uncited records named in a report; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,9 @@ class OracleReport:
     archived: int = 0
     cited: int = 0
     marked: int = 0
+    # Consumed, unforgotten records no block cites, sorted: a migration's are no violation (the system it
+    # adopted wrote their memory), and `dagmem reorganise --backfill` distils them all.
+    uncited: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -81,6 +88,7 @@ class OracleReport:
             "archived": self.archived,
             "cited": self.cited,
             "marked": self.marked,
+            "uncited": {"count": len(self.uncited), "first": self.uncited[:UNCITED_SHOWN]},
         }
 
 
@@ -217,6 +225,9 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         raw = _read(path, "topic-unreadable", report)
         if raw is None:
             continue
+        if relpath == TOPIC_INDEX:  # the map of the topics, derived by every install: no topic itself
+            _check_topic_index(memory, raw, report)
+            continue
         try:
             topic = parse_topic(raw.decode("utf-8"), relpath)
         except (TopicFormatError, UnicodeDecodeError) as exc:
@@ -258,16 +269,30 @@ def check_workspace(memory: Path, report: OracleReport) -> _Workspace:
         session = source_id.partition("/")[0]
         if source_id not in archived.get(session, set()):
             report.violations.append(Violation("consumed-not-archived", source_id))
-        if (
-            source_id not in migrated
-            and source_id not in forgotten
-            and (session, anchor_of(source_id)) not in cited
-        ):
-            report.violations.append(Violation("consumed-not-cited", source_id))
+        if source_id not in forgotten and (session, anchor_of(source_id)) not in cited:
+            report.uncited.append(source_id)
+            if source_id not in migrated:
+                report.violations.append(Violation("consumed-not-cited", source_id))
+    report.uncited.sort()
     report.consumed = len(consumed)
     report.archived = sum(len(v) for v in archived.values())
     report.cited = len(cited)
     return _Workspace(consumed, migrated, archived, cited, frames, blocks)
+
+
+def _check_topic_index(memory: Path, raw: bytes, report: OracleReport) -> None:
+    """The topic index parses, and every topic it lists exists (`topic-index-unreadable`,
+    `topic-index-dangling`)."""
+    try:
+        index = parse_topic_index(raw.decode("utf-8"))
+    except (TopicFormatError, UnicodeDecodeError) as exc:
+        report.violations.append(Violation("topic-index-unreadable", TOPIC_INDEX, str(exc)))
+        return
+    for entry in index.entries:
+        if not (memory / entry.path).is_file():
+            report.violations.append(
+                Violation("topic-index-dangling", TOPIC_INDEX, f"lists {entry.path}, which does not exist")
+            )
 
 
 def _check_supersessions(

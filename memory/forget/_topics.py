@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..durable import read_regular
 from ..format import (
+    TOPIC_INDEX,
     ArchiveRecord,
     Block,
     Citation,
@@ -81,6 +82,8 @@ def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str], needles: N
     topics: dict[str, Topic] = {}
     for path in sorted(paths.topics.rglob("*.md")):
         relpath = path.relative_to(paths.root).as_posix()
+        if relpath == TOPIC_INDEX:
+            continue  # derived: the forget's install writes it again from the topics it leaves
         data = read_regular(path)
         if data is not None:
             topics[relpath] = parse_topic(data.decode("utf-8"), relpath)

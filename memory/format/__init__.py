@@ -70,6 +70,17 @@ if TYPE_CHECKING:
     from ._session import walk_branch as walk_branch
     from ._tokens import count_tokens as count_tokens
     from ._tokens import encoding as token_encoding
+    from ._topic_index import TOPIC_INDEX_BUDGET as TOPIC_INDEX_BUDGET
+    from ._topic_index import TopicIndex as TopicIndex
+    from ._topic_index import TopicSummary as TopicSummary
+    from ._topic_index import in_topic_index as in_topic_index
+    from ._topic_index import merge_newest as merge_newest
+    from ._topic_index import newest_first as newest_first
+    from ._topic_index import parse_topic_index as parse_topic_index
+    from ._topic_index import render_ordered as render_ordered
+    from ._topic_index import render_topic_index as render_topic_index
+    from ._topic_index import summarise_bytes as summarise_bytes
+    from ._topic_index import summarise_topic as summarise_topic
     from ._topic_model import Block as Block
     from ._topic_model import Citation as Citation
     from ._topic_model import SourceRef as SourceRef
@@ -86,6 +97,8 @@ if TYPE_CHECKING:
     from ._topic_model import render_topic as render_topic
     from ._topic_parse import TopicLookup as TopicLookup
     from ._topic_parse import parse_topic as parse_topic
+    from ._topic_path import TOPIC_INDEX as TOPIC_INDEX
+    from ._topic_path import TOPIC_INDEX_SLUG as TOPIC_INDEX_SLUG
     from ._topic_path import TOPIC_SLUG_PATTERN as TOPIC_SLUG_PATTERN
     from ._topic_path import is_topic_path as is_topic_path
     from ._topic_path import is_topic_slug as is_topic_slug
@@ -109,6 +122,9 @@ __all__ = [
     "REJECTED_TOPIC",
     "SHARD_SIZE",
     "SPAWNED_KEY",
+    "TOPIC_INDEX",
+    "TOPIC_INDEX_BUDGET",
+    "TOPIC_INDEX_SLUG",
     "TOPIC_SLUG_PATTERN",
     "ArchiveRecord",
     "Block",
@@ -134,7 +150,9 @@ __all__ = [
     "Tip",
     "Topic",
     "TopicFormatError",
+    "TopicIndex",
     "TopicLookup",
+    "TopicSummary",
     "TxRecord",
     "TxlogCorrupt",
     "WorkspacePaths",
@@ -152,27 +170,35 @@ __all__ = [
     "count_tokens",
     "default_origin",
     "graph_problems",
+    "in_topic_index",
     "inert",
     "is_topic_path",
     "is_topic_slug",
     "is_valid_id",
     "make_block",
+    "merge_newest",
+    "newest_first",
     "node_filename",
     "node_relpath",
     "parse_forgotten",
     "parse_node",
     "parse_node_filename",
     "parse_topic",
+    "parse_topic_index",
     "plan_core",
     "render_block",
     "render_core",
     "render_forgotten",
     "render_frame",
+    "render_ordered",
     "render_tombstone",
     "render_topic",
+    "render_topic_index",
     "restore_final_newline",
     "scan_archive",
     "shard_of",
+    "summarise_bytes",
+    "summarise_topic",
     "token_encoding",
     "validate_topic",
     "validation_problem",
@@ -184,6 +210,19 @@ __getattr__, __dir__ = lazy(
     __name__,
     globals(),
     {
+        "TOPIC_INDEX_SLUG": "._topic_path",
+        "TOPIC_INDEX": "._topic_path",
+        "summarise_topic": "._topic_index",
+        "summarise_bytes": "._topic_index",
+        "render_topic_index": "._topic_index",
+        "render_ordered": "._topic_index",
+        "parse_topic_index": "._topic_index",
+        "newest_first": "._topic_index",
+        "merge_newest": "._topic_index",
+        "in_topic_index": "._topic_index",
+        "TopicSummary": "._topic_index",
+        "TopicIndex": "._topic_index",
+        "TOPIC_INDEX_BUDGET": "._topic_index",
         "ArchiveRecord": "._archive_codec",
         "Block": "._topic_model",
         "BranchInfo": "._session",

@@ -4,6 +4,7 @@
     <home>/memory/                       the workspace root
         sources/<sid>.md                 the evidence archive of one session
         topics/<slug>.md                 topic files; topics/core.md is the core block's master
+        topics/index.md                  the topic index, derived by every install (no topic file)
         core.md                          the rendered core block
         .dagmem/                         the writer's state
             txlog.jsonl                  the transaction log (the commit point)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ._update import index_arrays as index_arrays
     from ._visible import Visible as Visible
     from ._visible import core_for as core_for
+    from ._visible import index_for as index_for
     from ._visible import topic_for as topic_for
     from ._visible import visible as visible
 
@@ -88,6 +89,7 @@ __all__ = [
     "embed",
     "in_time_order",
     "index_arrays",
+    "index_for",
     "load_model",
     "make_record",
     "path_to",
@@ -108,6 +110,7 @@ __getattr__, __dir__ = lazy(
     __name__,
     globals(),
     {
+        "index_for": "._visible",
         "BranchClass": "._hit",
         "EMBED_MODEL": "._embed:MODEL",
         "Entry": "._entries",

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from ..durable import Stages, TxLog, read_regular, sha256_hex
 from ..errors import DagmemError, UnsafePath
-from ..format import TopicFormatError, TxRecord, WorkspacePaths
+from ..format import TOPIC_INDEX, TopicFormatError, TxRecord, WorkspacePaths, is_topic_path
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
@@ -279,13 +279,15 @@ class RecallIndex:
             begin = end = self.txlog_end
             for line_end, record in self.txlog.read_from(self.txlog_end):
                 for path, digest in record.files.items():
-                    if path.startswith("topics/"):
+                    if is_topic_path(path):
                         last[path] = (digest, record.tx)
                 begin, end = end, line_end
             if full:
                 topics = self.paths.topics
                 for found in sorted(topics.rglob("*.md")) if topics.is_dir() else []:
-                    last.setdefault(found.relative_to(self.memory).as_posix(), ("?", ""))
+                    relpath = found.relative_to(self.memory).as_posix()
+                    if relpath != TOPIC_INDEX:
+                        last.setdefault(relpath, ("?", ""))
             if record is None and not full:
                 return
             if record is not None:

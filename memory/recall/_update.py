@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .. import faults
 from ..durable import TxLog
-from ..format import ArchiveRecord, TopicFormatError, TxRecord, WorkspacePaths
+from ..format import ArchiveRecord, TopicFormatError, TxRecord, WorkspacePaths, is_topic_path
 from ..workspace import TxInstalled
 from ._arrays import index_arrays, write_index
 from ._delta import append_line, append_record, check_lines, encode, last_record
@@ -189,8 +189,8 @@ def _changes(
     lookup = ArchiveSources(memory, records)
     files: dict[str, tuple[list[Key], list[Entry]] | None] = {}
     for relpath, digest in record.files.items():
-        if not relpath.startswith("topics/"):
-            continue
+        if not is_topic_path(relpath):
+            continue  # core.md, and the topic index: no topic
         if digest is None:
             files[relpath] = None
             continue

@@ -13,16 +13,21 @@ from ..format import (
     CORE_MASTER,
     HELD_TOPIC,
     REJECTED_TOPIC,
+    TOPIC_INDEX,
     Block,
     Topic,
+    TopicFormatError,
     parse_topic,
+    parse_topic_index,
     render_core,
     render_topic,
+    render_topic_index,
+    summarise_topic,
 )
 from ..trust import OutOfScope, Scope
 from ._entries import ArchiveSources, Entry
 
-__all__ = ["Visible", "core_for", "topic_for", "visible"]
+__all__ = ["Visible", "core_for", "index_for", "topic_for", "visible"]
 
 Visible = Callable[[Entry], bool]
 
@@ -84,3 +89,25 @@ def topic_for(memory: Path, path: str, scope: Scope | None) -> str | None:
     topic = parse_topic(text, path)
     kept = tuple(filter(_block_allowed(scope, ArchiveSources(memory)), topic.blocks))
     return render_topic(Topic(topic.title, kept)) if kept else None
+
+
+def index_for(memory: Path, scope: Scope | None) -> str:
+    """The topic index a reader with `scope` may read ("" when none): `topics/index.md` itself for the
+    owner; for anyone else it is drawn again from the listed topics as that reader sees them (a topic with
+    no block it may see is not listed, and nothing says how many the owner's index holds)."""
+    data = read_below(memory, TOPIC_INDEX)
+    if data is None:
+        return ""
+    text = data.decode("utf-8", "replace")
+    if scope is None or scope.is_owner:
+        return text
+    try:
+        entries = parse_topic_index(text).entries
+    except TopicFormatError:
+        return ""  # not an index dagmem wrote: nothing in it is known to be the reader's to see
+    summaries = []
+    for entry in entries:
+        seen = topic_for(memory, entry.path, scope)
+        if seen is not None:
+            summaries.append(summarise_topic(entry.path, parse_topic(seen, entry.path)))
+    return render_topic_index(summaries) or ""

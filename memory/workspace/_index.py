@@ -1,9 +1,12 @@
-"""A SQLite cache of what the workspace files say: archived source ids (per session archive) and
-consumed source ids (from the txlog). It keeps every write O(batch) instead of O(workspace).
+"""A SQLite cache of what the workspace files say: archived source ids (per session archive), consumed
+source ids (from the txlog), and each topic's summary for the topic index. It keeps every write O(batch)
+instead of O(workspace).
 
 It is only a cache: the files are the truth. The txlog part remembers how many bytes of the txlog it has
 read and the hash of the last line it read; a longer txlog is read from there (O(new lines)), anything
-else (shorter, different, or an unreadable database) rebuilds it from the files.
+else (shorter, different, or an unreadable database) rebuilds it from the files. The summaries follow
+the txlog too: each line read marks the topics it touched as due to be summarised again from their files
+(an install writes its own topics' summaries with its line), and a rebuild summarises every topic again.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..durable import TxLog
-from ..format import TxRecord
+from ..format import TOPIC_INDEX, TopicSummary, TxRecord
 
 __all__ = ["ArchivedIds", "Index"]
 
@@ -29,7 +32,13 @@ CREATE TABLE IF NOT EXISTS archive_files (session TEXT PRIMARY KEY, valid_end IN
 CREATE TABLE IF NOT EXISTS archived (source_id TEXT PRIMARY KEY, session TEXT NOT NULL, anchor TEXT NOT NULL,
     offset INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS archived_by_anchor ON archived (session, anchor);
+CREATE TABLE IF NOT EXISTS topic_summaries (path TEXT PRIMARY KEY, title TEXT NOT NULL,
+    description TEXT NOT NULL, blocks INTEGER NOT NULL, last TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS topic_summaries_newest ON topic_summaries (last DESC, path);
+CREATE TABLE IF NOT EXISTS topic_due (path TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS topic_state (id INTEGER PRIMARY KEY CHECK (id = 1), built INTEGER NOT NULL);
 """
+_TOPIC_TABLES = ("topic_summaries", "topic_due", "topic_state")
 _VERSION = 2  # 2: an archive's length is recorded only with the ids it covers, and its last frame
 
 
@@ -113,7 +122,14 @@ class Index:
     def clear(self) -> None:
         """Forget everything (`verify --repair`): the next use rebuilds each part from the files."""
         with self._transaction() as db:
-            for table in ("consumed", "txlog_state", "archive_files", "archived"):
+            for table in ("consumed", "txlog_state", "archive_files", "archived", *_TOPIC_TABLES):
+                db.execute(f"DELETE FROM {table}")
+
+    def clear_topic_summaries(self) -> None:
+        """Forget every topic summary (`dagmem forget`: none may keep a forgotten text); the next install
+        summarises every topic again from its file."""
+        with self._transaction() as db:
+            for table in _TOPIC_TABLES:
                 db.execute(f"DELETE FROM {table}")
 
     def vacuum(self) -> None:
@@ -146,6 +162,8 @@ class Index:
                 if rebuild:
                     db.execute("DELETE FROM consumed")
                     db.execute("DELETE FROM txlog_state")
+                    for table in _TOPIC_TABLES:  # a txlog rewritten: every topic is summarised again
+                        db.execute(f"DELETE FROM {table}")
                 for _end, record in lines:
                     self._consume(db, record)
                 if lines:
@@ -163,11 +181,22 @@ class Index:
         except FileNotFoundError:
             return "missing"
 
-    def add_tx(self, record: TxRecord, *, start: int, end: int, txlog: TxLog) -> None:
-        """Record a committed line that spans bytes [start, end) of the txlog."""
+    def add_tx(
+        self,
+        record: TxRecord,
+        *,
+        start: int,
+        end: int,
+        txlog: TxLog,
+        summaries: Mapping[str, TopicSummary | None] | None = None,
+    ) -> None:
+        """Record a committed line that spans bytes [start, end) of the txlog; `summaries`: the topics'
+        summaries as it leaves them (None: no longer in the map), every topic's when the map was built."""
         with self._transaction() as db:
             self._consume(db, record)
             self._set_state(db, start=start, end=end, txlog=txlog)
+            if summaries is not None:
+                self._set_summaries(db, summaries)
 
     @staticmethod
     def _consume(db: sqlite3.Connection, record: TxRecord) -> None:
@@ -175,6 +204,82 @@ class Index:
             "INSERT OR IGNORE INTO consumed (source_id, tx, migrated) VALUES (?, ?, ?)",
             [(source_id, record.tx, int(record.migrated)) for source_id in record.consumed],
         )
+        db.executemany(
+            "INSERT OR IGNORE INTO topic_due (path) VALUES (?)",
+            [(path,) for path in record.files if path.startswith("topics/") and path != TOPIC_INDEX],
+        )
+
+    # -- topic summaries (for the topic index) ---------------------------------------------------------
+
+    def topic_state(self) -> tuple[bool, list[str]]:
+        """(whether every topic has been summarised, the topics a txlog line touched since)."""
+        with self._lock:
+            built = self._db.execute("SELECT built FROM topic_state WHERE id = 1").fetchone()
+            due = [str(row[0]) for row in self._db.execute("SELECT path FROM topic_due ORDER BY path")]
+        return built is not None and bool(built[0]), due
+
+    def topic_summaries(self) -> dict[str, TopicSummary]:
+        with self._lock:
+            rows = list(
+                self._db.execute("SELECT path, title, description, blocks, last FROM topic_summaries")
+            )
+        return {str(row[0]): _summary(row) for row in rows}
+
+    def newest_topics(self, *, page: int = 64) -> Iterator[TopicSummary]:
+        """Every summary in the index's order (newest first, then by path), read a page at a time: a
+        reader that stops after the lines its budget holds reads only those (an index of SQLite's)."""
+        after: tuple[str, str] | None = None
+        while True:
+            with self._lock:
+                rows = list(
+                    self._db.execute(
+                        "SELECT path, title, description, blocks, last FROM topic_summaries "
+                        + ("" if after is None else "WHERE last < ? OR (last = ? AND path > ?) ")
+                        + "ORDER BY last DESC, path LIMIT ?",
+                        (page,) if after is None else (after[0], after[0], after[1], page),
+                    )
+                )
+            for row in rows:
+                yield _summary(row)
+            if len(rows) < page:
+                return
+            after = (str(rows[-1][4]), str(rows[-1][0]))
+
+    def topic_count(self, paths: Iterable[str] = ()) -> tuple[int, int]:
+        """(the summaries held, how many of `paths` are among them)."""
+        wanted = list(paths)
+        with self._lock:
+            total = int(self._db.execute("SELECT COUNT(*) FROM topic_summaries").fetchone()[0])
+            held = 0
+            for i in range(0, len(wanted), 500):
+                chunk = wanted[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                held += int(
+                    self._db.execute(
+                        f"SELECT COUNT(*) FROM topic_summaries WHERE path IN ({marks})", chunk
+                    ).fetchone()[0]
+                )
+        return total, held
+
+    def set_topic_summaries(self, summaries: Mapping[str, TopicSummary | None]) -> None:
+        with self._transaction() as db:
+            self._set_summaries(db, summaries)
+
+    @staticmethod
+    def _set_summaries(db: sqlite3.Connection, summaries: Mapping[str, TopicSummary | None]) -> None:
+        """Write these topics' summaries (they are no longer due); the map counts as built from now on:
+        whoever writes summaries has summarised every topic first."""
+        for path, summary in summaries.items():
+            db.execute("DELETE FROM topic_due WHERE path = ?", (path,))
+            if summary is None:
+                db.execute("DELETE FROM topic_summaries WHERE path = ?", (path,))
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO topic_summaries (path, title, description, blocks, last) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (path, summary.title, summary.description, summary.blocks, summary.last or ""),
+                )
+        db.execute("INSERT OR REPLACE INTO topic_state (id, built) VALUES (1, 1)")
 
     def _set_state(self, db: sqlite3.Connection, *, start: int, end: int, txlog: TxLog) -> None:
         db.execute(
@@ -276,6 +381,11 @@ class Index:
 
     def archived_ids(self, session: str) -> ArchivedIds:
         return ArchivedIds(self, session)
+
+
+def _summary(row: Sequence[object]) -> TopicSummary:
+    path, title, description, blocks, last = row
+    return TopicSummary(str(path), str(title), str(description), int(str(blocks)), str(last) or None)
 
 
 class ArchivedIds(Mapping[str, int]):

@@ -6,7 +6,10 @@ is taken for installs only, never across a model call.
 
 `Workspace.install` is the one install: it commits the transaction, records it in the SQLite index, then
 calls the `on_install` hook the workspace was opened with (recall's updater, given by whoever opened the
-workspace for writing: the workspace knows nothing of the layers above it).
+workspace for writing: the workspace knows nothing of the layers above it). A transaction that touches
+topics also rewrites the topic index `topics/index.md`, staged and committed with them, from the
+summaries of the topics it touches and those the SQLite index keeps of the others (so no install
+re-reads every topic file; the first one after the cache is lost does, once).
 """
 
 from __future__ import annotations
@@ -41,17 +44,25 @@ from ..durable import (
 from ..errors import ArchiveCorrupt, UnsafePath
 from ..format import (
     HEADER,
+    TOPIC_INDEX,
     ArchiveRecord,
     ForgetEntry,
     ForgottenCorrupt,
+    TopicSummary,
     TxRecord,
     WorkspacePaths,
     anchor_of,
+    in_topic_index,
+    is_topic_path,
     is_valid_id,
+    merge_newest,
+    newest_first,
     parse_forgotten,
     render_forgotten,
+    render_ordered,
     render_tombstone,
     scan_archive,
+    summarise_bytes,
 )
 from ..outcomes import ReasonCode, WriteFailure
 from ._archive import SessionArchive
@@ -198,14 +209,58 @@ class Workspace:
         """Under the lock: commit one transaction (it consumes `consumed`, writes `files`), record it in
         the index, then tell the `on_install` hook. `before`: the files' bytes as the caller checked them
         (read here when not given and a hook wants them)."""
+        if TOPIC_INDEX in files:
+            raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"{TOPIC_INDEX} is derived, never written")
+        summaries: dict[str, TopicSummary | None] | None = None
+        if any(is_topic_path(path) for path in files):
+            summaries, index = self._topic_index_after(files)
+            if index != self.read_bytes(TOPIC_INDEX):
+                files = {**files, TOPIC_INDEX: index}
+                if before is not None:
+                    before = {**before, TOPIC_INDEX: self.read_bytes(TOPIC_INDEX)}
         if before is None:
             before = {path: self.read_bytes(path) for path in files} if self.on_install is not None else {}
         record, end = self.installer.commit(session_id, consumed, files, at=self.clock(), migrated=migrated)
         start = end - len(record.to_line())
-        self.index.add_tx(record, start=start, end=end, txlog=self.txlog)
+        self.index.add_tx(record, start=start, end=end, txlog=self.txlog, summaries=summaries)
         if self.on_install is not None:
             self.on_install(TxInstalled(self.root, record, start, end, before, records, self.fsync))
         return record
+
+    def _topic_index_after(
+        self, files: Mapping[str, bytes | None]
+    ) -> tuple[dict[str, TopicSummary | None], bytes | None]:
+        """(the summaries to record with the transaction, the index's bytes after it: None, no topic).
+        Summarised from their bytes: the topics it touches, and those a txlog line touched since their
+        summaries were recorded (a crash after a commit); every topic when the cache has none yet."""
+        self.index.sync_txlog(self.txlog)
+        built, due = self.index.topic_state()
+        if built:
+            stale = [path for path in due if path not in files]
+        else:
+            stale = sorted(
+                f"topics/{entry.name}"
+                for entry in os.scandir(self.topics)
+                if entry.is_file() and in_topic_index(f"topics/{entry.name}")
+            )
+        fresh: dict[str, TopicSummary | None] = {}
+        for path in stale:
+            try:
+                fresh[path] = summarise_bytes(path, self.read_bytes(path))
+            except (OSError, UnsafePath):
+                fresh[path] = None  # unreadable: `verify` says so; the map leaves it out
+        for path, data in files.items():
+            if is_topic_path(path):
+                fresh[path] = summarise_bytes(path, data)
+        new = newest_first(s for s in fresh.values() if s is not None)
+        if not built:
+            text = render_ordered(new, len(new))
+        else:
+            # The cached summaries newest first, read only as far as the budget goes, merged with these.
+            total, replaced = self.index.topic_count(fresh)
+            cached = (s for s in self.index.newest_topics() if s.path not in fresh)
+            text = render_ordered(merge_newest(cached, new), total - replaced + len(new))
+        return fresh, None if text is None else text.encode("utf-8")
 
     # -- evidence --------------------------------------------------------------------------------------
 
@@ -488,6 +543,9 @@ class Workspace:
         return sorted(names)
 
     def vacuum_index(self) -> None:
+        """Drop the topic summaries (a crash may have left one describing a topic as it was before the
+        forget rewrote it), then rewrite the database so that no freed page keeps old bytes."""
+        self.index.clear_topic_summaries()
         self.index.vacuum()
 
     # -- files -----------------------------------------------------------------------------------------

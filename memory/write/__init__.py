@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy
 
 if TYPE_CHECKING:
+    from ._backfill import Backfilled as Backfilled
+    from ._backfill import backfill as backfill
+    from ._backfill import uncited_records as uncited_records
     from ._batch_writer import Applied as Applied
     from ._batch_writer import BatchWriter as BatchWriter
     from ._batch_writer import Installed as Installed
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
     from ._core import records_of as records_of
     from ._core import write_batch as write_batch
     from ._current import core_after as core_after
+    from ._current import current_index as current_index
     from ._distill import RESERVED_TOPIC_SLUGS as RESERVED_TOPIC_SLUGS
     from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
     from ._distill import BatchInput as BatchInput
@@ -53,6 +57,7 @@ __all__ = [
     "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",
+    "Backfilled",
     "BatchInput",
     "BatchWriter",
     "Distiller",
@@ -69,7 +74,9 @@ __all__ = [
     "TopicReader",
     "WriteOutcome",
     "approve",
+    "backfill",
     "core_after",
+    "current_index",
     "distiller_named",
     "excerpt",
     "exchange_claim",
@@ -82,6 +89,7 @@ __all__ = [
     "records_of",
     "reject",
     "reorganise",
+    "uncited_records",
     "write_batch",
     "write_pass",
     "write_session",
@@ -93,6 +101,10 @@ __getattr__, __dir__ = lazy(
     __name__,
     globals(),
     {
+        "current_index": "._current",
+        "uncited_records": "._backfill",
+        "backfill": "._backfill",
+        "Backfilled": "._backfill",
         "Applied": "._batch_writer",
         "FILLER_WORDS": "._subjects",
         "BatchInput": "._distill",

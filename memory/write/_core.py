@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..currency import SessionShape
@@ -22,10 +22,12 @@ from ..format import (
     FORGOTTEN_KEY,
     ORIGIN_KEY,
     ORIGINS,
+    TOPIC_INDEX,
     ArchiveRecord,
     Node,
     TopicFormatError,
     TopicLookup,
+    TxRecord,
     anchor_of,
     is_topic_path,
     parse_topic,
@@ -84,6 +86,11 @@ class _Reader:
         data = self.workspace.read_bytes(relpath)
         self.bases.setdefault(relpath, None if data is None else sha256_hex(data))
         return None if data is None else data.decode("utf-8")
+
+    def topic_index(self) -> str | None:
+        """The topic index as the last install left it (the map of every topic), None when there is none."""
+        data = self.workspace.read_bytes(TOPIC_INDEX)
+        return None if data is None else data.decode("utf-8", "replace")
 
     def paths(self) -> list[str]:
         """Every topic file of the workspace, sorted (a directory listing: no file is read)."""
@@ -153,7 +160,47 @@ def _write(
 
     # 2a. Distil, outside the lock (a model call can take minutes). Before the archive step, so that a
     # distiller that fails (a model server that says no) leaves the workspace byte-identical.
-    reader = _Reader(workspace)
+    reader, new_files = _distil(
+        session_id, todo, distiller, _Reader(workspace), lineage=lineage, currency=currency
+    )
+
+    # 1. Archive the evidence (idempotent, append-only): before anything cites it.
+    workspace.archive(session_id, records)
+
+    # 2b. Install, under the lock.
+    with workspace.lock():
+        workspace.recover()
+        done = workspace.consumed(source_ids)
+        if len(done) == len(source_ids):
+            return WriteOutcome(all_ids, None)
+        if workspace.forgotten_sources().intersection(source_ids):
+            # A forget ran since these records were read: their text must not be written back. Retried,
+            # the batch is read again and the tombstones are no records.
+            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was forgotten meanwhile")
+        if any(r.source_id in done for r in todo):
+            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was consumed meanwhile")
+        record = install_edits(
+            workspace, session_id, todo, reader, new_files, currency=currency, consumes=True
+        )
+        if currency is not None:
+            try:
+                currency.record()  # the shape cache: a cache, so its trouble never fails the install
+            except Exception as exc:
+                log.warning("session %s: the shape cache was not updated: %s", session_id, exc)
+    log.debug("session %s: tx %s consumed %d records", session_id, record.tx, len(todo))
+    return WriteOutcome(all_ids, record.tx, dict(record.files))
+
+
+def _distil(
+    session_id: str,
+    todo: Sequence[ArchiveRecord],
+    distiller: Distiller,
+    reader: _Reader,
+    *,
+    lineage: Callable[[], frozenset[str]] | None,
+    currency: InstallCurrency | None,
+) -> tuple[_Reader, dict[str, bytes | None]]:
+    """The distiller's edits of `todo` as bytes (None: a file removed), read through `reader`."""
     try:
         shapes = None if currency is None else currency.shapes
         edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage, shapes), reader)
@@ -171,47 +218,45 @@ def _write(
         if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"edit outside topics/: {relpath!r}")
         new_files[relpath] = None if text is None else text.encode("utf-8")
+    return reader, new_files
 
-    # 1. Archive the evidence (idempotent, append-only): before anything cites it.
-    workspace.archive(session_id, records)
 
-    # 2b. Install, under the lock.
-    with workspace.lock():
-        workspace.recover()
-        done = workspace.consumed(source_ids)
-        if len(done) == len(source_ids):
-            return WriteOutcome(all_ids, None)
-        if workspace.forgotten_sources().intersection(source_ids):
-            # A forget ran since these records were read: their text must not be written back. Retried,
-            # the batch is read again and the tombstones are no records.
-            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was forgotten meanwhile")
-        if any(r.source_id in done for r in todo):
-            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, "part of the batch was consumed meanwhile")
-        current: dict[str, bytes | None] = {path: workspace.read_bytes(path) for path in new_files}
-        for path, data in current.items():
-            base = reader.bases.get(path)
-            if (None if data is None else sha256_hex(data)) != base:
-                raise WriteFailure(
-                    ReasonCode.CONCURRENT_UPDATE, f"{path} changed while the batch was distilled"
-                )
-        changed = {path: data for path, data in new_files.items() if data != current[path]}
-        if not changed:
-            raise WriteFailure(ReasonCode.WRITER_NO_PROGRESS, "the distiller's edits changed no file")
-        _validate(workspace, changed, current, [r.source_id for r in todo])
-        core = _core_after(workspace, changed, currency)
-        if core is not None:
-            changed[CORE_FILE] = core[0]
-        # The install: commit, index, and the hook the workspace was opened with (recall's updater).
-        record = workspace.install(
-            session_id, [r.source_id for r in todo], changed, before=current, records=todo
-        )
-        if currency is not None:
-            try:
-                currency.record()  # the shape cache: a cache, so its trouble never fails the install
-            except Exception as exc:
-                log.warning("session %s: the shape cache was not updated: %s", session_id, exc)
-    log.debug("session %s: tx %s consumed %d records", session_id, record.tx, len(todo))
-    return WriteOutcome(all_ids, record.tx, dict(record.files))
+def distil_batch(
+    workspace: Workspace, session_id: str, records: Sequence[ArchiveRecord], distiller: Distiller
+) -> tuple[_Reader, dict[str, bytes | None]]:
+    """Distil archived records again, outside the lock (`dagmem reorganise --backfill`): no lineage, no
+    shapes; the reader remembers what each file looked like for `install_edits`."""
+    return _distil(session_id, records, distiller, _Reader(workspace), lineage=None, currency=None)
+
+
+def install_edits(
+    workspace: Workspace,
+    session_id: str,
+    todo: Sequence[ArchiveRecord],
+    reader: _Reader,
+    new_files: Mapping[str, bytes | None],
+    *,
+    currency: InstallCurrency | None,
+    consumes: bool,
+) -> TxRecord:
+    """Under the lock: check that no file the edits touch changed since it was read, validate them (every
+    record of `todo` cited, new citations only to `todo`), re-render the core, and install them as one
+    transaction that consumes `todo` (`consumes`; a backfill's records are consumed already)."""
+    current: dict[str, bytes | None] = {path: workspace.read_bytes(path) for path in new_files}
+    for path, data in current.items():
+        base = reader.bases.get(path)
+        if (None if data is None else sha256_hex(data)) != base:
+            raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, f"{path} changed while the batch was distilled")
+    changed = {path: data for path, data in new_files.items() if data != current[path]}
+    if not changed:
+        raise WriteFailure(ReasonCode.WRITER_NO_PROGRESS, "the distiller's edits changed no file")
+    _validate(workspace, changed, current, [r.source_id for r in todo])
+    core = _core_after(workspace, changed, currency)
+    if core is not None:
+        changed[CORE_FILE] = core[0]
+    # The install: commit, index, and the hook the workspace was opened with (recall's updater).
+    consumed = [r.source_id for r in todo] if consumes else []
+    return workspace.install(session_id, consumed, changed, before=current, records=todo)
 
 
 def _core_after(

@@ -12,16 +12,31 @@ left a branch the core cites: the core is re-rendered then, and at every change 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..currency import Reader, ShapeSource, Status, resolve
-from ..format import CORE_MASTER, Block, TopicFormatError, TopicLookup, render_core
+from ..durable import read_below
+from ..errors import UnsafePath
+from ..format import (
+    CORE_MASTER,
+    Block,
+    TopicFormatError,
+    TopicIndex,
+    TopicLookup,
+    TopicSummary,
+    anchor_of,
+    parse_topic,
+    render_core,
+    summarise_topic,
+)
 from ..shapes import ShapeCache
 from ..store import FileSessionStore
 from ..workspace import Workspace
 
-__all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core"]
+__all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core", "current_index"]
 
 
 class TopicBlocks:
@@ -73,6 +88,40 @@ def current_core(master_text: str, blocks: TopicBlocks, shapes: ShapeSource) -> 
     return render_core(
         master_text, keep=lambda block: blocks.status(CORE_MASTER, block.id, reader)[0] == "current"
     )
+
+
+def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[TopicSummary]:
+    """The entries of `index` as nobody in particular should read them (read-only: no lock, no cache
+    written): a topic with no current block (every one superseded, or said only on branches the
+    conversation left) is not listed, and each is described by its first current block."""
+    shape_of = functools.cache(shapes)  # each session's shape read once, for the reader and the anchors
+    anchors: dict[str, dict[str, str]] = {}  # session -> anchor -> source id, from its shape's nodes
+
+    def source_of(session: str, anchor: str) -> str | None:
+        if session not in anchors:
+            shape = shape_of(session)
+            nodes = () if shape is None else shape.predecessors
+            anchors[session] = {anchor_of(f"{session}/{node}"): f"{session}/{node}" for node in nodes}
+        return anchors[session].get(anchor)
+
+    blocks = TopicBlocks(TopicLookup(lambda relpath: read_below(memory, relpath)), source_of)
+    reader = Reader(shape_of)  # nobody in particular, as the core
+    out: list[TopicSummary] = []
+    for entry in index.entries:
+        try:
+            data = read_below(memory, entry.path)
+            if data is None:
+                continue
+            topic = parse_topic(data.decode("utf-8"), entry.path)
+        except (TopicFormatError, UnicodeDecodeError, OSError, UnsafePath):
+            continue  # `verify` reports it
+
+        def current(block: Block, path: str = entry.path) -> bool:
+            return blocks.status(path, block.id, reader)[0] == "current"
+
+        if any(current(block) for block in topic.blocks):
+            out.append(summarise_topic(entry.path, topic, current))
+    return out
 
 
 def core_after(workspace: Workspace, changed: Mapping[str, bytes | None], master: bytes) -> bytes:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from ..currency import SessionShape, ShapeSource, are_alternatives
-from ..format import ArchiveRecord, SourceRef, anchor_of, inert
+from ..format import TOPIC_INDEX_SLUG, ArchiveRecord, SourceRef, anchor_of, inert
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
 from ._exchanges import exchanges
@@ -94,7 +94,8 @@ TOPIC_FILE_LIMIT = 16 * 1024
 # (DESIGN §2), so a turn that says "core" loudest must not land there; only a distiller's explicit core path
 # writes it. ("core" also covers its parts, `core--2.md`, ...: they are named after the same slug.)
 # "held" and "rejected" are the hold queue's (`_held`): only the hold rule and the person's decision write them.
-RESERVED_TOPIC_SLUGS: Final = frozenset({"core", "held", "rejected"})
+# "index" is the topic index's (`topics/index.md`, derived by every install): never a topic.
+RESERVED_TOPIC_SLUGS: Final = frozenset({"core", "held", "rejected", TOPIC_INDEX_SLUG})
 
 
 def _keywords(text: str) -> list[str]:

@@ -56,6 +56,7 @@ from ._llm_wire import (
     apply_answer,
     batch_lines,
     core_lines,
+    index_lines,
     parse_answer,
     parse_groups,
     parse_pairs,
@@ -64,7 +65,7 @@ from ._llm_wire import (
     topic_line,
 )
 
-__all__ = ["LLMDistiller", "TopicLister", "Usage"]
+__all__ = ["IndexReader", "LLMDistiller", "TopicLister", "Usage"]
 
 log = logging.getLogger("dagmem.llm")
 
@@ -73,6 +74,7 @@ T = TypeVar("T")
 MAX_TOPICS: Final = 8  # topic files shown to the model per call
 TOKENS_PER_CLAIM: Final = 32  # answer tokens to allow per record of a call (a claim and its refs)
 TOPIC_TOKENS: Final = 8_000  # at most this much of the prompt shows topics
+INDEX_TOKENS: Final = 1_000  # at most this much shows the topic index (what the topics left of the rest)
 MAX_BODY: Final = 16 * 1024 * 1024
 MAX_RETRY_AFTER: Final = 3_600.0
 ANSWERS_PER_CALL: Final = 2  # a call's deadline: this many timeouts (an answer and its repair round)
@@ -94,6 +96,13 @@ _POLICY_PHRASES: Final = ("content policy", "content management policy", "conten
 class TopicLister(Protocol):
     def paths(self) -> list[str]:
         """Every topic file's path ("topics/<slug>.md"), sorted."""
+        ...
+
+
+@runtime_checkable
+class IndexReader(Protocol):
+    def topic_index(self) -> str | None:
+        """The text of the topic index (`topics/index.md`), None when there is none."""
         ...
 
 
@@ -126,6 +135,9 @@ class _Overlay:
     def paths(self) -> list[str]:
         listed = self.base.paths() if isinstance(self.base, TopicLister) else []
         return sorted({*listed, *self.edits})
+
+    def topic_index(self) -> str | None:
+        return self.base.topic_index() if isinstance(self.base, IndexReader) else None
 
 
 class LLMDistiller:
@@ -204,9 +216,17 @@ class LLMDistiller:
         core_part = _core_shown(topics)
         fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(render_prompt(lines, [], core_part))
         shown = self._shown_topics(records, topics, min(TOPIC_TOKENS, self.settings.max_input_tokens - fixed))
+        # The map of every other topic, in what the shown topics left of the rest of the prompt.
+        left = self.settings.max_input_tokens - fixed - sum(count_tokens(line) + 1 for _, line in shown)
+        index = index_lines(
+            topics.topic_index() if isinstance(topics, IndexReader) else None,
+            skip=[path for path, _ in shown],
+            budget=min(INDEX_TOKENS, left),
+        )
+        user = render_prompt(lines, [line for _, line in shown], core_part, index)
         messages: list[dict[str, str]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_prompt(lines, [line for _, line in shown], core_part)},
+            {"role": "user", "content": user},
         ]
 
         return self._ask(

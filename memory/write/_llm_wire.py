@@ -1,6 +1,6 @@
 """The LLM distiller's wire contract (DESIGN §9), pure: the prompt it sends and the answer it accepts.
 
-`render_prompt` builds the user message (BATCH, TOPICS, CORE sections, one JSON object a line);
+`render_prompt` builds the user message (BATCH, TOPICS, CORE and INDEX sections, one JSON object a line);
 `parse_answer` reads the model's JSON object; `apply_answer` turns it into topic edits with the same
 block rules as the extractive distiller (`TopicEdit`). Anything the contract does not allow raises
 `InvalidAnswer`, whose `message` goes back to the model in the repair round and whose `kind` (a fixed
@@ -19,7 +19,18 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import DagmemError
-from ..format import ArchiveRecord, Block, Topic, TopicFormatError, inert, is_topic_path, parse_topic
+from ..format import (
+    TOPIC_INDEX,
+    ArchiveRecord,
+    Block,
+    Topic,
+    TopicFormatError,
+    count_tokens,
+    inert,
+    is_topic_path,
+    parse_topic,
+    parse_topic_index,
+)
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE
 from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label
@@ -36,6 +47,7 @@ __all__ = [
     "AnswerEdits",
     "InvalidAnswer",
     "apply_answer",
+    "index_lines",
     "parse_answer",
     "parse_groups",
     "parse_pairs",
@@ -56,7 +68,7 @@ SYSTEM_PROMPT: Final = """\
 You maintain the long-term memory of an assistant's conversations. You get a BATCH of new conversation \
 records (one JSON object per line, each with a ref such as "r1"), then the TOPICS of memory they may \
 belong to (each with its blocks: an id, a claim, its date and its status), then the CORE facts about the \
-user.
+user, then the INDEX of the other topics, newest first.
 
 Answer with one JSON object and nothing else:
 {"topics": [{"path": "topics/<slug>.md", "title": "<title>", "blocks": [{"claim": "<text>", "refs": ["r1"], \
@@ -69,7 +81,8 @@ written about "the user" and "the assistant", with dates and names kept.
 - refs lists the records a claim rests on; use only refs of this BATCH. Every record that says something \
 worth keeping should be cited by some claim.
 - A path is topics/ and a lowercase slug of letters, digits and hyphens, then .md. Put a claim into a \
-topic shown in TOPICS when it fits, otherwise into a new topic with a short title.
+topic shown in TOPICS when it fits, else into an INDEX topic it belongs to, otherwise into a new topic with \
+a short title.
 - "replaces": null adds a block; the id of a block shown (b-xxxxxxxx) rewrites that block, for a claim \
 that updates, corrects or merges it (its evidence is kept). Never repeat a claim that is already there.
 - "supersedes": the id of a shown block (b-xxxxxxxx) whose fact this claim makes no longer true: the \
@@ -273,8 +286,42 @@ def core_lines(core: Topic | None) -> list[str]:
     return [] if core is None else [_line(_shown(b)) for b in core.blocks]
 
 
-def render_prompt(batch: Sequence[str], topics: Sequence[str], core: Sequence[str]) -> str:
-    return "\n".join(["BATCH", *batch, "TOPICS", *topics, "CORE", *core]) + "\n"
+def index_lines(text: str | None, *, skip: Sequence[str] = (), budget: int) -> list[str]:
+    """The INDEX lines: one object per topic of the topic index `text` (newest first) that is not among
+    `skip` (those shown in TOPICS), while they fit in `budget` tokens. No index (or one that does not
+    read as one): none."""
+    if not text:
+        return []
+    try:
+        entries = parse_topic_index(text).entries
+    except TopicFormatError:
+        return []
+    lines: list[str] = []
+    used = 0
+    for entry in entries:
+        if entry.path in skip:
+            continue
+        line = _line(
+            {
+                "path": entry.path,
+                "title": plain(entry.title),
+                "description": plain(entry.description),
+                "blocks": entry.blocks,
+                "last": entry.last,
+            }
+        )
+        tokens = count_tokens(line) + 1  # and its newline
+        if used + tokens > budget:
+            break  # newest first: the older ones are left out
+        lines.append(line)
+        used += tokens
+    return lines
+
+
+def render_prompt(
+    batch: Sequence[str], topics: Sequence[str], core: Sequence[str], index: Sequence[str] = ()
+) -> str:
+    return "\n".join(["BATCH", *batch, "TOPICS", *topics, "CORE", *core, "INDEX", *index]) + "\n"
 
 
 def repair_prompt(error: InvalidAnswer) -> str:
@@ -542,6 +589,10 @@ def apply_answer(
         cited.update(r.source_id for r in chosen)
 
     for t, topic in enumerate(answer.topics):
+        if topic.path == TOPIC_INDEX:
+            raise InvalidAnswer(
+                "the topic index as a topic", f"topics[{t}]: {TOPIC_INDEX} is the index, never a topic"
+            )
         if topic.path == CORE_PATH or topic.path[7:-3].split("--")[0] in RESERVED_TOPIC_SLUGS:
             raise InvalidAnswer("core facts as a topic", f"topics[{t}]: core facts go in the core field")
         if not is_topic_path(topic.path):

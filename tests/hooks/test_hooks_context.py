@@ -40,3 +40,23 @@ def test_no_memory_gives_nothing_and_creates_nothing(tmp_path: Path) -> None:
     assert start_context(home) is None
     assert prompt_context(home, "anything at all", session="s") is None
     assert not home.exists()
+
+
+def test_session_start_gives_the_index_the_writer_keeps_one_line_a_topic(tmp_path: Path) -> None:
+    from dagmem import FileSessionStore
+    from dagmem.memory.format import parse_topic_index
+    from dagmem.memory.write import write_pass
+
+    store = FileSessionStore(tmp_path)
+    first = store.append("s", "user", "We fly to Lisbon on May 3.")
+    store.append("s", "assistant", "Lisbon in May is mild; pack light layers.", predecessor=first.id)
+    write_pass(tmp_path, force=True)
+    written = (tmp_path / "memory" / "topics" / "index.md").read_text()
+    (entry,) = parse_topic_index(written).entries
+    block = start_context(tmp_path)
+    assert block is not None
+    body = block.split("## Topics\n", 1)[1]
+    assert body.startswith("- [Lisbon](lisbon.md) — ")  # its lines, without the file's title and comment
+    assert "dagmem-topic-index" not in block
+    assert "# Topic index" not in block
+    assert f"· {entry.blocks} block · {entry.last}" in body

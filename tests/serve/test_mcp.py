@@ -29,6 +29,7 @@ from mcp_types import INVALID_PARAMS  # noqa: E402
 import dagmem  # noqa: E402
 from dagmem import FileSessionStore  # noqa: E402
 from dagmem.memory.durable import read_workspace_id  # noqa: E402
+from dagmem.memory.format import parse_topic_index  # noqa: E402
 from dagmem.memory.policy import is_marked  # noqa: E402
 from dagmem.tests._cli import dagmem_run  # noqa: E402
 
@@ -210,8 +211,19 @@ async def test_tools_a_forked_conversation_recall_and_topics(tmp_path: Path) -> 
             assert classes == {"a2": {}, "a2b": {}}
 
         resources = (await client.list_resources()).resources
-        uris = sorted(str(r.uri) for r in resources)
+        listed = sorted(str(r.uri) for r in resources)
+        assert "memory://index" in listed  # the topic index, beside one resource per topic
+        uris = [uri for uri in listed if uri != "memory://index"]
         assert all(uri.startswith("memory://topics/") for uri in uris)
+        assert "memory://topics/index" not in uris  # the index is no topic
+        index = (await client.read_resource("memory://index")).contents[0].text  # type: ignore[union-attr]
+        assert index == (home / "memory" / "topics" / "index.md").read_text()
+        assert index.startswith("# Topic index\n")
+        assert sorted(
+            f"memory://topics/{entry.path[7:-3]}" for entry in parse_topic_index(index).entries
+        ) == sorted(uri for uri in uris if uri != "memory://topics/core")
+        with pytest.raises(MCPError):
+            await client.read_resource("memory://topics/index")
         read = await client.read_resource(uris[0])
         text = read.contents[0].text  # type: ignore[union-attr]
         slug = uris[0].removeprefix("memory://topics/")

@@ -123,3 +123,23 @@ async def test_a_scope_without_the_core_is_refused_the_core(tmp_path: Path) -> N
         scoped = runtime.core(scope=Scope(sessions=("a*",)))
         assert "Aveiro" in scoped
         assert "Braga" not in scoped
+
+
+async def test_the_topic_index_resource_lists_only_what_the_scope_may_see(tmp_path: Path) -> None:
+    from dagmem.memory.format import parse_topic_index
+
+    home = tmp_path / "home"
+    await seed(home)
+    owner_index = (home / "memory" / "topics" / "index.md").read_text()
+    assert HIDDEN.search(owner_index)  # the owner's map names b's topics
+    async with Runtime.open(home) as runtime:
+        async with Client(build_server(MemoryTools(runtime, home))) as client:
+            whole = (await client.read_resource("memory://index")).contents[0].text  # type: ignore[union-attr]
+        async with Client(build_server(MemoryTools(runtime, home, scope=Scope(sessions=("a*",))))) as client:
+            scoped = (await client.read_resource("memory://index")).contents[0].text  # type: ignore[union-attr]
+    assert whole == owner_index
+    assert "Aveiro" in scoped
+    assert not leaks(scoped)
+    kept = {entry.path for entry in parse_topic_index(scoped).entries}
+    assert kept
+    assert kept < {entry.path for entry in parse_topic_index(owner_index).entries}

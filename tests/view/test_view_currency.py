@@ -32,7 +32,7 @@ class Home:
 
 
 def _find(memory: Path, words: str) -> tuple[str, str]:
-    for path in sorted((memory / "topics").glob("*.md")):
+    for path in sorted(t for t in (memory / "topics").glob("*.md") if t.name != "index.md"):
         relpath = f"topics/{path.name}"
         for block in parse_topic(path.read_text(encoding="utf-8"), relpath).blocks:
             if words in block.claim:

@@ -18,7 +18,10 @@ SECRET = "zorblax-7731-quintessence"
 
 
 def _topics(home: Path) -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted((home / "memory/topics").glob("*.md"))}
+    return {
+        p.name: p.read_text()
+        for p in sorted(t for t in (home / "memory/topics").glob("*.md") if t.name != "index.md")
+    }
 
 
 def _oracle(home: Path) -> OracleReport:

@@ -261,7 +261,11 @@ def test_verify_reports_the_same_claim_filed_twice(home: Path, capsys: pytest.Ca
     """Duplicate memory: the same claim citing the same sources in two blocks (what the old truncation led
     to; today the distiller gives a claim already present the new citation instead, so the copy is made
     by hand here, with fresh block and citation ids, as an editor or another tool could)."""
-    topic = next(p for p in sorted((home / "memory" / "topics").glob("*.md")) if p.name != "core.md")
+    topic = next(
+        p
+        for p in sorted(t for t in (home / "memory" / "topics").glob("*.md") if t.name != "index.md")
+        if p.name != "core.md"
+    )
     lines = topic.read_text().splitlines()
     first = next(i for i, line in enumerate(lines) if re.search(r" \^b-[0-9a-f]{8}$", line))
     end = first + 1

@@ -34,7 +34,8 @@ def test_install_commits_and_indexes_before_it_calls_the_hook(tmp_path: Path) ->
     [(installed, consumed, data)] = seen
     assert installed.record == tx
     assert installed.root == memory
-    assert installed.before == {"topics/a.md": None}  # read before the commit when not given
+    # Read before the commit when not given: every file it touched, the topic index it rewrote too.
+    assert installed.before == {"topics/a.md": None, "topics/index.md": None}
     assert installed.records == [record]
     assert consumed == {"s/n1": tx.tx}
     assert data == b"# A\n"

@@ -28,7 +28,7 @@ def oracle(home: Path) -> None:
 def all_blocks(home: Path) -> list[tuple[str, str, int]]:
     """(topic, claim, citations) of every block of every topic file."""
     out = []
-    for path in sorted((home / "memory" / "topics").glob("*.md")):
+    for path in sorted(t for t in (home / "memory" / "topics").glob("*.md") if t.name != "index.md"):
         rel = f"topics/{path.name}"
         out += [(rel, b.claim, len(b.citations)) for b in parse_topic(path.read_text(), rel).blocks]
     return out

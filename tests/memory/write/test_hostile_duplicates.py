@@ -31,7 +31,7 @@ def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 def holders(memory: Path) -> dict[str, list[set[tuple[str, str]]]]:
     """path -> the sources of each block holding CLAIM."""
     out: dict[str, list[set[tuple[str, str]]]] = {}
-    for found in sorted((memory / "topics").glob("*.md")):
+    for found in sorted(t for t in (memory / "topics").glob("*.md") if t.name != "index.md"):
         relpath = found.relative_to(memory).as_posix()
         for block in parse_topic(found.read_text(encoding="utf-8"), relpath).blocks:
             if block.claim == CLAIM:

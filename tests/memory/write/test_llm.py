@@ -209,7 +209,7 @@ def topic(home: Path, path: str) -> Any:
 
 def claims(home: Path) -> list[str]:
     out = []
-    for p in sorted((home / "memory" / "topics").glob("*.md")):
+    for p in sorted(t for t in (home / "memory" / "topics").glob("*.md") if t.name != "index.md"):
         rel = f"topics/{p.name}"
         out += [b.claim for b in parse_topic(p.read_text(), rel).blocks]
     return out
@@ -403,7 +403,8 @@ def test_the_request_follows_the_wire_contract(model: ModelServer, home: Home) -
     assert [t["path"] for t in shown] == ["topics/trip.md"]
     block_ids = [b.id for b in topic(home.root, "topics/trip.md").blocks[:2]]
     assert [b["id"] for b in shown[0]["blocks"]] == block_ids
-    assert content.split("\n")[content.split("\n").index("CORE") + 1 :] == [""]
+    # No core facts; the one topic is shown in full, so the index lists nothing beside it.
+    assert content.split("\n")[content.split("\n").index("CORE") + 1 :] == ["INDEX", ""]
     oracle(home.root)
 
 
@@ -763,7 +764,7 @@ def test_the_core_facts_shown_are_what_core_md_renders(model: ModelServer, home:
     home.store.append("s", "user", "Plan a trip to Porto?", predecessor=previous)
     assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
     lines = model.requests[0]["messages"][1]["content"].split("\n")
-    core = lines[lines.index("CORE") + 1 : -1]
+    core = lines[lines.index("CORE") + 1 : lines.index("INDEX")]
     rendered = (home.root / "memory" / "core.md").read_text()
     assert 0 < count_tokens("\n".join(core)) <= 2000
     assert all(json.loads(line)["id"] in rendered for line in core)
