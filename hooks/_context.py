@@ -14,12 +14,12 @@ from ..memory.format import (
     CORE_FILE,
     CORE_MASTER,
     TOPIC_INDEX,
-    TOPIC_INDEX_BUDGET,
     HomePaths,
     TopicFormatError,
     count_tokens,
+    entry_line,
+    newest_first,
     parse_topic_index,
-    render_topic_index,
 )
 from ..memory.recall import render_context
 
@@ -114,10 +114,10 @@ def _index_lines(home: Path, text: str) -> str:
     memory = HomePaths(home).memory
     with shapes_for(home) as shapes:
         entries = current_index(memory, index, shapes.current)
-    drawn = render_topic_index(entries, budget=TOPIC_INDEX_BUDGET) or ""
-    lines = drawn.split("\n")[3:]
+    # Lines only, counted by the block's own budget (`_within`): fewer entries than the file's never
+    # outgrow it, and not counting tokens here keeps tiktoken out of a session's start.
+    lines = [entry_line(entry) for entry in newest_first(entries)]
     if index.left_out:
-        lines = [line for line in lines if not line.startswith("*")]
         lines.append(f"*{index.left_out} more topics left out.*")
     return "\n".join(lines).strip()
 

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from ._topic_index import TOPIC_INDEX_BUDGET as TOPIC_INDEX_BUDGET
     from ._topic_index import TopicIndex as TopicIndex
     from ._topic_index import TopicSummary as TopicSummary
+    from ._topic_index import entry_line as entry_line
     from ._topic_index import in_topic_index as in_topic_index
     from ._topic_index import merge_newest as merge_newest
     from ._topic_index import newest_first as newest_first
@@ -169,6 +170,7 @@ __all__ = [
     "content_problem",
     "count_tokens",
     "default_origin",
+    "entry_line",
     "graph_problems",
     "in_topic_index",
     "inert",
@@ -210,6 +212,7 @@ __getattr__, __dir__ = lazy(
     __name__,
     globals(),
     {
+        "entry_line": "._topic_index",
         "TOPIC_INDEX_SLUG": "._topic_path",
         "TOPIC_INDEX": "._topic_path",
         "summarise_topic": "._topic_index",

@@ -34,6 +34,7 @@ __all__ = [
     "TOPIC_INDEX_HEADER",
     "TopicIndex",
     "TopicSummary",
+    "entry_line",
     "in_topic_index",
     "merge_newest",
     "newest_first",
@@ -131,6 +132,11 @@ def summarise_bytes(relpath: str, data: bytes | None) -> TopicSummary | None:
         return summarise_topic(relpath, parse_topic(data.decode("utf-8"), relpath))
     except (TopicFormatError, UnicodeDecodeError):
         return None
+
+
+def entry_line(summary: TopicSummary) -> str:
+    """One entry's line of the index (no newline), as `render_topic_index` writes it."""
+    return _line(summary)
 
 
 def _line(summary: TopicSummary) -> str:
