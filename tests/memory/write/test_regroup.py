@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagmem.memory.durable import read_workspace_id
-from dagmem.memory.format import ArchiveRecord, parse_topic
+from dagmem.memory.format import ArchiveRecord, is_topic_path, parse_topic
 from dagmem.memory.store import FileSessionStore
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import BatchInput, Edits, TopicReader, exchange_claim, reorganise, write_session
@@ -62,6 +62,8 @@ def _pages(home: Path) -> dict[str, list[tuple[str, set[tuple[str, str]]]]]:
     out = {}
     for p in sorted((home / "memory" / "topics").glob("*.md")):
         rel = f"topics/{p.name}"
+        if not is_topic_path(rel):
+            continue  # the topic index is the map, not a topic
         out[rel] = [
             (b.claim, {(s.session_id, s.anchor) for c in b.citations for s in c.sources})
             for b in parse_topic(p.read_text(encoding="utf-8"), rel).blocks

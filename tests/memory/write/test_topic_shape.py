@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagmem.memory.format import HomePaths, Topic, anchor_of, parse_topic
+from dagmem.memory.format import HomePaths, Topic, anchor_of, is_topic_path, parse_topic
 from dagmem.memory.store import FileSessionStore
 from dagmem.memory.write import FILLER_WORDS, ExtractiveDistiller
 from dagmem.memory.writing import write_home
@@ -52,6 +52,7 @@ def _home(tmp_path: Path) -> tuple[dict[str, Topic], dict[str, str]]:
     pages = {
         f"topics/{f.name}": parse_topic(f.read_text(encoding="utf-8"), f"topics/{f.name}")
         for f in sorted(topics.glob("*.md"))
+        if is_topic_path(f"topics/{f.name}")
     }
     return pages, part
 
