@@ -36,6 +36,7 @@ case "$cmd" in
         MYPYPATH="$VENV/typecheck" "$VENV/bin/mypy" -p dagmem
         # --rootdir=tests: the checkout's root is the package itself (its __init__.py); in a folder whose
         # name is not an identifier (a clone in "ci-check/") pytest would import it as a test package.
-        exec "$VENV/bin/python" -m pytest --rootdir=tests "$@" ;;
+        # -n auto: one pytest worker per core (pytest-xdist); `-n 0` after it runs in one process.
+        exec "$VENV/bin/python" -m pytest --rootdir=tests -n auto "$@" ;;
     *) sed -n '2,8p' "$0"; exit 2 ;;
 esac
