@@ -84,9 +84,22 @@ def test_each_hook_imports_only_what_its_event_needs(tmp_path: Path) -> None:
         "UserPromptSubmit", tmp_path, t.payload("UserPromptSubmit", prompt="Which runners?")
     )
     assert "arm64" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    assert not _tops(prompt) & (NOT_ON_A_HOOK - {"numpy", "wordllama", "pydantic"})
+    # The search and its arrays, nothing else of the heavy kind: the hits rendered from plain records
+    # (no pydantic), the reader's session from the shape cache (no session store, so no node models).
+    assert not _tops(prompt) & (NOT_ON_A_HOOK - {"numpy"})
     assert not {n for n in prompt if n.startswith(("dagmem.memory.write", "dagmem.memory.writing"))}
+    assert not prompt & PROMPT_NEVER
     assert "numpy" in _tops(prompt)  # the search, loaded where it is used
+
+
+# What a prompt's search never needs while the shape cache is current: the `Hit` models, the session
+# store and its node models, the listing, the topic index's models, the scope's models, numpy's masked
+# arrays (which `np.unique` loads), the tokenizer library (a BPE table stands in for it).
+PROMPT_NEVER = {
+    "dagmem.memory.recall._hit", "dagmem.memory.store._file", "dagmem.memory.format._node",
+    "dagmem.memory.format._session", "dagmem.memory.listing", "dagmem.memory.format._topic_index",
+    "dagmem.memory.trust._scope", "numpy.ma", "tokenizers",
+}  # fmt: skip
 
 
 @pytest.mark.timeout(900)
