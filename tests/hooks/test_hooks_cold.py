@@ -1,7 +1,8 @@
 """A hook process imports only what its event needs (checked in a fresh interpreter, not timed; the
 times are `dagmem bench hooks`'s): no command-line modules for any event; for the events that only queue
 a transcript, a short list and nothing else; for a session's start, no pydantic, numpy, embedding model
-or session store; the search's libraries only for a prompt."""
+or session store; the search's libraries only for a prompt, and neither pydantic nor the session store
+while the shape cache is current."""
 
 from __future__ import annotations
 
@@ -78,8 +79,11 @@ def test_each_hook_imports_only_what_its_event_needs(tmp_path: Path) -> None:
     # are hidden, which reads the shapes of the sessions they cite (the shape cache; the session files
     # behind it). Never the search, the model, the tokenizer's counts or the runtime.
     assert (tmp_path / ".dagmem" / "memory" / "topics" / "index.md").exists()
-    assert not _tops(start) & ((NOT_ON_A_HOOK - {"pydantic"}) | {"Stemmer"})
+    assert not _tops(start) & (NOT_ON_A_HOOK | {"Stemmer"})
     assert not start & {"dagmem.memory.recall._hit", "dagmem.memory.recall._search", "dagmem.memory.adopt"}
+    # The shapes come from the cache: no session store, no workspace, no write side beyond the index's.
+    assert not start & {"dagmem.memory.store._file", "dagmem.memory.format._node", "dagmem.memory.workspace"}
+    assert {n for n in start if n.startswith("dagmem.memory.write.")} <= {"dagmem.memory.write._current"}
     out, prompt = _modules(
         "UserPromptSubmit", tmp_path, t.payload("UserPromptSubmit", prompt="Which runners?")
     )
