@@ -11,7 +11,9 @@ bytecode cached as an installed dagmem has it (`PYTHONDONTWRITEBYTECODE` is not 
   snapshot of seeded chat text embedded with the real model, as `dagmem bench recall` builds it; goal:
   250 ms or less at 100,000), beside the same command the way it was loaded before (`recall_before`: the
   model by WordLlama's own loader, every snapshot file checksummed on open; both paths are still the
-  fallbacks the code takes when the wheel's files or a snapshot's stamps are not as expected). The
+  fallbacks the code takes when the wheel's files or a snapshot's stamps are not as expected), and
+  beside `python -c "import numpy"`, the one library the search cannot do without (its arrays: the
+  floor under the command's figure on this machine). The
   workspace holds the tokenizer's BPE table, as a writer's first install leaves it. Each command's CPU
   time (user + system) is reported beside its wall clock: a shared machine disturbs it less.
 
@@ -107,6 +109,7 @@ def run_recall(scratch: Path, blocks: int, runs: int = 7, progress: kit.Progress
     out = _measure(
         {
             "pass": ["-c", "pass"],
+            "numpy": ["-c", "import numpy"],
             "recall": ["-m", "dagmem", *recall],
             "recall_before": ["-c", _BEFORE, *recall],
         },

@@ -3,7 +3,8 @@
 A project with one remembered session (a Claude Code transcript of `turns` exchanges, imported and
 written; every 25th user turn is a first-person fact, so the session's start has a core block), then each hook run `runs` times as Claude Code runs it (`python -m dagmem hook claude-code
 EVENT`, the event's JSON on stdin, `CLAUDE_PROJECT_DIR` set), round-robin with `python -c pass` (the
-interpreter alone, the baseline) so that machine noise hits them alike. Wall clock from spawn to exit,
+interpreter alone, the baseline) and `python -c "import numpy"` (the prompt's search's one library) so
+that machine noise hits them alike. Wall clock from spawn to exit,
 p50 and p95 in ms, with bytecode cached as an installed dagmem has it (`PYTHONDONTWRITEBYTECODE` is not
 passed on). A Stop hook's detached worker is waited for (queue empty, lock free, polled with a
 bound) before the next process starts, so the worker's import and write never overlap a measurement;
@@ -96,7 +97,8 @@ def run(scratch: Path, runs: int = 7, turns: int = 200) -> dict[str, Any]:
     env = kit.fresh_process_env(CLAUDE_PROJECT_DIR=str(project))
     env.pop("DAGMEM_HOME", None)
     env.pop("DAGMEM_MEMORY", None)
-    commands = {"pass": (["-c", "pass"], b"")}
+    # numpy alone: the floor under a prompt's search (its one library) on this machine
+    commands = {"pass": (["-c", "pass"], b""), "numpy": (["-c", "import numpy"], b"")}
     for event in EVENTS:
         commands[event] = (
             ["-m", "dagmem", "hook", "claude-code", event],

@@ -54,7 +54,12 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="dagmem", description="Long-term memory for branching agent sessions.")
     parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # A known command's name: only its parser is built (each costs a millisecond of argparse's message
+    # look-ups, paid by every fresh process); any other word gets them all, to list or refuse.
+    known = any(command.name == chosen for command in COMMANDS)
     for command in COMMANDS:
+        if known and command.name != chosen:
+            continue
         # A parent of its own each: argparse shares a parent's option objects with every child, so one
         # command's `set_defaults(home=None)` (install's) would change every other command's default.
         child = sub.add_parser(

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, HomePaths
-from ..memory.listing import resolve_stored
 from ..memory.recall import (
     RecallIndex,
     core_facts,
     core_lines,
+    find_hits,
     in_time_order,
     reader_for,
     render_context,
@@ -25,7 +25,6 @@ from ..memory.recall import (
     status_label,
 )
 from ..memory.shapes import shapes_for
-from ..memory.store import FileSessionStore
 from ._errors import CommandError
 
 __all__ = ["core_command", "recall_command"]
@@ -43,20 +42,28 @@ def recall_command(args: argparse.Namespace) -> int:
     memory = _memory(home)
     if args.tip is not None and args.session is None:
         raise CommandError("--tip needs --session")
-    store = FileSessionStore(home, read_only=True)
+    store = None
     tip = None
     if args.session is not None and args.tip is not None:
+        # Only here the session store and the listing load (a fresh process answering a query
+        # without a tip reads no session file while the shape cache is current).
+        from ..memory.listing import resolve_stored
+        from ..memory.store import FileSessionStore
+
+        store = FileSessionStore(home, read_only=True)
         tip = resolve_stored(store, args.session, args.tip)
     # Shapes from the shape cache where it is current (read-only: it creates nothing), else the files.
     with shapes_for(home, store=store) as shapes:
         reader = reader_for(shapes.for_reader(args.session, tip), args.session, tip)
     index = RecallIndex.open(memory)
-    hits = search(index, args.query, k=args.k, reader=reader, siblings=args.siblings, history=args.history)
+    options = {"siblings": args.siblings, "history": args.history}
+    if args.context:  # rendered only: the plain records, without the `Hit` models (pydantic)
+        found = find_hits(index, args.query, k=args.k, reader=reader, **options)
+        print(render_context(found, _core(memory)))
+        return 0
+    hits = search(index, args.query, k=args.k, reader=reader, **options)
     if args.json:
         print(json.dumps({"query": args.query, "hits": [hit.model_dump(mode="json") for hit in hits]}))
-        return 0
-    if args.context:
-        print(render_context(hits, _core(memory)))
         return 0
     if not hits:
         print("no memory matches")

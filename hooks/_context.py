@@ -10,17 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memory.durable import read_below
-from ..memory.format import (
-    CORE_FILE,
-    CORE_MASTER,
-    TOPIC_INDEX,
-    HomePaths,
-    TopicFormatError,
-    count_tokens,
-    entry_line,
-    newest_first,
-    parse_topic_index,
-)
+from ..memory.format import CORE_FILE, CORE_MASTER, TOPIC_INDEX, HomePaths, count_tokens
 from ..memory.recall import render_context
 
 if TYPE_CHECKING:
@@ -69,7 +59,7 @@ def prompt_context(
         return None
     # The search loads numpy, the embedding model and the index: here, not for a session's start.
     from ..memory.adopt import to_id
-    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, reader_for, search
+    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, find_hits, reader_for
     from ..memory.shapes import shapes_for
 
     query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
@@ -84,7 +74,7 @@ def prompt_context(
 
         session_id, tip = _branch(own, tail)
         reader = reader_for(shapes.for_reader(session_id, tip, mine), session_id, tip)
-        hits = search(RecallIndex.open(memory), query, k=k, reader=reader)
+        hits = find_hits(RecallIndex.open(memory), query, k=k, reader=reader)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:
         hits = [hit for hit in hits if hit.topic != CORE_MASTER]
@@ -102,6 +92,9 @@ def _index_lines(home: Path, text: str) -> str:
     format comment, as true now: only topics with a current block, each described by its first (a
     branch the conversation left since their last write is left out, as from the core). A file that is
     no index written by dagmem (one placed by hand) is given as it is."""
+    # The topic models load here, for a session's start, not for every prompt.
+    from ..memory.format import TopicFormatError, entry_line, newest_first, parse_topic_index
+
     try:
         index = parse_topic_index(text)
     except TopicFormatError:

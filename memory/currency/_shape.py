@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 
-from ..format import SPAWNED_KEY, SessionSnapshot, ancestors
+from ..format import ancestors
+
+if TYPE_CHECKING:
+    from ..format import SessionSnapshot
 
 __all__ = ["DagLike", "SessionShape", "ShapeSource", "Status", "parse_spawned_from"]
 
@@ -72,6 +75,8 @@ class SessionShape:
     @classmethod
     def from_snapshot(cls, snapshot: SessionSnapshot) -> SessionShape:
         """The shape of a session read from its files (O(its nodes))."""
+        from ..format import SPAWNED_KEY  # the node models' module: loaded by the snapshot already
+
         nodes = snapshot.nodes
         return cls(
             snapshot.session_id,

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy
 
 if TYPE_CHECKING:
+    from ._ancestry import PredecessorMap as PredecessorMap
+    from ._ancestry import ancestors as ancestors
     from ._archive_codec import HEADER as HEADER
     from ._archive_codec import ORIGINS as ORIGINS
     from ._archive_codec import ArchiveRecord as ArchiveRecord
@@ -58,12 +60,10 @@ if TYPE_CHECKING:
     from ._problems import EpochSeconds as EpochSeconds
     from ._problems import validation_problem as validation_problem
     from ._session import BranchInfo as BranchInfo
-    from ._session import PredecessorMap as PredecessorMap
     from ._session import Problem as Problem
     from ._session import SessionMeta as SessionMeta
     from ._session import SessionSnapshot as SessionSnapshot
     from ._session import Tip as Tip
-    from ._session import ancestors as ancestors
     from ._session import check_spawned_from as check_spawned_from
     from ._session import graph_problems as graph_problems
     from ._session import parse_node as parse_node
@@ -249,7 +249,7 @@ __getattr__, __dir__ = lazy(
         "Node": "._node",
         "ORIGINS": "._archive_codec",
         "ORIGIN_KEY": "._node",
-        "PredecessorMap": "._session",
+        "PredecessorMap": "._ancestry",
         "Problem": "._session",
         "REJECTED_TOPIC": "._layout",
         "Role": "._node",
@@ -270,7 +270,7 @@ __getattr__, __dir__ = lazy(
         "TxRecord": "._txrecord",
         "TxlogCorrupt": "._txrecord",
         "WorkspacePaths": "._layout",
-        "ancestors": "._session",
+        "ancestors": "._ancestry",
         "anchor_of": "._archive_codec",
         "block_id": "._topic_model",
         "block_links": "._topic_model",

@@ -9,11 +9,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BrokenChain, InvalidInput, SessionInvalid, UnknownNode
+from ._ancestry import PredecessorMap, ancestors
 from ._ids import check_id
 from ._node import Node
 from ._problems import EpochSeconds, validation_problem
@@ -102,28 +103,6 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
-
-
-class PredecessorMap(Protocol):
-    """Node id -> its predecessor: a plain mapping, a snapshot's `predecessors` or the runtime's DAG view."""
-
-    def __contains__(self, node_id: object, /) -> bool: ...
-
-    def __getitem__(self, node_id: str, /) -> str | None: ...
-
-
-def ancestors(predecessors: PredecessorMap, tip: str) -> list[str]:
-    """`tip` and its ancestors, `tip` first: the one walk to the root. It ends at a root, at a
-    predecessor `predecessors` does not hold (nothing when `tip` itself is unknown), or where the chain
-    comes back on itself, so a damaged DAG ends the walk and never loops (`walk_branch` says which)."""
-    path: list[str] = []
-    seen: set[str] = set()
-    current: str | None = tip
-    while current is not None and current in predecessors and current not in seen:
-        seen.add(current)
-        path.append(current)
-        current = predecessors[current]
-    return path
 
 
 def walk_branch(session_id: str, predecessors: Mapping[str, str | None], tip: str) -> list[str]:

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from ._entries import Entry as Entry
     from ._entries import Source as Source
     from ._entries import clear_caches as clear_caches
-    from ._hit import BranchClass as BranchClass
+    from ._found import BranchClass as BranchClass
+    from ._found import Found as Found
+    from ._found import Siblings as Siblings
     from ._hit import Evidence as Evidence
     from ._hit import Hit as Hit
-    from ._hit import Siblings as Siblings
     from ._hit import Status as Status
     from ._index import RecallIndex as RecallIndex
     from ._index import make_record as make_record
@@ -39,7 +40,11 @@ if TYPE_CHECKING:
     from ._render import in_time_order as in_time_order
     from ._render import render_context as render_context
     from ._render import status_label as status_label
+    from ._scoped import core_for as core_for
+    from ._scoped import index_for as index_for
+    from ._scoped import topic_for as topic_for
     from ._search import SIBLINGS as SIBLINGS
+    from ._search import find_hits as find_hits
     from ._search import search as search
     from ._snapshot import VERSION as SNAPSHOT_VERSION
     from ._snapshot import Snapshot as Snapshot
@@ -51,9 +56,6 @@ if TYPE_CHECKING:
     from ._update import delta_limit as delta_limit
     from ._update import index_arrays as index_arrays
     from ._visible import Visible as Visible
-    from ._visible import core_for as core_for
-    from ._visible import index_for as index_for
-    from ._visible import topic_for as topic_for
     from ._visible import visible as visible
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "BranchClass",
     "Entry",
     "Evidence",
+    "Found",
     "Hit",
     "RecallIndex",
     "RecallUpdater",
@@ -87,6 +90,7 @@ __all__ = [
     "date_words",
     "delta_limit",
     "embed",
+    "find_hits",
     "in_time_order",
     "index_arrays",
     "index_for",
@@ -110,11 +114,12 @@ __getattr__, __dir__ = lazy(
     __name__,
     globals(),
     {
-        "index_for": "._visible",
-        "BranchClass": "._hit",
+        "index_for": "._scoped",
+        "BranchClass": "._found",
         "EMBED_MODEL": "._embed:MODEL",
         "Entry": "._entries",
         "Evidence": "._hit",
+        "Found": "._found",
         "HELD_LABEL": "._render",
         "Hit": "._hit",
         "MAX_QUERY_CHARS": "._query",
@@ -124,7 +129,7 @@ __getattr__, __dir__ = lazy(
         "RecallUpdater": "._update",
         "SIBLINGS": "._search",
         "SNAPSHOT_VERSION": "._snapshot:VERSION",
-        "Siblings": "._hit",
+        "Siblings": "._found",
         "Snapshot": "._snapshot",
         "Source": "._entries",
         "Status": "._hit",
@@ -136,11 +141,12 @@ __getattr__, __dir__ = lazy(
         "clear_caches": "._entries",
         "compact": "._update",
         "core_facts": "._core_text",
-        "core_for": "._visible",
+        "core_for": "._scoped",
         "core_lines": "._core_text",
         "date_words": "._text",
         "delta_limit": "._update",
         "embed": "._embed",
+        "find_hits": "._search",
         "in_time_order": "._render",
         "index_arrays": "._update",
         "load_model": "._embed",
@@ -151,7 +157,7 @@ __getattr__, __dir__ = lazy(
         "render_context": "._render",
         "search": "._search",
         "status_label": "._render",
-        "topic_for": "._visible",
+        "topic_for": "._scoped",
         "visible": "._visible",
         "write_snapshot": "._snapshot",
         "write_table": "._embed",

@@ -3,16 +3,14 @@ and its currency status (DESIGN §12)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import asdict
 
 from pydantic import BaseModel, ConfigDict
 
 from ..currency import Status
+from ._found import BranchClass, Found, Siblings
 
-__all__ = ["BranchClass", "Evidence", "Hit", "Siblings", "Status"]
-
-BranchClass = Literal["on", "sibling", "other"]
-Siblings = Literal["demote", "exclude", "include"]
+__all__ = ["BranchClass", "Evidence", "Hit", "Siblings", "Status", "hit_of"]
 
 
 class Evidence(BaseModel):
@@ -49,3 +47,8 @@ class Hit(BaseModel):
     status: Status = "current"
     superseded_by: str | None = None
     superseded_on: str | None = None  # YYYY-MM-DD, with `superseded_by`
+
+
+def hit_of(found: Found) -> Hit:
+    """The `Hit` of what the search found (its evidence as `Evidence`)."""
+    return Hit(**asdict(found))

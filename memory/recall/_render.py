@@ -32,7 +32,11 @@ from ..format import CORE_MASTER, anchor_of
 from ._core_text import core_facts, core_lines
 
 if TYPE_CHECKING:  # for the annotations only: a session's start renders the core with no pydantic model
+    from ._found import Found, FoundEvidence
     from ._hit import Evidence, Hit
+
+    AnyHit = Hit | Found  # a `Hit`, or the search's plain record of one (`find_hits`)
+    AnyEvidence = Evidence | FoundEvidence
 from ._pick import Statement, same_statement, statement
 
 __all__ = [
@@ -84,17 +88,17 @@ def _neutral(text: str) -> str:
     return _TAG.sub(lambda m: m.group() + "\u200b", text)
 
 
-def _when(evidence: Evidence) -> tuple[str, str, int]:
+def _when(evidence: AnyEvidence) -> tuple[str, str, int]:
     # ISO-8601 UTC times sort as text (an unknown time last); within a second, the session's order.
     return (evidence.time or "\uffff", evidence.session, evidence.seq if evidence.seq is not None else -1)
 
 
-def in_time_order(evidence: Sequence[Evidence]) -> list[Evidence]:
+def in_time_order(evidence: Sequence[AnyEvidence]) -> list[AnyEvidence]:
     """A hit's evidence oldest first (a hit lists it by relevance to the query): how a reader shows it."""
     return sorted(evidence, key=_when)
 
 
-def _label(hit: Hit) -> str:
+def _label(hit: AnyHit) -> str:
     labels = []
     for evidence in in_time_order(hit.evidence):
         when = f" {evidence.time[:16].replace('T', ' ')}" if evidence.time else ""
@@ -102,13 +106,13 @@ def _label(hit: Hit) -> str:
     return "; ".join(labels)
 
 
-def _quoted_origin(hit: Hit) -> str | None:
+def _quoted_origin(hit: AnyHit) -> str | None:
     """The origin to quote a hit as: the first of `QUOTED_ORIGINS` among its evidence, else None."""
     found = {evidence.origin for evidence in hit.evidence}
     return next((origin for origin in QUOTED_ORIGINS if origin in found), None)
 
 
-def status_label(hit: Hit) -> str:
+def status_label(hit: AnyHit) -> str:
     """How a hit that is no longer current is labelled ("" for a current one)."""
     if hit.status == "superseded":
         on = f" {hit.superseded_on}" if hit.superseded_on else ""
@@ -117,7 +121,7 @@ def status_label(hit: Hit) -> str:
     return LEFT_LABEL if hit.status == "left" else ""
 
 
-def _records(hit: Hit) -> list[tuple[str, str]]:
+def _records(hit: AnyHit) -> list[tuple[str, str]]:
     # A cited record's anchor in its topic file: derived from `<session>/<node>`, or after the `#` of
     # a dangling citation's source id.
     return [
@@ -126,7 +130,7 @@ def _records(hit: Hit) -> list[tuple[str, str]]:
     ]
 
 
-def _recalled(hits: Sequence[Hit], core: str) -> list[str]:
+def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
     if not hits:  # the core alone (a session's start): no statement to compare, nothing stemmed
         return []
     facts = core_facts(core)
@@ -161,7 +165,7 @@ def _core_part(core: str | None) -> list[str]:
     return ["## Core facts", *map(_neutral, lines)] if lines else []
 
 
-def render_context(hits: Sequence[Hit] | str, core: str | None = None) -> str:
+def render_context(hits: Sequence[AnyHit] | str, core: str | None = None) -> str:
     """One `<memory-context>` block for `hits` (and the core facts first, if given)."""
     if isinstance(hits, str):
         wrapped = _WRAPPED.fullmatch(hits)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +51,7 @@ from ._embed import embed
 from ._entities import BONUS as ENTITY_BONUS
 from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
-from ._hit import BranchClass, Evidence, Hit, Siblings
+from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
@@ -59,7 +60,10 @@ from ._speaker import PEEK, Asked, asked_about, favour, speaker_first
 from ._text import analyse
 from ._visible import Visible, visible
 
-__all__ = ["SIBLINGS", "search"]
+if TYPE_CHECKING:
+    from ._hit import Hit
+
+__all__ = ["SIBLINGS", "find_hits", "search"]
 
 SIBLINGS: tuple[Siblings, ...] = ("demote", "exclude", "include")
 _NEIGHBOUR = 1.0 / 6.0
@@ -97,6 +101,16 @@ def _top(scores: npt.NDArray[np.float32], count: int, floor: float) -> npt.NDArr
     return rows.astype(np.int64)
 
 
+def _union(*parts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """`np.union1d` of all `parts`: their rows sorted, each once. Not through `np.unique`, whose check
+    for a masked array imports `numpy.ma` (15 ms of a fresh process's query)."""
+    rows = np.sort(np.concatenate(parts))
+    if len(rows) < 2:
+        return rows
+    out: npt.NDArray[np.int64] = rows[np.concatenate([[True], rows[1:] != rows[:-1]])]
+    return out
+
+
 def _candidates(
     index: RecallIndex,
     qvec: npt.NDArray[np.float32],
@@ -108,12 +122,12 @@ def _candidates(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """(candidate rows, those and their neighbours: the rows scored, each scored row's full cosine);
     `pages`: rows of named entities' pages, candidates too."""
-    rows = np.union1d(np.union1d(_top(lexical, width, 0.0), _top(coarse, width, -1.5)), pages)
+    rows = _union(_top(lexical, width, 0.0), _top(coarse, width, -1.5), pages)
     if not len(rows):
         return rows, rows, np.zeros(0, np.float32)
     # Neighbours in the conversation are scored like candidates (they need not be candidates).
     _slot, links = index.neighbours(rows)
-    scored = np.union1d(rows, links)
+    scored = _union(rows, links)
     dense = np.einsum("ij,j->i", index.vectors(scored), qvec).astype(np.float32)
     return rows, scored, dense
 
@@ -162,14 +176,14 @@ def _iso(epoch: float | None) -> str | None:
 
 def _evidence(
     sources: Sequence[Source], weights: dict[str, float], asked: Asked | None = None
-) -> tuple[Evidence, ...]:
+) -> tuple[FoundEvidence, ...]:
     def relevance(source: Source) -> float:
         return sum(weights.get(word, 0.0) for word in set(analyse(source.excerpt)))
 
     ranked = sorted(sources, key=relevance, reverse=True) if len(sources) > 1 and weights else sources
     ranked = speaker_first(ranked, asked)  # the asked speaker's records first (`_speaker`)
     return tuple(
-        Evidence(
+        FoundEvidence(
             source_id=s.source_id,
             session=s.session,
             node=s.node,
@@ -280,9 +294,9 @@ def _hit(
     currency: Currency = _CURRENT,
     *,
     asked: Asked | None = None,
-) -> Hit:
+) -> Found:
     status, by, on = currency
-    return Hit(
+    return Found(
         text=entry.text,
         topic=entry.topic,
         block_id=entry.block_id,
@@ -312,6 +326,27 @@ def search(
     (see `_pick`); branch classes and statuses for `reader` (a session and its tip; default: nobody in
     particular, with no session's DAG known). `history` ranks superseded and left hits by relevance.
     `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's)."""
+    from ._hit import hit_of
+
+    found = find_hits(
+        index, query, k=k, reader=reader, siblings=siblings, history=history, floor=floor, keep=keep
+    )
+    return [hit_of(hit) for hit in found]
+
+
+def find_hits(
+    index: RecallIndex,
+    query: str,
+    *,
+    k: int = 5,
+    reader: Reader | None = None,
+    siblings: Siblings = "demote",
+    history: bool = False,
+    floor: float = FLOOR,
+    keep: Visible | None = None,
+) -> list[Found]:
+    """`search`'s hits as plain records (`Found`): for a caller that only renders them
+    (`render_context`), without the `Hit` models."""
     check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
@@ -349,7 +384,7 @@ def _search(
     history: bool,
     floor: float,
     keep: Visible,
-) -> list[Hit]:
+) -> list[Found]:
     if not index.live or not query.strip():
         return []
     entries: dict[int, Entry] = {}

@@ -26,14 +26,17 @@ import logging
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..currency import DagLike, SessionShape, ShapeSource, parse_spawned_from
 from ..durable import read_regular
 from ..errors import DagmemError
 from ..format import HomePaths, WorkspacePaths, is_valid_id
-from ..store import FileSessionStore, SessionStore
+
+if TYPE_CHECKING:
+    from ..store import SessionStore
 
 __all__ = ["ShapeCache", "shapes_for"]
 
@@ -53,9 +56,13 @@ class ShapeCache:
     """`ShapeSource` over a home's sessions: `cache(session_id)` -> its shape, or None for a session the
     store does not hold (or one whose files are invalid)."""
 
-    def __init__(self, workspace: Path, store: SessionStore, *, writable: bool = False) -> None:
+    def __init__(
+        self, workspace: Path, store: SessionStore | Callable[[], SessionStore], *, writable: bool = False
+    ) -> None:
+        """`store`: the session store, or what makes it on first need (a reader whose rows are current
+        never needs one, nor the imports behind it: the node models, pydantic)."""
         self.paths = WorkspacePaths(Path(workspace))
-        self.store = store
+        self._store = store
         self.writable = writable
         self._lock = threading.RLock()
         self._db = self._connect()
@@ -90,6 +97,12 @@ class ShapeCache:
                     db.executescript(_SCHEMA)
                     return db
             return None
+
+    @property
+    def store(self) -> SessionStore:
+        if callable(self._store):
+            self._store = self._store()
+        return self._store
 
     def close(self) -> None:
         with self._lock:
@@ -134,6 +147,8 @@ class ShapeCache:
     def fresh(self, session_id: str) -> SessionShape | None:
         """The session's shape read from its files now (O(its nodes)); None when it is not there or its
         files are invalid."""
+        if isinstance(self._store, _FileStore) and not self._store.holds(session_id):
+            return None  # no session to read: the store is not made for that
         if not self.store.has_session(session_id):
             return None
         try:
@@ -184,10 +199,11 @@ class ShapeCache:
 
     def _head_is(self, session_id: str, shape: SessionShape) -> bool:
         """Whether the session's head and origin are still those of `shape` (False when unsure)."""
-        if not isinstance(self.store, FileSessionStore):
+        meta_file = self._meta_file(session_id)
+        if meta_file is None:
             return self.store.head(session_id) == shape.head  # held in memory: no file to read
         try:
-            data = read_regular(self.store.path(session_id, "meta.json"))
+            data = read_regular(meta_file)
             meta = json.loads(data) if data is not None else None
         except (OSError, ValueError, DagmemError):
             return False
@@ -199,6 +215,15 @@ class ShapeCache:
             and (parse_spawned_from(spawned_from) if isinstance(spawned_from, str) else None)
             == shape.spawned_from
         )
+
+    def _meta_file(self, session_id: str) -> Path | None:
+        """The session's `meta.json`, or None for a store that keeps sessions in memory."""
+        if isinstance(self._store, _FileStore):
+            return self._store.meta_file(session_id)  # the store is not made for a path
+        from ..store import FileSessionStore
+
+        store = self.store
+        return store.path(session_id, "meta.json") if isinstance(store, FileSessionStore) else None
 
     def _archive_size(self, session_id: str) -> int:
         try:
@@ -369,7 +394,29 @@ def _rows(session_id: str, dag: DagLike, start: int, end: int) -> Iterator[tuple
         yield (session_id, i, node, dag.predecessor(node), dag.role(node), node in spawned)
 
 
+class _FileStore:
+    """A home's read-only file store, made on first call (`ShapeCache`'s `store`)."""
+
+    def __init__(self, home: Path) -> None:
+        self.paths = HomePaths(home)
+
+    def __call__(self) -> SessionStore:
+        from ..store import FileSessionStore
+
+        return FileSessionStore(self.paths.home, read_only=True)
+
+    def holds(self, session_id: str) -> bool:
+        """Whether the store would hold the session (`FileSessionStore.has_session`'s test of its
+        directory), before the store is made."""
+        path = self.paths.session(session_id)
+        return path.is_dir() or path.is_symlink()
+
+    def meta_file(self, session_id: str) -> Path:
+        return self.paths.session(session_id) / "meta.json"  # `FileSessionStore.path`'s layout
+
+
 def shapes_for(home: Path | str, *, store: SessionStore | None = None, writable: bool = False) -> ShapeCache:
-    """The shape source of a home: its cache, read-only unless `writable` (a reader never creates it)."""
-    paths = HomePaths(Path(home))
-    return ShapeCache(paths.memory, store or FileSessionStore(paths.home, read_only=True), writable=writable)
+    """The shape source of a home: its cache, read-only unless `writable` (a reader never creates it);
+    without `store`, the home's file store, made only if a session has to be read from its files."""
+    source = store if store is not None else _FileStore(Path(home))
+    return ShapeCache(HomePaths(Path(home)).memory, source, writable=writable)

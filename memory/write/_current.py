@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..currency import Reader, ShapeSource, Status, resolve
 from ..durable import read_below
@@ -33,8 +34,9 @@ from ..format import (
     summarise_topic,
 )
 from ..shapes import ShapeCache
-from ..store import FileSessionStore
-from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 __all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core", "current_index"]
 
@@ -131,6 +133,8 @@ def core_after(workspace: Workspace, changed: Mapping[str, bytes | None], master
     lookup = TopicLookup(
         lambda relpath: changed[relpath] if relpath in changed else workspace.read_bytes(relpath)
     )
+    from ..store import FileSessionStore  # here: a session's start reads the index without the store
+
     store = FileSessionStore(workspace.root.parent, read_only=True)
     with ShapeCache(workspace.root, store) as shapes:
         return current_core(master.decode(), TopicBlocks(lookup, workspace.source_of), shapes).encode()

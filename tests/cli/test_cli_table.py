@@ -144,7 +144,8 @@ def test_one_commands_defaults_do_not_change_anothers(monkeypatch: pytest.Monkey
 
 def test_a_command_line_builds_only_its_own_commands_arguments() -> None:
     # `--help` lists every command from the records alone; a command's own parser is built only when
-    # it is the one named, so no command loads another's choices (the benchmarks' names, the distillers').
+    # it is the one named, so no command loads another's choices (the benchmarks' names, the distillers'),
+    # and a named command's process builds no other command's parser.
     code = (
         "import sys\nfrom dagmem.cli import _main\n"
         "_main._parser(['sessions', '--home', 'h'])\n"
@@ -160,4 +161,8 @@ def test_a_command_line_builds_only_its_own_commands_arguments() -> None:
     write = _main._parser(["write"])._actions[-1]
     assert isinstance(write, argparse._SubParsersAction)
     assert "--distiller" in write.choices["write"].format_help()
-    assert "--distiller" not in write.choices["reorganise"].format_help()
+    assert set(write.choices) == {"write"}  # a known name: no other command's parser is built at all
+    everything = _main._parser(["no-such-command"])._actions[-1]  # any other word: all, to refuse it
+    assert isinstance(everything, argparse._SubParsersAction)
+    assert {c.name for c in COMMANDS} == set(everything.choices)
+    assert "--distiller" not in everything.choices["reorganise"].format_help()

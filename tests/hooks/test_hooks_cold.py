@@ -1,7 +1,8 @@
 """A hook process imports only what its event needs (checked in a fresh interpreter, not timed; the
 times are `dagmem bench hooks`'s): no command-line modules for any event; for the events that only queue
 a transcript, a short list and nothing else; for a session's start, no pydantic, numpy, embedding model
-or session store; the search's libraries only for a prompt."""
+or session store; the search's libraries only for a prompt, and neither pydantic nor the session store
+while the shape cache is current."""
 
 from __future__ import annotations
 
@@ -78,15 +79,31 @@ def test_each_hook_imports_only_what_its_event_needs(tmp_path: Path) -> None:
     # are hidden, which reads the shapes of the sessions they cite (the shape cache; the session files
     # behind it). Never the search, the model, the tokenizer's counts or the runtime.
     assert (tmp_path / ".dagmem" / "memory" / "topics" / "index.md").exists()
-    assert not _tops(start) & ((NOT_ON_A_HOOK - {"pydantic"}) | {"Stemmer"})
+    assert not _tops(start) & (NOT_ON_A_HOOK | {"Stemmer"})
     assert not start & {"dagmem.memory.recall._hit", "dagmem.memory.recall._search", "dagmem.memory.adopt"}
+    # The shapes come from the cache: no session store, no workspace, no write side beyond the index's.
+    assert not start & {"dagmem.memory.store._file", "dagmem.memory.format._node", "dagmem.memory.workspace"}
+    assert {n for n in start if n.startswith("dagmem.memory.write.")} <= {"dagmem.memory.write._current"}
     out, prompt = _modules(
         "UserPromptSubmit", tmp_path, t.payload("UserPromptSubmit", prompt="Which runners?")
     )
     assert "arm64" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    assert not _tops(prompt) & (NOT_ON_A_HOOK - {"numpy", "wordllama", "pydantic"})
+    # The search and its arrays, nothing else of the heavy kind: the hits rendered from plain records
+    # (no pydantic), the reader's session from the shape cache (no session store, so no node models).
+    assert not _tops(prompt) & (NOT_ON_A_HOOK - {"numpy"})
     assert not {n for n in prompt if n.startswith(("dagmem.memory.write", "dagmem.memory.writing"))}
+    assert not prompt & PROMPT_NEVER
     assert "numpy" in _tops(prompt)  # the search, loaded where it is used
+
+
+# What a prompt's search never needs while the shape cache is current: the `Hit` models, the session
+# store and its node models, the listing, the topic index's models, the scope's models, numpy's masked
+# arrays (which `np.unique` loads), the tokenizer library (a BPE table stands in for it).
+PROMPT_NEVER = {
+    "dagmem.memory.recall._hit", "dagmem.memory.store._file", "dagmem.memory.format._node",
+    "dagmem.memory.format._session", "dagmem.memory.listing", "dagmem.memory.format._topic_index",
+    "dagmem.memory.trust._scope", "numpy.ma", "tokenizers",
+}  # fmt: skip
 
 
 @pytest.mark.timeout(900)
