@@ -9,8 +9,10 @@ hold queue are no entity's page. The page's blocks join the candidates (the best
 coarse vectors, so a page of any size costs O(its blocks), never a scan of the index) and each gets
 `BONUS` on its score.
 
-Off by default (`EXPAND`): measured on LoCoMo with the extractive distiller, whose pages are named after a
-salient word rather than an entity, it cost more than it gave (see the README's recall section).
+Off by default (`EXPAND`): measured on LoCoMo with the extractive distiller it cost more than it gave,
+on pages named after a salient word and on subject pages alike, also matched by stems and only for
+queries that look multi-hop: a multi-hop question's evidence is rarely on the page it names, and the
+page's other blocks take the budget (see the project's benchmark notes, docs/benchmarks.md).
 """
 
 from __future__ import annotations

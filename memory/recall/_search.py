@@ -16,14 +16,13 @@
    applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
    the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
    labelled with its status.
-   Before the statuses, the speaker prior (`_speaker`): a query naming a speaker (or asking about "my
-   ...") re-scores these candidates by how much of their match is that speaker's (and the neighbours
-   of step 3 lend a third instead of a sixth). Entity expansion (`_entities`, off by default) adds the
-   pages of the entities a query names to the candidates of step 1, each with a bonus.
+   Entity expansion (`_entities`, off by default) adds the pages of the entities a query names to the
+   candidates of step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
    once (`_pick`).
 6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms), the
-   asked speaker's records first.
+   asked speaker's records first (`_speaker`: a query naming a speaker, or asking about "my ..."), and
+   the records that only ask about the query after those that answer (`_answers`).
 
 A block's score is a function of the query and the live blocks alone: not of k, nor of the index's
 history (a snapshot's rows or a delta's), and equal scores are ordered by topic and block id, not by row.
@@ -47,6 +46,7 @@ import numpy.typing as npt
 from ..currency import Reader, Status, resolve
 from ..errors import InvalidInput
 from ..format import HELD_TOPIC
+from ._answers import answers_first
 from ._embed import embed
 from ._entities import BONUS as ENTITY_BONUS
 from ._entities import EXPAND, entity_rows
@@ -55,8 +55,7 @@ from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
-from ._speaker import NEIGHBOUR as SPEAKER_NEIGHBOUR
-from ._speaker import PEEK, Asked, asked_about, favour, speaker_first
+from ._speaker import PEEK, Asked, asked_about, speaker_first
 from ._text import analyse
 from ._visible import Visible, visible
 
@@ -182,6 +181,8 @@ def _evidence(
 
     ranked = sorted(sources, key=relevance, reverse=True) if len(sources) > 1 and weights else sources
     ranked = speaker_first(ranked, asked)  # the asked speaker's records first (`_speaker`)
+    who = set(asked.name or ()) if asked is not None else set()
+    ranked = answers_first(ranked, weights.keys() - who)  # then the records that answer (`_answers`)
     return tuple(
         FoundEvidence(
             source_id=s.source_id,
@@ -397,8 +398,8 @@ def _search(
 
     words = analyse(query)
     lexical = index.bm25(words)
-    # The speaker prior (`_speaker`): who the query asks about, from the speakers of its best lexical
-    # matches (a fixed number of them, not k: a smaller k's hits stay the first of a larger k's).
+    # The speaker prior (`_speaker`, which orders each hit's evidence): who the query asks about, from the
+    # speakers of its best lexical matches (a fixed number of them, not k).
     asked = asked_about(query, map(entry_of, _top(lexical, PEEK, 0.0).tolist()))
     qvec = embed([query], index.memory)[0]
     coarse = index.coarse(qvec)
@@ -417,8 +418,7 @@ def _search(
     # The best neighbour on each side of each candidate (several blocks may cite one record).
     around = np.zeros(2 * len(rows), np.float64)
     np.maximum.at(around, slot, fused[np.searchsorted(scored, links)])
-    lend = _NEIGHBOUR if asked is None else SPEAKER_NEIGHBOUR  # `_speaker`: a speaker's turns run on
-    final_rows = fused[np.searchsorted(scored, rows)] + lend * around.reshape(-1, 2).sum(axis=1)
+    final_rows = fused[np.searchsorted(scored, rows)] + _NEIGHBOUR * around.reshape(-1, 2).sum(axis=1)
     if len(pages):
         final_rows = final_rows + ENTITY_BONUS * np.isin(rows, pages)
     need = max(CLASSED, 4 * k)
@@ -438,8 +438,6 @@ def _search(
     # current ones first (a stable partition of the same candidates), so a query reads the entries it
     # returns and those it passes over, not all of them when no session asks for classes.
     ranked = ranked[:need]
-    if asked is not None:
-        ranked = favour(ranked, final, entry_of, asked, weights)
 
     classes: dict[int, BranchClass | None] = dict.fromkeys(ranked)
     if reader.session_id is not None:
