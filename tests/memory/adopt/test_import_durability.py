@@ -89,7 +89,8 @@ def home_files(home: Path) -> dict[str, bytes]:
 def test_import_fsyncs_every_file_and_directory_it_wrote_once_at_the_end_not_per_node(tmp_path: Path) -> None:
     path = transcript(tmp_path / "chat.json")
     home = tmp_path / "home"
-    with counting_fsyncs() as fsyncs:
+    # File by file, as where there is no syncfs(2) (or a flush of fewer than SYNCFS_AT files).
+    with counting_fsyncs() as fsyncs, mock.patch.object(durable, "SYNCFS_AT", TURNS * 10):
         assert run_import(home, path) == (TURNS, 0)
     session = home / "sessions" / "chat"
     nodes = sorted(p for p in (session / "history").rglob("*.json"))
@@ -107,6 +108,19 @@ def test_import_fsyncs_every_file_and_directory_it_wrote_once_at_the_end_not_per
     first_dir = min(i for i, p in enumerate(synced) if p.is_dir())
     assert all(not p.is_dir() for p in synced[:first_dir])
     assert all(p.is_dir() for p in synced[first_dir:])
+
+
+@pytest.mark.skipif(durable._syncfs() is None, reason="no syncfs(2) here")
+def test_a_flush_of_many_files_syncs_the_filesystem_once_instead_of_an_fsync_each(tmp_path: Path) -> None:
+    path = transcript(tmp_path / "chat.json")
+    home = tmp_path / "home"
+    sites: list[str] = []
+    with counting_fsyncs() as fsyncs, faults.armed(sites.append):
+        assert run_import(home, path) == (TURNS, 0)
+    assert sites.count("flush:syncfs") == 1  # the one flush at the end: TURNS + 1 files, one filesystem
+    assert "flush:fsync" not in sites
+    assert "flush:dirsync" not in sites
+    assert not [p for p in fsyncs.paths if p.is_relative_to(home)]
 
 
 def test_a_bulk_block_flushes_every_n_files_and_at_its_end(tmp_path: Path) -> None:
@@ -138,14 +152,27 @@ def test_an_append_outside_a_bulk_block_is_durable_before_it_returns(tmp_path: P
             fsyncs.paths.clear()
 
 
-@pytest.mark.parametrize("site", ["node:rename", "meta:rename", "flush:fsync", "flush:dirsync"])
+@pytest.mark.parametrize(
+    "site", ["node:rename", "meta:rename", "flush:fsync", "flush:dirsync", "flush:syncfs"]
+)
 def test_a_crash_mid_import_then_a_rerun_gives_the_clean_home(tmp_path: Path, site: str) -> None:
     path = transcript(tmp_path / "chat.json")
     clean = tmp_path / "clean"
     run_import(clean, path)
     expected = home_files(clean)
     # Die at the k-th passage of the site: early, in the middle, near the end.
-    hits = {"node:rename": TURNS, "meta:rename": 1, "flush:fsync": TURNS + 1, "flush:dirsync": 4}[site]
+    hits = {
+        "node:rename": TURNS,
+        "meta:rename": 1,
+        "flush:fsync": TURNS + 1,
+        "flush:dirsync": 4,
+        "flush:syncfs": 1,
+    }[site]
+    if site == "flush:syncfs" and durable._syncfs() is None:
+        pytest.skip("no syncfs(2) here")
+    # The flush's other way, file by file (where there is no syncfs), for its own sites.
+    by_file = site in ("flush:fsync", "flush:dirsync")
+    limit = mock.patch.object(durable, "SYNCFS_AT", TURNS * 10 if by_file else durable.SYNCFS_AT)
     for k in sorted({1, max(1, hits // 2), hits}):
         home = tmp_path / f"crash-{k}"
         seen = 0
@@ -157,7 +184,7 @@ def test_a_crash_mid_import_then_a_rerun_gives_the_clean_home(tmp_path: Path, si
                 if seen == k:
                     raise faults.InjectedCrash(hit)
 
-        with faults.armed(hook), pytest.raises(faults.InjectedCrash):
+        with faults.armed(hook), limit, pytest.raises(faults.InjectedCrash):
             run_import(home, path)
         with restarted():
             added, present = run_import(home, path)
