@@ -80,6 +80,10 @@ _QUESTION_START: Final = re.compile(
     r"why|how|who|which)\b",
     re.I,
 )
+# "in May", "since May 3": the month, not the modal verb of a hypothetical
+_MONTH_MAY: Final = re.compile(
+    r"\b(?:in|since|until|by|last|next|early|late|mid-?|of|from)\s+May\b|\bMay\s+\d"
+)
 _HYPOTHETICAL: Final = re.compile(
     r"\b(?:if|suppose|supposing|imagine|what if|would|wouldn['’]?t|might|may|could|should|maybe|perhaps|"
     r"probably|thinking (?:of|about)|considering|plan(?:ning)? to|going to|gonna|want to|wanna|hope to|"
@@ -165,7 +169,7 @@ def usable(sentence: str) -> bool:
     return not (
         _QUESTION_END.search(sentence)
         or _QUESTION_START.match(bare)
-        or _HYPOTHETICAL.search(sentence)
+        or _HYPOTHETICAL.search(_MONTH_MAY.sub("", sentence))
         or _REPORTED.search(sentence)
     )
 
