@@ -28,7 +28,7 @@ _RELATIONS_EN: Final = (
     "brother|sister|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|girlfriend|boyfriend|"
     "friend|best friend|colleague|coworker|co-worker|boss|manager|neighbour|neighbor|cousin|uncle|aunt|"
     "niece|nephew|grandma|grandmother|grandpa|grandfather|roommate|flatmate|classmate|teammate|fiancée|"
-    "fiancee|fiancé|fiance|stepbrother|stepsister"
+    "fiancee|fiancé|fiance|stepbrother|stepsister|dog|cat|puppy|kitten|parrot|rabbit|horse"
 )
 _RELATIONS_ZH: Final = (
     "哥哥|姐姐|妹妹|弟弟|妈妈|爸爸|母亲|父亲|儿子|女儿|妻子|丈夫|老婆|老公|男朋友|女朋友|朋友|同事|老板|"
@@ -136,7 +136,7 @@ _CHANGE: Final = re.compile(
     r"\b(?:since the move|settled in|traded in|sold (?:the|my)|got a new|new car|new job|retrained|"
     r"forget what i said|no more|went up|go(?:es|ne)? up|raised|is up to|i['’]m up to|dropped to|"
     r"only manage|since the|after all|left \w+ and|(?:bought|purchased|got) (?:a|an|my) new|"
-    r"bought (?:a|an) \w+)\b|涨到|降到|换了|换成|改喝|改做|以后|新买|买了新",
+    r"bought (?:a|an) \w+|replaced|new (?:position|role))\b|涨到|降到|换了|换成|改喝|改做|以后|新买|买了新",
     re.I,
 )
 
