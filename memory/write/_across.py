@@ -83,6 +83,11 @@ def remaining(old: str, new: str) -> list[KeyFact]:
     return [fact for fact in keys_of(old) if not _replaced(fact, said.get(fact.key))]
 
 
+def _may_change(fact: KeyFact) -> bool:
+    """Whether what a text says of a key can give it a newer value (`_replaced` needs this of it)."""
+    return bool(fact.numbers) if fact.key.partition("/")[2] in NUMERIC_ATTRIBUTES else fact.cue
+
+
 def _sources(block: Block) -> set[tuple[str, str]]:
     return {(s.session_id, s.anchor) for c in block.citations for s in c.sources}
 
@@ -126,6 +131,8 @@ class Across:
         date = newest_date(new)
         seen: set[tuple[str, str]] = set()
         for fact in keys:
+            if not _may_change(fact):
+                continue  # no cue and no number: it replaces nothing, so nothing is looked up
             candidates = list(self.mine.get(fact.key, []))
             if self.index is not None:
                 candidates += self.index.lookup(fact.key)

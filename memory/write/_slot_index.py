@@ -24,6 +24,9 @@ from ._supersede import user_text
 __all__ = ["SlotIndex"]
 
 _VERSION: Final = 2
+# The newest blocks of a key a write reads again, at most: a key stated in many current blocks (a job
+# mentioned in passing for years) costs a bounded number of reads per write, not O(workspace).
+LOOKUP_LIMIT: Final = 24
 log = logging.getLogger(__name__)
 
 
@@ -42,12 +45,14 @@ class SlotIndex:
             self._db = None
 
     def lookup(self, key: str) -> list[tuple[str, str]]:
-        """(topic path, block id) of the current blocks stating `key`, as of the txlog (caught up first)."""
+        """(topic path, block id) of the newest current blocks stating `key` (at most `LOOKUP_LIMIT`), as of
+        the txlog (caught up first)."""
         try:
             db = self._ready()
-            return [
-                (str(p), str(b)) for p, b in db.execute("SELECT path, block FROM slots WHERE key = ?", (key,))
-            ]
+            rows = db.execute(
+                "SELECT path, block FROM slots WHERE key = ? ORDER BY rowid DESC LIMIT ?", (key, LOOKUP_LIMIT)
+            )
+            return [(str(p), str(b)) for p, b in rows]
         except (sqlite3.Error, OSError, TxlogCorrupt, ValueError) as exc:
             log.warning("the slot index is unusable (%s); looked up as empty", exc)
             self.close()
