@@ -36,7 +36,16 @@ from typing import Any, Literal
 from . import _currency_data as data
 from . import _kit as kit
 
-__all__ = ["Question", "core_citations", "first_citing", "measure", "results", "summarise"]
+__all__ = [
+    "Question",
+    "core_blocks",
+    "core_citations",
+    "core_counts",
+    "first_citing",
+    "measure",
+    "results",
+    "summarise",
+]
 
 SEED = 20_261_202
 HOMES, QUICK_HOMES = 24, 4
@@ -112,29 +121,41 @@ _ANCHOR = re.compile(r"#(src-[0-9a-f]{16})")
 
 def core_citations(core_text: str, anchors: Mapping[str, Node]) -> list[set[Node]]:
     """The statement turns each block of `core.md` cites (a block is a paragraph: claim and citations)."""
+    return [cited for _, cited in core_blocks(core_text, anchors)]
+
+
+def core_blocks(core_text: str, anchors: Mapping[str, Node]) -> list[tuple[str, set[Node]]]:
+    """Each block of `core.md` that cites a statement turn: its text, and the turns it cites."""
     blocks = []
     for paragraph in _PARAGRAPH.split(core_text):
         cited = {anchors[a] for a in _ANCHOR.findall(paragraph) if a in anchors}
         if cited:
-            blocks.append(cited)
+            blocks.append((paragraph, cited))
     return blocks
 
 
-def _core_counts(workload: data.Workload, core_text: str) -> dict[str, int]:
+def core_counts(workload: data.Workload, core_text: str) -> dict[str, int]:
+    """`stale`: the (slot, turn) pairs of a core block that states a slot's stale value (a block citing
+    a turn that stated two slots, "I drive a Volvo and I'm vegetarian", is stale for the car only when
+    its own words say the old car: the core files such a turn one fact per clause); `covered`: the
+    user's slots whose current value some core block cites; `facts`: the user's slots."""
     from ..memory.format import anchor_of
 
     anchors = {anchor_of(f"{s}/{n}"): (s, n) for s, n in data.statement_nodes(workload)}
-    blocks = core_citations(core_text, anchors)
+    said = {(t.session, t.node): dict(t.states) for t in workload.turns if t.states}
+    blocks = core_blocks(core_text, anchors)
     stale: set[tuple[str, Node]] = set()
     covered = facts = 0
     for key, slot in workload.slots.items():
         truth = workload.truth(key, (None, None))
-        for cited in blocks:
-            if not cited & truth.current:
-                stale.update((key, node) for node in cited & truth.stale)
+        for text, cited in blocks:
+            if cited & truth.current:
+                continue
+            folded = text.casefold()
+            stale.update((key, node) for node in cited & truth.stale if said[node][key].casefold() in folded)
         if slot.first_person:
             facts += 1
-            covered += any(cited & truth.current for cited in blocks)
+            covered += any(cited & truth.current for _, cited in blocks)
     return {"stale": len(stale), "covered": covered, "facts": facts}
 
 
@@ -191,7 +212,7 @@ async def _home(
                     current_in_k=any(cited & truth.current for cited in cites),
                 )
             )
-        core = _core_counts(workload, rt.core())
+        core = core_counts(workload, rt.core())
     return out, core
 
 

@@ -175,7 +175,7 @@ def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
     if CORE_MASTER in changes.files:
         files.add(rel(workspace.core))
     if targets:
-        files.update({rel(workspace.index), rel(workspace.recall)})
+        files.update({rel(workspace.index), rel(workspace.recall), rel(workspace.slots)})
     if changes.renamed:
         files.add(rel(workspace.txlog))  # the old topic names in its lines
     blocks = sorted({*changes.removed, *changes.redistilled})
@@ -293,6 +293,12 @@ def _purge_caches(workspace: Workspace, *, fsync: bool) -> None:
     """Stages finished, the recall index rebuilt from the files (every snapshot and delta of the old one
     deleted first), the SQLite index vacuumed."""
     workspace.recover(full=True)
+    # The slot index names the subjects of the blocks it lists: deleted, it is rebuilt from the files.
+    for path in (
+        workspace.paths.slots,
+        workspace.paths.slots.with_name(workspace.paths.slots.name + "-journal"),
+    ):
+        path.unlink(missing_ok=True)
     faults.hit("forget:recall")
     shutil.rmtree(workspace.paths.recall, ignore_errors=True)
     from ..recall import compact  # the read side (numpy, the embedding model) only when a forget runs

@@ -57,6 +57,7 @@ SERVING_LOCK_FILE: Final = "runtime.lock"
 STATUS_FILE: Final = "status.json"
 INDEX_FILE: Final = "index.sqlite3"
 SHAPES_FILE: Final = "shapes.sqlite3"
+SLOTS_FILE: Final = "slots.sqlite3"  # the slot index (memory/write/_slot_index.py): a derived cache
 STAGE_DIR: Final = "stage"
 RECALL_DIR: Final = "recall"
 RUNTIME_FILE: Final = "runtime.json"
@@ -128,6 +129,10 @@ class WorkspacePaths:
     @property
     def shapes(self) -> Path:
         return self.state / SHAPES_FILE
+
+    @property
+    def slots(self) -> Path:
+        return self.state / SLOTS_FILE
 
     @property
     def stage_root(self) -> Path:

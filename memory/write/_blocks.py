@@ -45,10 +45,11 @@ class TopicEdit:
         return next((b for b in self.blocks if b.id == block_id), None)
 
     def add(self, claim: str, groups: Groups) -> Block:
-        """A new block for `claim`, or, when the file already holds that exact claim, that block with the
-        new sources cited."""
+        """A new block for `claim`, or, when the file already holds that exact claim in a current block,
+        that block with the new sources cited. A superseded block never gains a citation: the claim said
+        again is a newer statement of it, current until something supersedes it too."""
         for i, block in enumerate(self.blocks):
-            if block.claim == claim:
+            if block.claim == claim and block.superseded is None:
                 self.blocks[i] = self._cite(block, claim, groups)
                 return self.blocks[i]
         block = make_block(self.path, claim, groups, self.taken)

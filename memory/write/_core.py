@@ -41,6 +41,7 @@ from ..workspace import Workspace
 from ._current import InstallCurrency, TopicBlocks, current_core
 from ._distill import BatchInput, Distiller
 from ._held import hold_untrusted
+from ._slot_index import SlotIndex
 
 __all__ = ["WriteOutcome", "mark_nodes", "records_of", "write_batch"]
 
@@ -203,7 +204,11 @@ def _distil(
     """The distiller's edits of `todo` as bytes (None: a file removed), read through `reader`."""
     try:
         shapes = None if currency is None else currency.shapes
-        edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage, shapes), reader)
+        slots = SlotIndex(reader.workspace.root)
+        try:
+            edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage, shapes, slots), reader)
+        finally:
+            slots.close()
     except WriteFailure:
         raise
     except Exception as exc:

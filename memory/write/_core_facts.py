@@ -79,11 +79,12 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
         covered = True
         previous = ""
         for raw in sentences(record.content):
-            facts = _facts_of_sentence(raw)
-            if facts is None:
+            facts, wholly = _facts_of_sentence(raw)
+            if not facts:
                 covered = covered and not strip_lead(raw).strip(" .!?。！？")
                 previous = raw if cue_only(raw) else ""
                 continue
+            covered = covered and wholly
             said = f"{previous} {raw}".strip()
             previous = ""
             out += [CoreFact(text, record, said) for text in facts]
@@ -92,23 +93,24 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
     return out, whole
 
 
-def _facts_of_sentence(raw: str) -> list[str] | None:
-    """The facts a sentence states, one per clause ("I live in Paris and I work as a nurse." is two), or
-    None when some clause of it is not a fact (the sentence is then not wholly core)."""
+def _facts_of_sentence(raw: str) -> tuple[list[str], bool]:
+    """The facts a sentence states, one per clause ("I live in Paris and I work as a nurse." is two), and
+    whether it is wholly facts. A clause that is not a first-person fact ("My car is a Tesla and I'm
+    vegetarian") stays out: the core holds the fact clauses alone, so a later change of what the other
+    clause says leaves no stale words in the core (the whole sentence is filed in its topic)."""
     sentence = strip_lead(raw)
     if not sentence or sentence.endswith(("?", "？")) or len(sentence) > _MAX_FACT:
-        return None
+        return [], False
     parts = clauses(sentence)
-    if len(parts) > 1 and not all(_is_fact(part) for part in parts):
-        parts = [sentence]  # not every part is a fact: the sentence is one claim, or none
     facts = [part for part in parts if _is_fact(part)]
-    if len(facts) != len(parts):
-        return None
+    wholly = len(facts) == len(parts)
+    if not facts:
+        return [], False
     # "I am not vegetarian, I eat fish": the negation only retracts; the core keeps what is true now
     said = [facts_of(part) for part in facts]
     if any(f and not any(x.negated for x in f) for f in said):
         facts = [part for part, f in zip(facts, said, strict=True) if not (f and all(x.negated for x in f))]
-    return [fact[0].upper() + fact[1:] for fact in facts]
+    return [fact[0].upper() + fact[1:] for fact in facts], wholly
 
 
 def _is_fact(clause: str) -> bool:

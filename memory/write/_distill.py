@@ -17,9 +17,12 @@ from typing import Final, Protocol
 
 from ..currency import SessionShape, ShapeSource, are_alternatives
 from ..format import TOPIC_INDEX_SLUG, ArchiveRecord, SourceRef, anchor_of, inert
+from ._across import Across
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
 from ._exchanges import exchanges
+from ._fact_keys import keys_of
+from ._slot_index import SlotIndex
 from ._subjects import SubjectPicker
 from ._supersede import Aside, supersede_older
 
@@ -53,6 +56,7 @@ class BatchInput:
     records: tuple[ArchiveRecord, ...]
     lineage: Callable[[], frozenset[str]] | None = field(default=None, compare=False)
     shapes: ShapeSource | None = field(default=None, compare=False)
+    slots: SlotIndex | None = field(default=None, compare=False)
 
 
 class TopicReader(Protocol):
@@ -220,6 +224,13 @@ def side_rule(batch: BatchInput) -> Aside | None:
     return aside
 
 
+def _key_words(clause: str, said: str) -> str:
+    """The words a core fact's keys are read from: its sentence (where its cue is), unless the sentence
+    states other facts too ("Actually I live in Rome and I work as a nurse": the nurse clause alone)."""
+    mine = {fact.key for fact in keys_of(clause)}
+    return said if mine and {fact.key for fact in keys_of(said)} == mine else clause
+
+
 class ExtractiveDistiller:
     """Groups each batch's turns into exchanges (`_exchanges`: a question with its answer, never across a
     session gap), files each on the page of its subject (`_subjects`: a name or noun the chat uses, never a
@@ -233,13 +244,19 @@ class ExtractiveDistiller:
     core = True
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
-        edits: dict[str, str | None] = {}
         on_path = path_rule(batch)
         aside = side_rule(batch)
+        files: dict[str, TopicEdit] = {}
+        if batch.slots is not None:  # when each turn was said: time order, not write order, decides
+            batch.slots.note_said((r.session_id, anchor_of(r.source_id), r.created_at) for r in batch.records)
+        across = Across(files, topics.read, batch.slots, batch.session_id, on_path, aside)
         # The core first: a user turn the master took whole is filed there only (the same fact in two
         # files would be recalled twice, and `verify` calls an identical claim a duplicate).
-        in_core = self._core(batch, topics, edits, on_path, aside) if self.core else set()
-        files: dict[str, TopicEdit] = {}
+        in_core = (
+            self._core(batch, topics, files, on_path=on_path, aside=aside, across=across)
+            if self.core
+            else set()
+        )
         # A lone turn the core master took whole is filed there only, so it asks for no page either.
         blocks = [e for e in exchanges(batch.records) if not (len(e) == 1 and e[0].source_id in in_core)]
 
@@ -267,16 +284,18 @@ class ExtractiveDistiller:
                     on_path=on_path,
                     aside=aside,
                 )
-        edits.update({path: edit.render() for path, edit in files.items()})
-        return edits
+                across.supersede(block, path, words)
+        return {path: edit.render() for path, edit in files.items() if edit.changed}
 
     def _core(
         self,
         batch: BatchInput,
         topics: TopicReader,
-        edits: dict[str, str | None],
+        files: dict[str, TopicEdit],
+        *,
         on_path: Callable[[str], bool] | None,
-        aside: Aside | None = None,
+        aside: Aside | None,
+        across: Across,
     ) -> set[str]:
         """First-person facts of identity and preference go to `topics/core.md`, where a fact said with
         an update or retraction cue supersedes the older fact of its slot. Returns the source ids of the
@@ -284,7 +303,7 @@ class ExtractiveDistiller:
         facts, whole = read_core_facts(batch.records)
         if not facts:
             return set()
-        edit = TopicEdit(CORE_PATH, topics.read(CORE_PATH), CORE_TITLE)
+        edit = files[CORE_PATH] = TopicEdit(CORE_PATH, topics.read(CORE_PATH), CORE_TITLE)
         for n, fact in enumerate(facts):
             if edit.size() >= TOPIC_FILE_LIMIT:  # per fact, with the batch's: the master has no parts
                 whole -= {f.record.source_id for f in facts[n:]}
@@ -302,6 +321,5 @@ class ExtractiveDistiller:
                 on_path=on_path,
                 aside=aside,
             )
-        if edit.changed:
-            edits[CORE_PATH] = edit.render()
+            across.supersede(block, CORE_PATH, _key_words(fact.text, fact.said))
         return whole

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..format import Block, SourceRef
+from ._fact_keys import keys_of
 from ._slots import MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ _QUESTION_START: Final = re.compile(
     r"^(?:do|does|did|am|is|are|was|were|can|could|should|would|will|have|has|shall|may|where|what|when|"
     r"why|how|who|which)\b",
     re.I,
+)
+# "in May", "since May 3": the month, not the modal verb of a hypothetical
+_MONTH_MAY: Final = re.compile(
+    r"\b(?:in|since|until|by|last|next|early|late|mid-?|of|from)\s+May\b|\bMay\s+\d"
 )
 _HYPOTHETICAL: Final = re.compile(
     r"\b(?:if|suppose|supposing|imagine|what if|would|wouldn['’]?t|might|may|could|should|maybe|perhaps|"
@@ -145,6 +150,7 @@ class Statement:
     words: frozenset[str]
     numbers: frozenset[str]
     subject: frozenset[str] = frozenset()  # the content words before the verb ("the wedding venue is ...")
+    keys: frozenset[str] = frozenset()  # the fact keys it states (`_fact_keys`: "anna/rent", "user/job")
 
 
 def cue_of(sentence: str) -> Reason | None:
@@ -165,7 +171,7 @@ def usable(sentence: str) -> bool:
     return not (
         _QUESTION_END.search(sentence)
         or _QUESTION_START.match(bare)
-        or _HYPOTHETICAL.search(sentence)
+        or _HYPOTHETICAL.search(_MONTH_MAY.sub("", sentence))
         or _REPORTED.search(sentence)
     )
 
@@ -214,7 +220,8 @@ def statement(text: str) -> Statement:
         if cue == "retraction" or (cue == "update" and best is None):
             best = cue
     words, numbers = _content(" ".join(usable_words))
-    return Statement(tuple(facts), best, not any_usable, words, numbers, subject)
+    keys = frozenset(fact.key for fact in keys_of(text))
+    return Statement(tuple(facts), best, not any_usable, words, numbers, subject, keys)
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -267,6 +274,8 @@ def _decide(old: Statement, new: Statement, same_topic: bool) -> Reason | None:
         return "retraction" if "retraction" in reasons else "update"
     if not same_topic or new.facts or not old.words:
         return None
+    if old.keys and new.keys and not old.keys & new.keys:
+        return None  # "Anna's rent is 2270 euros now" and "Omar's rent is 1670 euros now": two facts
     return _lexical(old, new)
 
 
@@ -353,6 +362,7 @@ def choose(
             said.words,
             said.numbers,
             said.subject,
+            said.keys,
         )
     if said.blocked or (said.cue is None and not said.numbers and not said.facts):
         return None

@@ -156,3 +156,50 @@ def test_dagmem_bench_currency_runs_a_tiny_home_through_the_runtime(
     first = printed["results"][0]
     assert (first["value"], first["baseline"]) == (raw["current_at_1"], raw["baseline_current_at_1"])
     assert first["goal"] == "value >= 0.9"
+
+
+def _core_of(*blocks: tuple[str, str]) -> str:
+    """core.md with one block per (claim, anchor)."""
+    body = "".join(
+        f"User: “{claim}” [^c-{n}] ^b-0000000{n}\n"
+        f"[^c-{n}]: Time: `2026-01-02`; Sources: [user s1/x](sources/s1.md#{anchor})\n\n"
+        for n, (claim, anchor) in enumerate(blocks, 1)
+    )
+    return "# Core\n\n" + body
+
+
+def test_core_staleness_counts_a_block_stale_only_for_the_slot_whose_old_value_it_says() -> None:
+    from dagmem.memory.format import anchor_of
+
+    turns = [
+        data.Turn(
+            "s1",
+            "a",
+            "user",
+            "I drive a Volvo and I'm vegetarian.",
+            None,
+            states=(("user:car", "Volvo"), ("user:diet", "vegetarian")),
+            event="first",
+        ),
+        data.Turn(
+            "s1",
+            "b",
+            "user",
+            "I sold the Volvo and bought a Kia.",
+            "a",
+            states=(("user:car", "Kia"),),
+            event="update",
+        ),
+    ]
+    slots = {
+        key: data.Slot(key, key.split(":")[1], "update", True, "en", ("?",))
+        for key in ("user:car", "user:diet")
+    }
+    workload = data.Workload("w", turns=turns, slots=slots)
+    a, b = anchor_of("s1/a"), anchor_of("s1/b")
+    # The diet clause of the two-slot turn is current; the new car is cited: nothing stale.
+    fresh = currency.core_counts(workload, _core_of(("I'm vegetarian.", a), ("I bought a Kia.", b)))
+    assert fresh == {"stale": 0, "covered": 2, "facts": 2}
+    # The car clause of the same turn says the old car: stale for the car.
+    stale = currency.core_counts(workload, _core_of(("I drive a Volvo", a), ("I'm vegetarian.", a)))
+    assert stale == {"stale": 1, "covered": 1, "facts": 2}

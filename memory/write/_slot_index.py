@@ -1,0 +1,174 @@
+"""The slot index: fact key -> the current blocks stating it, in any topic file (a derived cache).
+
+`memory/.dagmem/slots.sqlite3` holds one row per (key, topic path, block id) for every current block
+whose user words state that key (`_fact_keys`), and the txlog byte offset it reflects. Before a lookup it
+catches up from the txlog: each transaction past that offset names the files it changed, and only those
+are read again, so a write costs O(its own transactions), never O(workspace). A missing, damaged or
+foreign file (or a txlog shorter than the offset: a rewritten log) is rebuilt from the topic files.
+Deleting it is always safe. Rows are hints: the writer reads each block it names again, in the file as
+this write leaves it, before it supersedes anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from ..format import Block, TopicFormatError, TxlogCorrupt, TxRecord, WorkspacePaths, parse_topic
+from ._fact_keys import keys_of
+from ._supersede import user_text
+
+__all__ = ["SlotIndex"]
+
+_VERSION: Final = 2
+# The newest blocks of a key a write reads again, at most: a key stated in many current blocks (a job
+# mentioned in passing for years) costs a bounded number of reads per write, not O(workspace).
+LOOKUP_LIMIT: Final = 24
+log = logging.getLogger(__name__)
+
+
+class SlotIndex:
+    """Opened lazily; every failure of the cache reads as "no rows" (a cache never fails a write)."""
+
+    def __init__(self, memory: Path) -> None:
+        self.paths = WorkspacePaths.of(memory)
+        self.file = self.paths.slots
+        self._db: sqlite3.Connection | None = None
+        self._caught_up = False
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def lookup(self, key: str) -> list[tuple[str, str]]:
+        """(topic path, block id) of the newest current blocks stating `key` (at most `LOOKUP_LIMIT`), as of
+        the txlog (caught up first)."""
+        try:
+            db = self._ready()
+            rows = db.execute(
+                "SELECT path, block FROM slots WHERE key = ? ORDER BY rowid DESC LIMIT ?", (key, LOOKUP_LIMIT)
+            )
+            return [(str(p), str(b)) for p, b in rows]
+        except (sqlite3.Error, OSError, TxlogCorrupt, ValueError) as exc:
+            log.warning("the slot index is unusable (%s); looked up as empty", exc)
+            self.close()
+            return []
+
+    def note_said(self, rows: Iterable[tuple[str, str, float]]) -> None:
+        """Remember when each (session, anchor) was said (a batch's records, before its blocks are
+        written: a row for a block never installed is harmless, it is said at that time all the same)."""
+        try:
+            db = self._ready()
+            db.executemany("INSERT OR REPLACE INTO said (session, anchor, at) VALUES (?, ?, ?)", list(rows))
+        except (sqlite3.Error, OSError, TxlogCorrupt, ValueError) as exc:
+            log.warning("the slot index is unusable (%s); said times not kept", exc)
+            self.close()
+
+    def said_at(self, block: Block) -> float | None:
+        """When the newest turn `block` cites was said, if the index knows every turn it cites."""
+        sources = [(s.session_id, s.anchor) for c in block.citations for s in c.sources]
+        try:
+            db = self._ready()
+            times = [db.execute("SELECT at FROM said WHERE session = ? AND anchor = ?", source).fetchone()
+                     for source in sources]  # fmt: skip
+        except (sqlite3.Error, OSError, TxlogCorrupt, ValueError):
+            self.close()
+            return None
+        if not times or any(t is None for t in times):
+            return None
+        return max(float(t[0]) for t in times if t is not None)
+
+    def _ready(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = self._open()
+        if not self._caught_up:
+            self._catch_up(self._db)
+            self._caught_up = True
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db = sqlite3.connect(self.file, isolation_level=None, timeout=30)
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError:
+            self.file.unlink(missing_ok=True)  # not a database: a cache, so start it again
+            db = sqlite3.connect(self.file, isolation_level=None, timeout=30)
+            version = 0
+        if version != _VERSION:
+            db.executescript(
+                "DROP TABLE IF EXISTS slots; DROP TABLE IF EXISTS meta;"
+                "CREATE TABLE slots (key TEXT NOT NULL, path TEXT NOT NULL, block TEXT NOT NULL);"
+                "CREATE INDEX slots_key ON slots (key); CREATE INDEX slots_path ON slots (path);"
+                "CREATE TABLE meta (offset INTEGER NOT NULL);"
+                "CREATE TABLE IF NOT EXISTS said (session TEXT NOT NULL, anchor TEXT NOT NULL, at REAL NOT NULL,"
+                " PRIMARY KEY (session, anchor));"
+                f"PRAGMA user_version = {_VERSION};"
+            )
+        return db
+
+    def _catch_up(self, db: sqlite3.Connection) -> None:
+        row = db.execute("SELECT offset FROM meta").fetchone()
+        offset = -1 if row is None else int(row[0])
+        txlog = self.paths.txlog
+        size = txlog.stat().st_size if txlog.is_file() else 0
+        if offset == size:
+            return
+        if offset < 0 or offset > size:
+            self._rebuild(db, size)
+            return
+        with txlog.open("rb") as fh:
+            fh.seek(offset)
+            tail = fh.read(size - offset)
+        end = tail.rfind(b"\n") + 1  # a line still being appended is read next time
+        changed: set[str] = set()
+        for line in tail[:end].splitlines():
+            if line.strip():
+                changed.update(TxRecord.from_line(line).files)
+        db.execute("BEGIN")
+        try:
+            for relpath in sorted(changed):
+                if relpath.startswith("topics/") and relpath.endswith(".md"):
+                    self._index(db, relpath)
+            self._set_offset(db, offset + end)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _rebuild(self, db: sqlite3.Connection, size: int) -> None:
+        db.execute("BEGIN")
+        try:
+            db.execute("DELETE FROM slots")
+            topics = self.paths.topics
+            for path in sorted(topics.glob("*.md")) if topics.is_dir() else []:
+                self._index(db, f"topics/{path.name}")
+            self._set_offset(db, size)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _set_offset(db: sqlite3.Connection, offset: int) -> None:
+        db.execute("DELETE FROM meta")
+        db.execute("INSERT INTO meta (offset) VALUES (?)", (offset,))
+
+    def _index(self, db: sqlite3.Connection, relpath: str) -> None:
+        db.execute("DELETE FROM slots WHERE path = ?", (relpath,))
+        try:
+            text = (self.paths.root / relpath).read_text("utf-8")
+            topic = parse_topic(text, relpath)
+        except (OSError, UnicodeDecodeError, TopicFormatError):
+            return  # removed, or damaged (`verify` reports it): no rows
+        rows = [
+            (fact.key, relpath, block.id)
+            for block in topic.blocks
+            if block.superseded is None
+            for fact in keys_of(user_text(block.claim))
+        ]
+        db.executemany("INSERT INTO slots (key, path, block) VALUES (?, ?, ?)", rows)
