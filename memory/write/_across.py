@@ -124,8 +124,11 @@ class Across:
         `path`) replace; then remember `new` under its keys for the batch's later blocks."""
         keys = keys_of(words)
         edit = self.edits.get(path)
-        if not keys or new.superseded is not None or edit is None:
+        found = None if edit is None else edit.block(new.id)  # as it is now: a later block may have
+        if not keys or found is None or found.superseded is not None:  # superseded it since it was filed
             return
+        assert edit is not None
+        new = found
         if any(b.id == new.id for b in edit.original.blocks):
             return  # a block said before, cited again: it says nothing newer than it did
         date = newest_date(new)

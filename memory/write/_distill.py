@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from ..currency import SessionShape, ShapeSource, are_alternatives
-from ..format import TOPIC_INDEX_SLUG, ArchiveRecord, SourceRef, anchor_of, inert
+from ..format import TOPIC_INDEX_SLUG, ArchiveRecord, Block, SourceRef, anchor_of, inert
 from ._across import Across
 from ._blocks import TopicEdit
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
@@ -250,12 +250,13 @@ class ExtractiveDistiller:
         if batch.slots is not None:  # when each turn was said: time order, not write order, decides
             batch.slots.note_said((r.session_id, anchor_of(r.source_id), r.created_at) for r in batch.records)
         across = Across(files, topics.read, batch.slots, batch.session_id, on_path, aside)
+        # Supersession across files runs after every block is filed, in the order the words were said:
+        # a core fact said last must also reach the exchange of an older turn filed after it.
+        said: list[tuple[float, Block, str, str]] = []
         # The core first: a user turn the master took whole is filed there only (the same fact in two
         # files would be recalled twice, and `verify` calls an identical claim a duplicate).
         in_core = (
-            self._core(batch, topics, files, on_path=on_path, aside=aside, across=across)
-            if self.core
-            else set()
+            self._core(batch, topics, files, on_path=on_path, aside=aside, said=said) if self.core else set()
         )
         # A lone turn the core master took whole is filed there only, so it asks for no page either.
         blocks = [e for e in exchanges(batch.records) if not (len(e) == 1 and e[0].source_id in in_core)]
@@ -284,7 +285,9 @@ class ExtractiveDistiller:
                     on_path=on_path,
                     aside=aside,
                 )
-                across.supersede(block, path, words)
+                said.append((max(r.created_at for r in exchange if r.role == "user"), block, path, words))
+        for _, block, path, words in sorted(said, key=lambda entry: entry[0]):  # stable: core first
+            across.supersede(block, path, words)
         return {path: edit.render() for path, edit in files.items() if edit.changed}
 
     def _core(
@@ -295,7 +298,7 @@ class ExtractiveDistiller:
         *,
         on_path: Callable[[str], bool] | None,
         aside: Aside | None,
-        across: Across,
+        said: list[tuple[float, Block, str, str]],
     ) -> set[str]:
         """First-person facts of identity and preference go to `topics/core.md`, where a fact said with
         an update or retraction cue supersedes the older fact of its slot. Returns the source ids of the
@@ -321,5 +324,5 @@ class ExtractiveDistiller:
                 on_path=on_path,
                 aside=aside,
             )
-            across.supersede(block, CORE_PATH, _key_words(fact.text, fact.said))
+            said.append((record.created_at, block, CORE_PATH, _key_words(fact.text, fact.said)))
         return whole

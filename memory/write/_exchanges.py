@@ -7,7 +7,9 @@ miss) and glued a conversation's first turn to the previous one's farewell. Here
 other speaker) joins the block before it when that block's last turn asked a question, or when the block
 is one turn so far; so a reply that asks keeps its answer too. A block holds at most `MAX_TURNS` turns
 (measured: 2, 3, 4 and 6 recall within a point of each other; 4 keeps more questions with their answers).
-A silence of a session's length (`Settings.idle_after`, 30 minutes by default) between two turns ends
+A user turn that states a fact (a key of `_fact_keys`: where they live, their job, a quantity, ...) never
+joins a block that already holds one: when one of the two facts gets a newer value, the block that says
+it can be superseded whole without hiding the other. A silence of a session's length (`Settings.idle_after`, 30 minutes by default) between two turns ends
 the block: a host or an importer that keeps several conversations' dates in one session gets blocks
 that stay inside each conversation, as a live session does.
 """
@@ -19,6 +21,7 @@ from typing import Final
 
 from ..format import ArchiveRecord
 from ..settings import Settings
+from ._fact_keys import keys_of
 
 __all__ = ["MAX_TURNS", "SESSION_GAP", "exchanges", "new_session"]
 
@@ -47,10 +50,16 @@ def exchanges(records: Sequence[ArchiveRecord]) -> list[list[ArchiveRecord]]:
     return groups
 
 
+def _states_fact(record: ArchiveRecord) -> bool:
+    return record.role == "user" and bool(keys_of(record.content))
+
+
 def _joins(block: Sequence[ArchiveRecord], record: ArchiveRecord) -> bool:
     last = block[-1]
     if len(block) >= MAX_TURNS or new_session(last, record) or record.role == last.role:
         return False
+    if _states_fact(record) and any(_states_fact(r) for r in block):
+        return False  # one fact-stating user turn per block: a newer value supersedes it whole
     if _asks(last):
         return True  # the answer to the block's question
     return len(block) == 1  # the reply to a lone turn

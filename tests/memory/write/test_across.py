@@ -175,3 +175,39 @@ def test_within_a_topic_two_facts_of_different_keys_are_never_one_changed(old: s
     from dagmem.memory.write._supersede import supersession
 
     assert supersession(old, new, same_topic=True) is None
+
+
+async def test_a_correction_in_the_same_batch_supersedes_the_exchange_filed_after_it(tmp_path: Path) -> None:
+    import dagmem
+
+    async with dagmem.Runtime.open(tmp_path, token_threshold=10_000) as rt:  # one batch: the boundary write
+        await rt.append("s", "user", "I am vegetarian.")
+        await rt.append("s", "assistant", "Okay.")
+        await rt.append("s", "user", "Sorry, scratch that: I am not vegetarian, I eat fish.")
+        await rt.end_session("s")
+        await rt.flush(force=True)
+        hits = await rt.recall("am I vegetarian?", k=5)
+    blocks = _blocks(tmp_path)
+    assert _state(blocks, "I am vegetarian.")  # its core fact and its exchange
+    assert all(_state(blocks, "I am vegetarian."))
+    assert "fish" in hits[0].text
+    assert all(h.status == "superseded" for h in hits if "I am vegetarian." in h.text)
+
+
+async def test_two_facts_answered_in_one_exchange_are_two_blocks(tmp_path: Path) -> None:
+    import dagmem
+
+    async with dagmem.Runtime.open(tmp_path, token_threshold=10_000) as rt:
+        await rt.append("s1", "user", "My sister Anna pays 1500 euros rent.")
+        await rt.append("s1", "assistant", "That is a lot. And what do you drink in the morning?")
+        await rt.append("s1", "user", "I drink green tea every morning.")
+        await rt.end_session("s1")
+        await rt.append("s2", "user", "Anna's rent is 2270 euros now.")
+        await rt.append("s2", "assistant", "Understood.")
+        await rt.end_session("s2")
+        await rt.flush(force=True)
+    blocks = _blocks(tmp_path)
+    assert not [c for c in blocks if "1500" in c and "green tea" in c]  # each fact's turn in its own block
+    assert _state(blocks, "1500 euros") == [True]  # the older rent, superseded whole
+    assert _state(blocks, "green tea")
+    assert not any(_state(blocks, "green tea"))  # the drink is still true
