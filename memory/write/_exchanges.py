@@ -7,9 +7,11 @@ miss) and glued a conversation's first turn to the previous one's farewell. Here
 other speaker) joins the block before it when that block's last turn asked a question, or when the block
 is one turn so far; so a reply that asks keeps its answer too. A block holds at most `MAX_TURNS` turns
 (measured: 2, 3, 4 and 6 recall within a point of each other; 4 keeps more questions with their answers).
-A user turn that states a fact (a key of `_fact_keys`: where they live, their job, a quantity, ...) never
-joins a block that already holds one: when one of the two facts gets a newer value, the block that says
-it can be superseded whole without hiding the other. A silence of a session's length (`Settings.idle_after`, 30 minutes by default) between two turns ends
+A user turn that states a fact (a key of `_fact_keys`: where someone lives, their job, a quantity, ...)
+never joins a block whose user turns state facts about someone else ("My sister Anna pays 1500 euros
+rent." and "I drink green tea."): when one of the two gets a newer value, the block that says it can be
+superseded whole without hiding the other. Turns about one subject (a question about Andrew's new job
+and the answer) stay together. A silence of a session's length (`Settings.idle_after`, 30 minutes by default) between two turns ends
 the block: a host or an importer that keeps several conversations' dates in one session gets blocks
 that stay inside each conversation, as a live session does.
 """
@@ -50,16 +52,20 @@ def exchanges(records: Sequence[ArchiveRecord]) -> list[list[ArchiveRecord]]:
     return groups
 
 
-def _states_fact(record: ArchiveRecord) -> bool:
-    return record.role == "user" and bool(keys_of(record.content))
+def _subjects(record: ArchiveRecord) -> frozenset[str]:
+    """Whom a user turn states a fact about (the subjects of its fact keys: `user`, `maya`, ...)."""
+    if record.role != "user":
+        return frozenset()
+    return frozenset(fact.key.partition("/")[0] for fact in keys_of(record.content))
 
 
 def _joins(block: Sequence[ArchiveRecord], record: ArchiveRecord) -> bool:
     last = block[-1]
     if len(block) >= MAX_TURNS or new_session(last, record) or record.role == last.role:
         return False
-    if _states_fact(record) and any(_states_fact(r) for r in block):
-        return False  # one fact-stating user turn per block: a newer value supersedes it whole
+    subjects = _subjects(record)
+    if subjects and any(_subjects(r) - subjects for r in block):
+        return False  # facts about another subject: a newer value of either then supersedes its block whole
     if _asks(last):
         return True  # the answer to the block's question
     return len(block) == 1  # the reply to a lone turn
