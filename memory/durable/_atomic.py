@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import itertools
 import logging
 import os
@@ -272,24 +273,23 @@ def sync_filesystems(directories: Iterable[Path], *, site: str = "flush") -> boo
     return True
 
 
-_syncfs_call: Any = None
-_syncfs_missing = False
+@functools.cache
+def _libc(name: str, *argtypes: Any) -> Any:
+    """The C library's `name` (Linux only), typed, looked up once; None where there is none (not Linux, or
+    a libc too old to have it)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = getattr(ctypes.CDLL(None, use_errno=True), name)
+    except (AttributeError, OSError):
+        return None
+    call.argtypes = list(argtypes)
+    call.restype = ctypes.c_int
+    return call
 
 
 def _syncfs() -> Any:
-    global _syncfs_call, _syncfs_missing
-    if _syncfs_missing or not sys.platform.startswith("linux"):
-        return None
-    if _syncfs_call is None:
-        try:
-            call = ctypes.CDLL(None, use_errno=True).syncfs
-        except (AttributeError, OSError):
-            _syncfs_missing = True
-            return None
-        call.argtypes = [ctypes.c_int]
-        call.restype = ctypes.c_int
-        _syncfs_call = call
-    return _syncfs_call
+    return _libc("syncfs", ctypes.c_int)
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True, site: str = "file") -> None:
@@ -396,24 +396,13 @@ def rename_noreplace(source: Path, target: Path) -> bool:
 
 
 _AT_FDCWD, _RENAME_NOREPLACE = -100, 1
-_renameat2_missing = False
-_renameat2_call: Any = None
+_renameat2_missing = False  # the kernel or filesystem refused it once: link + unlink from then on
 
 
 def _renameat2() -> Any:
-    global _renameat2_call, _renameat2_missing
-    if _renameat2_missing or not sys.platform.startswith("linux"):
+    if _renameat2_missing:
         return None
-    if _renameat2_call is None:
-        try:
-            call = ctypes.CDLL(None, use_errno=True).renameat2
-        except (AttributeError, OSError):  # a libc older than glibc 2.28
-            _renameat2_missing = True
-            return None
-        call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-        call.restype = ctypes.c_int
-        _renameat2_call = call
-    return _renameat2_call
+    return _libc("renameat2", ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
 
 
 def _write_window(items: list[tuple[Path, bytes]], *, fsync: bool, site: str) -> list[tuple[Path, Path]]:
