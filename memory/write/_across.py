@@ -124,11 +124,10 @@ class Across:
         `path`) replace; then remember `new` under its keys for the batch's later blocks."""
         keys = keys_of(words)
         edit = self.edits.get(path)
-        found = None if edit is None else edit.block(new.id)  # as it is now: a later block may have
-        if not keys or found is None or found.superseded is not None:  # superseded it since it was filed
+        now = None if edit is None else edit.block(new.id)  # a later block may have superseded it since
+        if not keys or edit is None or now is None or now.superseded is not None:
             return
-        assert edit is not None
-        new = found
+        new = now
         if any(b.id == new.id for b in edit.original.blocks):
             return  # a block said before, cited again: it says nothing newer than it did
         date = newest_date(new)
