@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import subprocess
 import threading
@@ -132,8 +133,8 @@ class ModelServer:
                 reply = step if isinstance(step, Reply) else step(request)
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     reply = error(404, "not_found")
-                if reply.delay:
-                    server.stopping.wait(reply.delay)
+                if reply.delay:  # math.inf: never answer; only the client's timeout (or the end) ends it
+                    server.stopping.wait(None if math.isinf(reply.delay) else reply.delay)
                 body = reply.body if reply.body is not None else b"{}"
                 try:
                     self.send_response(reply.status)
@@ -252,7 +253,7 @@ RECOVERED: dict[str, list[Reply | Callable[[dict[str, Any]], Reply]]] = {
     "truncated-then-good": [truncated],
     "429": [error(429, "rate_limit_exceeded", headers={"Retry-After": "1"})],
     "500": [error(500, "server_error")],
-    "slow": [Reply(delay=10.0, body=completion("{}"))],  # far past the timeout, on any machine
+    "slow": [Reply(delay=math.inf, body=completion("{}"))],  # never answers: the client must give up
 }
 
 
@@ -261,8 +262,8 @@ async def test_the_model_writes_a_forked_sessions_memory(
     case: str, model: ModelServer, tmp_path: Path
 ) -> None:
     model.script.extend(RECOVERED[case])
-    # The timeout only has to fall between a prompt answer (on a loaded machine: up to a second or so)
-    # and the slow case's delay.
+    # The slow reply never comes, so the timeout is only a bound on a prompt answer (on a loaded machine:
+    # up to a second or so), never a race between two delays.
     distiller = LLMDistiller(settings(model, timeout=3.0))
     async with Runtime.open(tmp_path, distiller=distiller, config=CONFIG) as rt:
         await forked_session(rt, "s")
@@ -294,7 +295,7 @@ FAILED = {
     "refs-outside-the-batch": (bad_refs, ReasonCode.MODEL_BAD_RESPONSE, False),
     "truncated": (truncated, ReasonCode.MODEL_BAD_RESPONSE, False),
     "500": (lambda r: error(500, "server_error"), ReasonCode.MODEL_PROVIDER_INTERNAL, True),
-    "slow": (lambda r: Reply(delay=2.0, body=completion("{}")), ReasonCode.MODEL_TIMEOUT, True),
+    "slow": (lambda r: Reply(delay=math.inf, body=completion("{}")), ReasonCode.MODEL_TIMEOUT, True),
 }
 
 
@@ -304,7 +305,8 @@ async def test_a_failed_call_leaves_the_workspace_byte_identical_and_the_batch_o
 ) -> None:
     caplog.set_level(logging.DEBUG)
     reply, code, retryable = FAILED[case]
-    distiller = LLMDistiller(settings(model, timeout=0.3))
+    # As above: the slow reply never comes, so 3 s only bounds the prompt answers before it.
+    distiller = LLMDistiller(settings(model, timeout=3.0))
     async with Runtime.open(tmp_path, distiller=distiller, config=CONFIG) as rt:
         await forked_session(rt, "a")
         await rt.flush(force=True)
