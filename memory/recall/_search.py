@@ -248,6 +248,7 @@ def _current_first(
     successors: Callable[[int], list[int]],
     *,
     replaced: Callable[[int], bool] = lambda _row: False,
+    sibling: Callable[[int], bool] = lambda _row: False,
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
     for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
@@ -255,13 +256,22 @@ def _current_first(
     row's current successor takes its place (`successors`), unless it came already. Among the current
     rows, those `replaced` on a branch this reader does not see come after the others (their newer
     value may be the reader's own branch's, which no supersession could link: an older fact has one
-    successor). `current` None (`history=True`): relevance order, each superseded row followed by its
-    current successor."""
+    successor), but never after a `sibling` row when they are not siblings themselves: the branch rule
+    (no sibling above the reader's own branch) holds among current rows. `current` None
+    (`history=True`): relevance order, each superseded row followed by its current successor."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     held: list[int] = []
     later: list[int] = []
     given: set[int] = set()
+
+    def before_a_sibling() -> Iterator[int]:
+        """The replaced rows waiting in `later` that a sibling row must not pass."""
+        for waiting in [r for r in later if r not in given and not sibling(r)]:
+            later.remove(waiting)
+            given.add(waiting)
+            yield waiting
+
     for row in ranked:
         if score[row] < cut or row in given:
             continue  # `pick` never takes a row below the floor: no status needed
@@ -269,6 +279,8 @@ def _current_first(
             if current is not None and replaced(row):
                 later.append(row)
                 continue
+            if later and sibling(row):
+                yield from before_a_sibling()
             given.add(row)
             yield row
             if current is not None:
@@ -281,6 +293,8 @@ def _current_first(
             if current is not None and replaced(successor):
                 later.append(successor)
                 continue
+            if later and sibling(successor):
+                yield from before_a_sibling()
             given.add(successor)
             yield successor
     yield from dict.fromkeys(row for row in later if row not in given)
@@ -485,7 +499,10 @@ def _search(
         """Current for this reader, though a successor is recorded (said on a branch it does not see)."""
         return entry_of(row).superseded is not None
 
-    order = _current_first(ranked, current, final, floor, successors, replaced=replaced)
+    def sibling(row: int) -> bool:
+        return siblings == "demote" and classes.get(row) == "sibling"
+
+    order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
     return [
         _hit(entry, final[row], classes[row], weights, currency_of(row), asked=asked) for row, entry in chosen

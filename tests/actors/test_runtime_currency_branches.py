@@ -2,7 +2,8 @@
 (`spawned=True`) whose newer statement replaces one said after the fork on the main branch; the order
 said, not the order written, when a boundary writes the head branch first; a later update that replaces
 the value said on each alternative of an edited prompt; and a reader inside the left alternative, who
-gets its own branch's value first (the head's alternative is left for it)."""
+gets its own branch's value first (the head's alternative is left for it), and never a sub-agent's
+sibling turn above a value of its own branch."""
 
 from __future__ import annotations
 
@@ -100,6 +101,27 @@ async def test_a_reader_inside_the_left_alternative_gets_its_own_value_first(tmp
         assert _status_of(labelled, "s1", berlin) == "current"
         head = await rt.recall(QUESTION, session_id="s1", k=10)
         assert _first_citing(head, *said) == ("s1", rome)
+
+
+async def test_a_value_replaced_only_on_a_branch_the_reader_left_still_ranks_above_a_sibling(
+    tmp_path: Path,
+) -> None:
+    async with dagmem.Runtime.open(tmp_path) as rt:
+        paris = await rt.append("s1", "user", "I live in Paris.")
+        berlin = await rt.append("s1", "user", "Update: I moved to Berlin.")
+        # A sub-agent's turn off Paris that matches the question: a sibling for a reader at Berlin.
+        side = await rt.append(
+            "s1", "user", "Museums near where they live, a list of three.", predecessor=paris, spawned=True
+        )
+        await rt.append("s1", "user", "Update: I moved to Rome.", predecessor=paris)  # the head's
+        await rt.end_session("s1")
+        await rt.flush(force=True)
+        # For this reader Paris's recorded successor (Rome) is left: Paris is current and, though it
+        # comes after Berlin, it is the reader's own branch, so the sub-agent's turn comes after it.
+        hits = await rt.recall(QUESTION, session_id="s1", tip=berlin, k=10)
+        order = [s for h in hits for s in (("s1", berlin), ("s1", paris), ("s1", side)) if _cites(h, *s)]
+        assert order == [("s1", berlin), ("s1", paris), ("s1", side)]
+        assert [h.branch for h in hits if _cites(h, "s1", side)] == ["sibling"]
 
 
 async def test_a_later_update_replaces_the_value_said_on_each_alternative(tmp_path: Path) -> None:
