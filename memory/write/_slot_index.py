@@ -99,6 +99,10 @@ class SlotIndex:
             self.file.unlink(missing_ok=True)  # not a database: a cache, so start it again
             db = sqlite3.connect(self.file, isolation_level=None, timeout=30)
             version = 0
+        # A cache: no fsync per commit (each cost ~10 ms, a third of a write pass). A process crash cannot
+        # damage it with the rollback journal; a lost update after a power cut is caught up from the txlog.
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute("PRAGMA synchronous=OFF")
         if version != _VERSION:
             db.executescript(
                 "DROP TABLE IF EXISTS slots; DROP TABLE IF EXISTS meta;"
