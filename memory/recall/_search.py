@@ -8,7 +8,7 @@
    with (`_speaker.without_speakers`): in a chat every turn opens with its speaker's name, so the name
    pulls the vector towards all that speaker said (BM25 still weighs the name). Measured on LoCoMo dev,
    all@1 / all@10 / multi-hop all@10: 0.382 / 0.687 / 0.162 before, 0.375 / 0.695 / 0.176 without the
-   names, 0.382 / 0.701 / 0.183 with the cosine's share at 0.4 (0.35: 0.380 / 0.699 / 0.176; 0.45:
+   names, 0.382 / 0.700 / 0.183 with the cosine's share at 0.4 (0.35: 0.380 / 0.699 / 0.176; 0.45:
    0.379 / 0.697 / 0.190).
 3. A block said right before or after a good block shares its context (a question's evidence often spans
    neighbouring turns): a sixth of each conversational neighbour's fused score is added (measured: +3
