@@ -36,7 +36,17 @@ from typing import Final
 from ._entries import Entry, Source
 from ._text import analyse
 
-__all__ = ["PEEK", "Asked", "asked_about", "label_of", "name_of", "speaker_first"]
+__all__ = [
+    "PEEK",
+    "Asked",
+    "asked_about",
+    "asked_among",
+    "label_of",
+    "name_of",
+    "speaker_first",
+    "speakers",
+    "without_speakers",
+]
 
 PEEK: Final = 8  # best lexical matches whose speakers a query may name (each an index entry read)
 USER_ROLE: Final = "user"
@@ -77,17 +87,27 @@ def _first_person(token: str) -> bool:
     return any(word in FIRST_PERSON for word in _WORD.findall(token.casefold()))
 
 
-def asked_about(query: str, entries: Iterable[Entry]) -> Asked | None:
-    """The speaker `query` asks about, among the speakers of `entries` (its best lexical matches) and
-    the user; None when it names none of them."""
-    records: dict[tuple[str, ...], set[tuple[str, str]]] = {}
+def speakers(entries: Iterable[Entry]) -> list[str]:
+    """The speakers' labels among `entries` (a query's best lexical matches): each label that at least
+    two of their records open with, in the order first met."""
+    records: dict[str, set[tuple[str, str]]] = {}
     for entry in entries:
         for source in entry.sources:
             label = label_of(source.excerpt)
-            name = name_of(label) if label is not None else ()
-            if name:
-                records.setdefault(name, set()).add((source.session, source.anchor))
-    names = [name for name, said in records.items() if len(said) >= 2]
+            if label is not None and name_of(label):
+                records.setdefault(label, set()).add((source.session, source.anchor))
+    return [label for label, said in records.items() if len(said) >= 2]
+
+
+def asked_about(query: str, entries: Iterable[Entry]) -> Asked | None:
+    """The speaker `query` asks about, among the speakers of `entries` (its best lexical matches) and
+    the user; None when it names none of them."""
+    return asked_among(query, speakers(entries))
+
+
+def asked_among(query: str, labels: Sequence[str]) -> Asked | None:
+    """`asked_about` with the speakers' labels already found (`speakers`)."""
+    names = list(dict.fromkeys(name_of(label) for label in labels))
     # Each whitespace-separated word's terms, as recall analyses the query (a term never spans words).
     tokens = [(token, analyse(token)) for token in query.split()]
     for at, (token, terms) in enumerate(tokens):
@@ -98,6 +118,18 @@ def asked_about(query: str, entries: Iterable[Entry]) -> Asked | None:
             if name[0] in terms and set(name) <= later:
                 return Asked(name)
     return None
+
+
+def without_speakers(query: str, labels: Sequence[str]) -> str:
+    """`query` with the speakers' names taken out ("what instruments does Melanie play?" -> "what
+    instruments does play?"), for the query's vector: every turn of a labelled chat starts with its
+    speaker's name, so a name in the query pulls its vector towards everything that speaker said, away
+    from what the question asks. The whole query when nothing else is left."""
+    if not labels:
+        return query
+    pattern = r"\b(?:" + "|".join(re.escape(label) for label in labels) + r")(?:['’]s)?\b"
+    out = " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split())
+    return out if _WORD.search(out) else query
 
 
 def speaker_first(sources: Sequence[Source], asked: Asked | None) -> list[Source]:

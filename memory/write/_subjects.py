@@ -58,7 +58,7 @@ FILLER_WORDS: Final = frozenset(
     enjoy enjoyed help helped appreciate appreciated agree agreed believe believing happened happening
     coming going doing trying try tried started start catch watch reminds remind inspire express pushing
     cherishing seeing stepping recommend bring brings talk talking around blast
-    always never often lately recently currently hopefully really actually probably maybe also still
+    now always never often lately recently currently hopefully really actually probably maybe also still
     together everyone everything someone something anything nothing anyone everybody people person
     new next last first right left best big little positive favorite favourite fave kind sort lot lots bit way ways thing things stuff part day days time
     times today tomorrow yesterday week weekend month year years moment moments

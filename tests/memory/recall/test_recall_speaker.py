@@ -15,8 +15,9 @@ from dagmem.memory.format import ArchiveRecord
 from dagmem.memory.recall import RecallIndex, search
 from dagmem.memory.recall import _search as recall_search
 from dagmem.memory.recall._answers import only_asks
+from dagmem.memory.recall._embed import embed
 from dagmem.memory.recall._entities import BONUS, entity_pages, slug_of
-from dagmem.memory.recall._speaker import Asked, asked_about, label_of
+from dagmem.memory.recall._speaker import Asked, asked_about, label_of, speakers, without_speakers
 from dagmem.memory.write import BatchInput, ExtractiveDistiller, TopicReader, exchange_claim
 from dagmem.memory.write._blocks import TopicEdit
 from dagmem.memory.writing import write_home
@@ -171,6 +172,42 @@ def test_a_label_said_once_is_no_speaker(tmp_path: Path) -> None:
     entries = [index.entry(row) for row in range(index.size)]
     assert asked_about("what note about the kayak", entries) is None
     assert asked_about("what did I say about the kayak", entries) == Asked(None)  # the user
+
+
+def test_the_query_vector_leaves_the_speakers_names_out() -> None:
+    assert (
+        without_speakers("What instruments does Melanie play?", ["Melanie"]) == "What instruments does play?"
+    )
+    assert without_speakers("what are melanie's pets' names", ["Melanie"]) == "what are pets' names"
+    assert without_speakers("Did Mary Ann meet Jon?", ["Mary Ann", "Jon"]) == "Did meet ?"
+    assert without_speakers("Melanies and Melanie-like", ["Melanie"]) == "Melanies and -like"  # whole words
+    assert without_speakers("Melanie?", ["Melanie"]) == "Melanie?"  # nothing else left: the whole query
+    assert without_speakers("what did Melanie say", []) == "what did Melanie say"
+
+
+def test_search_embeds_the_query_without_the_speakers_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns = [
+        ("user", "Melanie: I play the violin every evening."),
+        ("assistant", "Caroline: Lovely, how long have you played it?"),
+        ("user", "Melanie: Since I was ten, and the clarinet too."),
+        ("assistant", "Caroline: I only sing, in a choir."),
+    ]
+    index = _home(tmp_path, turns)
+    entries = [index.entry(row) for row in range(index.size)]
+    assert speakers(entries) == ["Melanie", "Caroline"]
+    embedded: list[str] = []
+
+    def spy(texts: list[str], workspace: Path | None = None) -> object:
+        embedded.extend(texts)
+        return embed(texts, workspace)
+
+    monkeypatch.setattr(recall_search, "embed", spy)
+    hits = search(index, "What instruments does Melanie play?", k=2)
+    assert embedded == ["What instruments does play?"]
+    assert hits
+    assert "violin" in hits[0].text  # the question is still answered
 
 
 # -- entity expansion --------------------------------------------------------------------------------
