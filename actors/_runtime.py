@@ -580,21 +580,19 @@ class Runtime:
             self._shapes = await self._ctx.io(ShapeCache, self._ctx.workspace_root, self._ctx.store)
         live = self._live_shape(session_id) if session_id is not None else None
         shapes = self._shapes.for_reader(session_id, tip, lambda _sid: live)
-        reader = await self._ctx.io(reader_for, shapes, session_id, tip)
         index = self._recall
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
-        return await self._ctx.io(
-            search,
-            index,
-            query,
-            k=k,
-            reader=reader,
-            siblings=siblings,
-            history=history,
-            floor=check_floor(floor),
-            keep=visible(held=held, scope=scope),
-        )
+        floor = check_floor(floor)
+        keep = visible(held=held, scope=scope)
+
+        def answer() -> list[Hit]:  # the reader and the search in one worker call: one thread hop, not two
+            reader = reader_for(shapes, session_id, tip)
+            return search(
+                index, query, k=k, reader=reader, siblings=siblings, history=history, floor=floor, keep=keep
+            )
+
+        return await self._ctx.io(answer)
 
     def _live_shape(self, session_id: str) -> SessionShape | None:
         """A live session's shape from its actor's DAG view (O(1), no file read), or None when it is not

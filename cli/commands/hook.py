@@ -23,6 +23,9 @@ def _own_argv(argv: Sequence[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._blas import one_blas_thread
+
+    one_blas_thread()  # before a prompt's search loads numpy
     from ...hooks import run_hook
 
     return run_hook(args)

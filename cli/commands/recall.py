@@ -34,6 +34,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._blas import one_blas_thread
+
+    one_blas_thread()  # before the search loads numpy
     from .._recall import recall_command
 
     return recall_command(args)

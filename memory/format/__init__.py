@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from ._archive_codec import HEADER as HEADER
     from ._archive_codec import ORIGINS as ORIGINS
     from ._archive_codec import ArchiveRecord as ArchiveRecord
-    from ._archive_codec import anchor_of as anchor_of
     from ._archive_codec import default_origin as default_origin
     from ._archive_codec import render_frame as render_frame
     from ._archive_codec import render_tombstone as render_tombstone
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from ._forgotten import TextHash as TextHash
     from ._forgotten import parse_forgotten as parse_forgotten
     from ._forgotten import render_forgotten as render_forgotten
+    from ._ids import anchor_of as anchor_of
     from ._ids import check_id as check_id
     from ._ids import is_valid_id as is_valid_id
     from ._layout import CORE_FILE as CORE_FILE
@@ -271,7 +271,7 @@ __getattr__, __dir__ = lazy(
         "TxlogCorrupt": "._txrecord",
         "WorkspacePaths": "._layout",
         "ancestors": "._ancestry",
-        "anchor_of": "._archive_codec",
+        "anchor_of": "._ids",
         "block_id": "._topic_model",
         "block_links": "._topic_model",
         "check_content": "._limits",

@@ -19,13 +19,12 @@ session cannot interleave (a duplicate frame would be damage)."""
 from __future__ import annotations
 
 import base64
-import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
 from ..errors import InvalidInput
-from ._ids import check_id
+from ._ids import anchor_of, check_id
 from ._limits import MAX_RECORD_LINES, MAX_SEQ, check_content, time_problem
 
 __all__ = [
@@ -77,10 +76,6 @@ class ArchiveRecord:
     @property
     def source_id(self) -> str:
         return f"{self.session_id}/{self.node_id}"
-
-
-def anchor_of(source_id: str) -> str:
-    return "src-" + hashlib.sha256(source_id.encode()).hexdigest()[:16]
 
 
 def _iso(created_at: float) -> str:

@@ -3,11 +3,12 @@ anything else is refused before a byte is written."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from ..errors import InvalidInput
 
-__all__ = ["ID_PATTERN", "check_id", "is_valid_id"]
+__all__ = ["ID_PATTERN", "anchor_of", "check_id", "is_valid_id"]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
@@ -27,3 +28,9 @@ def check_id(value: object, what: str = "id") -> str:
             "(letters, digits, '_' and '-', at most 64 characters, starting with a letter or digit)"
         )
     return value
+
+
+def anchor_of(source_id: str) -> str:
+    """A record's anchor in its session's archive (`src-` and 16 hex digits of its id's sha256); here, in
+    a leaf, so that rendering a hit's evidence loads no archive codec."""
+    return "src-" + hashlib.sha256(source_id.encode()).hexdigest()[:16]

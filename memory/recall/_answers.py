@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from typing import Final
 
 from ._entries import Source
-from ._text import analyse
+from ._text import term_set
 
 __all__ = ["answers_first", "only_asks"]
 
@@ -24,7 +24,7 @@ _SENTENCE: Final = re.compile(r"[^.!?。！？]+[.!?。！？]*")
 
 def only_asks(text: str, terms: Collection[str]) -> bool:
     """Does every sentence of `text` that holds one of `terms` end with a question mark (and one does)?"""
-    holding = [s for s in _SENTENCE.findall(text) if not set(analyse(s)).isdisjoint(terms)]
+    holding = [s for s in _SENTENCE.findall(text) if not term_set(s).isdisjoint(terms)]
     return bool(holding) and all(s.rstrip().rstrip("\"')]”’").endswith(("?", "？")) for s in holding)
 
 

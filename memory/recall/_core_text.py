@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from ..format import CORE_FILE, TopicFormatError, parse_topic
+from ..format import CORE_FILE
 from ._text import plain_claim
 
 __all__ = ["CoreFact", "core_facts", "core_lines"]
@@ -33,6 +33,8 @@ def core_facts(core: str) -> tuple[CoreFact, ...]:
     """The facts of a core block, in its order."""
     if not core.strip():
         return ()
+    from ..format import TopicFormatError, parse_topic  # here: an empty core parses nothing
+
     # Record text is inert (`](` is escaped in it), so only real links match these.
     as_topic = core.replace("](sources/", "](../sources/").replace("](topics/", "](")
     try:

@@ -16,23 +16,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..durable import read_regular
 from ..errors import UnsafePath
-from ..format import (
-    ArchiveRecord,
-    Block,
-    Topic,
-    WorkspacePaths,
-    anchor_of,
-    parse_topic,
-    render_block,
-    scan_archive,
-)
+from ..format import WorkspacePaths, anchor_of
+
+if TYPE_CHECKING:
+    from ..format import ArchiveRecord, Block, Topic
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
 
@@ -68,6 +62,8 @@ def block_digest(block: Block) -> str:
     rendered again."""
     found = _digests.get(block)
     if found is None:
+        from ..format import render_block  # here: a query over a current index renders no block
+
         found = hashlib.sha256(render_block(block).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         if len(_digests) >= _DIGESTS_MAX:
             _digests.clear()
@@ -232,6 +228,8 @@ class ArchiveSources:
                 data = read_regular(WorkspacePaths(self.memory).source(session)) or b""
             except (NotADirectoryError, UnsafePath):
                 data = b""
+            from ..format import scan_archive  # here: a query over a current index scans no archive
+
             for frame in scan_archive(data, session).frames:
                 key = (session, anchor_of(frame.source_id))
                 self._found.setdefault(
@@ -253,6 +251,8 @@ class ArchiveSources:
 
 
 def topic_of(path: str, data: bytes) -> Topic:
+    from ..format import parse_topic  # here: a query over a current index parses no topic file
+
     return parse_topic(data.decode("utf-8"), path)
 
 

@@ -3,12 +3,12 @@ and its currency status (DESIGN §12)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import fields
 
 from pydantic import BaseModel, ConfigDict
 
 from ..currency import Status
-from ._found import BranchClass, Found, Siblings
+from ._found import BranchClass, Found, FoundEvidence, Siblings
 
 __all__ = ["BranchClass", "Evidence", "Hit", "Siblings", "Status", "hit_of"]
 
@@ -51,4 +51,13 @@ class Hit(BaseModel):
 
 def hit_of(found: Found) -> Hit:
     """The `Hit` of what the search found (its evidence as `Evidence`)."""
-    return Hit(**asdict(found))
+    # Field by field, not `dataclasses.asdict`: it deep-copies every value (a third of a warm query).
+    values = {name: getattr(found, name) for name in _HIT_FIELDS}
+    values["evidence"] = tuple(
+        Evidence(**{name: getattr(e, name) for name in _EVIDENCE_FIELDS}) for e in found.evidence
+    )
+    return Hit(**values)
+
+
+_HIT_FIELDS = tuple(f.name for f in fields(Found))
+_EVIDENCE_FIELDS = tuple(f.name for f in fields(FoundEvidence))

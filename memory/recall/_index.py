@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from ..durable import Stages, TxLog, read_regular, sha256_hex
 from ..errors import DagmemError, UnsafePath
-from ..format import TOPIC_INDEX, TopicFormatError, TxRecord, WorkspacePaths, is_topic_path
+from ..format import TOPIC_INDEX, TxRecord, WorkspacePaths, is_topic_path
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
@@ -349,6 +349,8 @@ class RecallIndex:
         if data is None:
             self._set_topic(path, [], [])
             return None
+        from ..format import TopicFormatError  # here: a query over a current index parses no topic file
+
         try:
             topic = topic_of(path, data)
         except (TopicFormatError, UnicodeDecodeError) as exc:
@@ -590,11 +592,8 @@ class RecallIndex:
                 slots.append(slot)
                 found.append(np.asarray(self.snapshot.arrays.nb_row, dtype=np.int64)[at])
         if self.delta.neighbours:
-            extra = [
-                (i, row)
-                for i in np.flatnonzero(has).tolist()
-                for row in self.delta.neighbours.get(int(keys[i]), ())
-            ]
+            wanted, around = keys.tolist(), self.delta.neighbours  # plain ints: no numpy scalar per look-up
+            extra = [(i, row) for i in np.flatnonzero(has).tolist() for row in around.get(wanted[i], ())]
             if extra:
                 pairs = np.array(extra, dtype=np.int64)
                 slots.append(pairs[:, 0])

@@ -21,7 +21,7 @@ from ..errors import InvalidInput
 
 if TYPE_CHECKING:  # for the annotations only: `same_claim` (render_context's) needs no numpy
     from ._entries import Entry
-from ._text import analyse
+from ._text import term_set
 
 __all__ = ["FLOOR", "Statement", "check_floor", "pick", "same_claim", "same_statement", "statement"]
 
@@ -44,7 +44,7 @@ Statement = tuple[str, frozenset[str], frozenset[tuple[str, str]]]  # (claim, it
 
 def statement(text: str, records: Iterable[tuple[str, str]]) -> Statement:
     """What `same_statement` compares: the claim, its analysed words, the (session, anchor) it cites."""
-    return same_claim(text), frozenset(analyse(text)), frozenset(records)
+    return same_claim(text), term_set(text), frozenset(records)
 
 
 def same_statement(a: Statement, b: Statement) -> bool:

@@ -62,7 +62,7 @@ from ._index import RecallIndex
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
 from ._speaker import PEEK, Asked, asked_among, speaker_first, speakers, without_speakers
-from ._text import analyse
+from ._text import analyse, term_set
 from ._visible import Visible, visible
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def _evidence(
     sources: Sequence[Source], weights: dict[str, float], asked: Asked | None = None
 ) -> tuple[FoundEvidence, ...]:
     def relevance(source: Source) -> float:
-        return sum(weights.get(word, 0.0) for word in set(analyse(source.excerpt)))
+        return sum(weights.get(word, 0.0) for word in term_set(source.excerpt))
 
     ranked = sorted(sources, key=relevance, reverse=True) if len(sources) > 1 and weights else sources
     ranked = speaker_first(ranked, asked)  # the asked speaker's records first (`_speaker`)

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from ..format import TOPIC_SLUG_PATTERN
 
-__all__ = ["STOPWORDS", "analyse", "date_words", "plain_claim", "terms"]
+__all__ = ["STOPWORDS", "analyse", "date_words", "plain_claim", "term_set", "terms"]
 
 STOPWORDS: Final = frozenset(
     """i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
@@ -57,6 +57,8 @@ def terms(text: str) -> list[str]:
 _local = threading.local()  # a Snowball stemmer object is not safe to share between threads
 _WORDS_MAX: Final = 1 << 17  # whitespace-separated words whose terms are kept (cleared whole when full)
 _words: dict[str, tuple[list[str], list[str]]] = {}
+_SETS_MAX: Final = 1 << 14  # texts whose term sets are kept (cleared whole when full)
+_sets: dict[str, frozenset[str]] = {}
 
 
 def _stemmer() -> Any:
@@ -95,6 +97,18 @@ def analyse(text: str) -> list[str]:
         words += found[0]
         bigrams += found[1]
     return words + bigrams if bigrams else words
+
+
+def term_set(text: str) -> frozenset[str]:
+    """The set of `analyse(text)`, kept per text: a hit's evidence and claim are analysed for every query
+    that returns it (a dozen texts a query, the same ones again and again in a long-running host)."""
+    found = _sets.get(text)
+    if found is None:
+        found = frozenset(analyse(text))
+        if len(_sets) >= _SETS_MAX:
+            _sets.clear()
+        _sets[text] = found
+    return found
 
 
 def plain_claim(claim: str) -> str:

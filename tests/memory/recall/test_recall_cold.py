@@ -170,3 +170,61 @@ def test_an_index_swapped_for_a_newer_one_forgets_the_dictionaries_it_built(
     index._swap(newer)
     assert index.term_ids == {term: i for i, term in enumerate(newer.snapshot.arrays.terms)}
     assert index.topic_ids == newer.topic_ids
+
+
+def test_the_vocabulary_is_split_only_when_its_terms_are_listed(workspace: Path) -> None:
+    index = RecallIndex.open(workspace)
+    terms = index.snapshot.arrays.terms
+    text = index.snapshot.arrays.terms_text.decode("utf-8")
+    search(index, "what about the garden and the plan")
+    assert isinstance(terms, snapshot_module.Lines)
+    assert "_items" not in vars(terms)  # opened and searched: counted, never split
+    assert len(terms) == text.count("\n") == len(text.split("\n")) - 1
+    assert list(terms) == text.split("\n")[:-1]
+    assert terms[0] == text.split("\n")[0]
+    assert terms[-1] == text.split("\n")[-2]
+    assert terms == list(terms)
+    assert terms != list(terms)[:-1]
+    assert terms != tuple(terms)
+    assert snapshot_module.Lines("") == []
+    assert len(snapshot_module.Lines("")) == 0
+    assert list(snapshot_module.Lines("a\nb")) == ["a"]
+    assert len(snapshot_module.Lines("a\nb")) == 1
+
+
+def test_a_vocabulary_that_is_not_utf8_is_refused_on_open_and_the_index_rebuilt(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    rng = random.Random(8)
+    _workspace(memory, 20, rng, kit.topic_words(10, rng))
+    path = _snapshot_dir(memory)
+    terms = path / "terms.txt"
+    data = bytearray(terms.read_bytes())
+    data[0] = 0xFF  # not UTF-8, same size
+    with terms.open("r+b") as f:
+        f.write(data)
+    with pytest.raises(Damaged):  # trusted without a checksum, the vocabulary is still decoded on open
+        Snapshot.load(path, verify=False)
+    index = RecallIndex.open(memory)  # the damaged cache is passed over: rebuilt from the files, no crash
+    assert index.snapshot.path is None
+    assert search(index, "what about the garden") == []  # the bench workspace has no topic files
+
+
+def test_a_hit_holds_the_fields_of_what_the_search_found(workspace: Path) -> None:
+    from dataclasses import asdict
+
+    from dagmem.memory.recall import Hit, find_hits
+    from dagmem.memory.recall._hit import hit_of
+
+    found = find_hits(RecallIndex.open(workspace), "what about the garden and the plan", k=5)
+    assert found
+    assert all(found_hit.evidence for found_hit in found)
+    assert [hit_of(f) for f in found] == [Hit(**asdict(f)) for f in found]
+
+
+def test_a_texts_term_set_is_its_analysis_kept() -> None:
+    from dagmem.memory.recall import _text
+
+    for text in [*TRICKY, "Painted paints, painting!"]:
+        assert _text.term_set(text) == frozenset(_text.analyse(text))
+        assert _text.term_set(text) is _text.term_set(text)  # kept
+    assert len(_text._sets) <= _text._SETS_MAX
