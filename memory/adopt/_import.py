@@ -111,7 +111,10 @@ class ImportReport:
     files: int = 0
 
     def count(self, session: str) -> SessionCount:
-        return self.sessions.setdefault(session, SessionCount())
+        found = self.sessions.get(session)  # called per node: no new SessionCount per call
+        if found is None:
+            found = self.sessions[session] = SessionCount()
+        return found
 
     @property
     def added(self) -> int:
