@@ -43,11 +43,13 @@ def test_on_a_terminal_import_and_write_draw_their_bars_on_stderr(
     code, out, err = _run(["import", "claude-code", str(transcript), "--home", home], _Terminal())
     assert code == 0
     assert "importing" in err
-    assert "turns added" in out and "importing" not in out
+    assert "turns added" in out
+    assert "importing" not in out
     code, out, err = _run(["write", "--force", "--home", home], _Terminal())
     assert code == 0
     assert "writing" in err
-    assert "written" in out and "writing" not in out
+    assert "written" in out
+    assert "writing" not in out
 
 
 def test_with_json_stdout_is_one_document_and_stderr_stays_empty_even_on_a_terminal(
