@@ -339,30 +339,26 @@ class _FileBackend:
     def _create_unflushed(
         self, pending: _Unflushed, sid: str, items: list[tuple[str, bytes]], site: str
     ) -> None:
-        """A bulk run's new files (an import's nodes): on plain strings, their directories checked once
-        per run; fsynced by the next flush."""
+        """A bulk run's new files (an import's nodes, one a call): on plain strings, their directories
+        checked once per run; fsynced by the next flush."""
         base = f"{self.root}/{sid}"
-        paths: list[str] = []
-        directories: dict[str, None] = {}
-        created: list[Path] = []
-        with _refused_as_invalid(sid):
-            for relpath, data in items:
-                parent = posixpath.dirname(relpath)
-                directory = f"{base}/{parent}" if parent else base
-                if directory not in pending.checked:
-                    parts = parent.split("/") if parent else []
-                    made = [Path(base), *(Path(base, *parts[: k + 1]) for k in range(len(parts)))]
-                    created.extend(self._make_dirs(made))
-                path = f"{directory}/{posixpath.basename(relpath)}"
-                create_unsynced(path, data, site=site)
-                paths.append(path)
-                directories[directory] = None
-        with pending.guard:
-            pending.files.update(dict.fromkeys(paths))
-            pending.dirs.update(directories)
-            pending.dirs.update(dict.fromkeys(str(path.parent) for path in created))
-            if len(pending.files) >= pending.every:
-                pending.due = True
+        for relpath, data in items:
+            parent, _, name = relpath.rpartition("/")
+            directory = f"{base}/{parent}" if parent else base
+            created: list[Path] = []
+            if directory not in pending.checked:
+                parts = parent.split("/") if parent else []
+                with _refused_as_invalid(sid):
+                    created = self._make_dirs([Path(base, *parts[:k]) for k in range(len(parts) + 1)])
+            path = f"{directory}/{name}"
+            create_unsynced(path, data, site=site)
+            with pending.guard:
+                pending.files[path] = None
+                pending.dirs[directory] = None
+                for made in created:
+                    pending.dirs[str(made.parent)] = None
+                if len(pending.files) >= pending.every:
+                    pending.due = True
 
     def remove(self, sid: str, relpath: str) -> None:
         """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""
