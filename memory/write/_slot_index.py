@@ -67,7 +67,9 @@ class SlotIndex:
             # 20 ms a row on a loaded disk, most of a write of imported history.
             db.execute("BEGIN")
             try:
-                db.executemany("INSERT OR REPLACE INTO said (session, anchor, at) VALUES (?, ?, ?)", list(rows))
+                db.executemany(
+                    "INSERT OR REPLACE INTO said (session, anchor, at) VALUES (?, ?, ?)", list(rows)
+                )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
