@@ -93,14 +93,9 @@ def _import(
 
     console = human_console(stderr=True)
     with Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress:
-        task = progress.add_task("importing", total=None)
-        return import_into_store(
-            importer,
-            store,
-            clock,
-            on_total=lambda total: progress.update(task, total=total),
-            on_node=lambda: progress.advance(task),
-        )
+        # A file at a time: a session's main transcript, then each of its sub-agents'.
+        task = progress.add_task("importing", total=len(importer.sources))
+        return import_into_store(importer, store, clock, on_file=lambda: progress.advance(task))
 
 
 async def _follow(

@@ -9,7 +9,7 @@ session's last turn, and `dagmem write` treats an old transcript as the idle ses
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -111,7 +111,10 @@ class ImportReport:
     files: int = 0
 
     def count(self, session: str) -> SessionCount:
-        return self.sessions.setdefault(session, SessionCount())
+        found = self.sessions.get(session)  # called per node: no new SessionCount per call
+        if found is None:
+            found = self.sessions[session] = SessionCount()
+        return found
 
     @property
     def added(self) -> int:
@@ -159,8 +162,13 @@ class Importer:
                 )
 
     def poll(self, *, final: bool) -> list[Planned]:
-        out: list[Planned] = []
-        for source in self.sources.values():
+        return [planned for nodes in self.poll_files(final=final) for planned in nodes]
+
+    def poll_files(self, *, final: bool) -> Iterator[list[Planned]]:
+        """`poll` a file at a time: each file's new nodes once it is read (an import appends them before
+        it reads the next file, so a year of sessions is never in memory at once)."""
+        for source in list(self.sources.values()):
+            out: list[Planned] = []
             items = source.reader.read(final=final)
             if source.reader.restarts != source.restarts:
                 # Read again from the start: a fresh parser derives the same keys (the mappers skip
@@ -181,7 +189,7 @@ class Importer:
                         self.problems.append(planned)
                     elif planned is not None:
                         out.append(planned)
-        return out
+            yield out
 
     def _parse(self, source: _Source, value: Any, line: int) -> list[Entry]:
         """The entries of one line; a line of a shape its parser did not foresee (a field of another
@@ -361,24 +369,22 @@ def import_into_store(
     store: SessionStore,
     clock: SourceClock,
     *,
-    on_total: Callable[[int], None] | None = None,
-    on_node: Callable[[], None] | None = None,
+    on_file: Callable[[], None] | None = None,
     flush_every: int = 1000,
 ) -> ImportReport:
-    """Read every file to its end and append what the sessions do not have yet; heads follow the source.
-    Durable together every `flush_every` files and at the end (`SessionStore.bulk`)."""
+    """Read every file to its end and append what the sessions do not have yet, a file at a time (each
+    file's nodes appended before the next is read; `on_file` after each); heads follow the source.
+    Durable together every `flush_every` files written and at the end (`SessionStore.bulk`)."""
     report = ImportReport(files=len(importer.sources))
     sink = StoreSink(store, clock, report)
-    planned = importer.poll(final=True)
-    if on_total is not None:
-        on_total(len(planned))
     # No fsync per node, and meta.json once per flush: the transcript stays where it is and a rerun adds
     # only what is missing, so a crash costs a rerun; the store flushes every N files and at the end.
     with store.bulk(flush_every=flush_every):
-        for node in planned:
-            sink.append(node)
-            if on_node is not None:
-                on_node()
+        for nodes in importer.poll_files(final=True):
+            for node in nodes:
+                sink.append(node)
+            if on_file is not None:
+                on_file()
         for sid, count in report.sessions.items():
             if count.present and not count.added and sink.known(sid) is not None:
                 store.catch_up(sid)  # a rerun after a crash before its meta.json was written: finish it

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ._atomic import append_bytes as append_bytes
     from ._atomic import atomic_write as atomic_write
     from ._atomic import atomic_write_many as atomic_write_many
+    from ._atomic import create_unsynced as create_unsynced
     from ._atomic import fsync_all as fsync_all
     from ._atomic import fsync_dir as fsync_dir
     from ._atomic import fsync_paths as fsync_paths
@@ -50,6 +51,7 @@ __all__ = [
     "atomic_write_many",
     "check_dir",
     "check_file",
+    "create_unsynced",
     "ensure_workspace_id",
     "exclusive_lock",
     "fsync_all",
@@ -85,6 +87,7 @@ __getattr__, __dir__ = lazy(
         "atomic_write_many": "._atomic",
         "check_dir": "._safe",
         "check_file": "._safe",
+        "create_unsynced": "._atomic",
         "ensure_workspace_id": "._wsid",
         "exclusive_lock": "._safe",
         "fsync_all": "._atomic",

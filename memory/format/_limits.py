@@ -124,6 +124,9 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidInput(f"metadata must be a mapping (a JSON object), not {type(metadata).__name__}")
+    copy = _plain_json_copy(metadata)
+    if copy is not None:
+        return copy
     stack: list[tuple[object, _Place, int]] = [(metadata, None, 0)]
     while stack:
         problem = _value_problem(*stack.pop(), stack)
@@ -133,3 +136,27 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         return dict(json.loads(json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)))
     except (TypeError, ValueError) as exc:  # e.g. an int beyond Python's 4,300-digit str limit
         raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # made once: `dumps` makes one a call
+_DECODE = json.JSONDecoder().decode
+
+
+def _plain_json_copy(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The common case in one pass of the C encoder (an import checks every turn's metadata): metadata
+    that JSON holds as it is (plain dicts and lists, string keys, no NaN, UTF-8-encodable) and that cannot
+    be nested too deep (fewer brackets in its JSON than the depth allowed) is its own round trip. None
+    when the walk must decide (and name the problem): the copy differs (a tuple, a key that is no
+    string), or the encoder refused it."""
+    try:
+        text = _ENCODE(metadata)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if text.count("{") + text.count("[") > MAX_METADATA_DEPTH:
+        return None
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return None
+    copy = _DECODE(text)
+    return copy if isinstance(copy, dict) and copy == metadata else None

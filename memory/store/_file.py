@@ -16,6 +16,7 @@ from .. import faults
 from ..durable import (
     atomic_write_many,
     check_dir,
+    create_unsynced,
     exclusive_lock,
     fsync_dir,
     fsync_paths,
@@ -133,7 +134,7 @@ class _FileBackend:
             try:
                 pending.before_flush()
                 files, dirs = list(pending.files), list(pending.dirs)
-                fsync_paths([Path(f) for f in files], [Path(d) for d in dirs], site="flush")
+                fsync_paths(files, dirs, site="flush")
                 pending.files.clear()
                 pending.dirs.clear()
                 pending.due = False
@@ -306,10 +307,13 @@ class _FileBackend:
         return made
 
     def write(self, sid: str, items: list[tuple[str, bytes]], site: str, *, exclusive: bool = False) -> None:
+        pending = self._unflushed
+        if pending is not None and exclusive:
+            self._create_unflushed(pending, sid, items, site)
+            return
         base = self.root / sid
         with _refused_as_invalid(sid):
             parents = dict.fromkeys(posixpath.dirname(relpath) for relpath, _ in items)
-            pending = self._unflushed
             created: list[Path] = []
             if pending is None or not pending.checked.issuperset(
                 f"{base}/{p}" if p else str(base) for p in parents
@@ -331,6 +335,30 @@ class _FileBackend:
                 self._fsync_parents(created, site)
             else:  # the store calls `flush_if_due` between its calls, never inside one
                 self._written([str(path) for path in paths], created)
+
+    def _create_unflushed(
+        self, pending: _Unflushed, sid: str, items: list[tuple[str, bytes]], site: str
+    ) -> None:
+        """A bulk run's new files (an import's nodes, one a call): on plain strings, their directories
+        checked once per run; fsynced by the next flush."""
+        base = f"{self.root}/{sid}"
+        for relpath, data in items:
+            parent, _, name = relpath.rpartition("/")
+            directory = f"{base}/{parent}" if parent else base
+            created: list[Path] = []
+            if directory not in pending.checked:
+                parts = parent.split("/") if parent else []
+                with _refused_as_invalid(sid):
+                    created = self._make_dirs([Path(base, *parts[:k]) for k in range(len(parts) + 1)])
+            path = f"{directory}/{name}"
+            create_unsynced(path, data, site=site)
+            with pending.guard:
+                pending.files[path] = None
+                pending.dirs[directory] = None
+                for made in created:
+                    pending.dirs[str(made.parent)] = None
+                if len(pending.files) >= pending.every:
+                    pending.due = True
 
     def remove(self, sid: str, relpath: str) -> None:
         """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""

@@ -80,6 +80,8 @@ class _Reader:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.bases: dict[str, str | None] = {}
+        # A batch asks a file's size hundreds of times (each part, each subject's page): one stat each.
+        self._sizes: dict[str, int | None] = {}
 
     def read(self, relpath: str) -> str | None:
         if not is_topic_path(relpath):
@@ -102,12 +104,16 @@ class _Reader:
         )
 
     def size(self, relpath: str) -> int | None:
+        if relpath in self._sizes:
+            return self._sizes[relpath]
         if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
         try:
-            return (self.workspace.root / relpath).stat().st_size
+            size: int | None = (self.workspace.root / relpath).stat().st_size
         except FileNotFoundError:
-            return None
+            size = None
+        self._sizes[relpath] = size
+        return size
 
 
 def write_batch(
