@@ -130,6 +130,11 @@ def fsync_dir(directory: Path, *, site: str = "dir") -> None:
 def _write_temp(path: Path, data: bytes, *, site: str) -> tuple[Path, int]:
     """A new temp file beside `path` holding `data`, still open (not fsynced yet): (its path, its fd)."""
     tmp = _temp_path(path)
+    return tmp, _new_file(tmp, data, site)
+
+
+def _new_file(tmp: str | Path, data: bytes, site: str) -> int:
+    """Create `tmp` (never an existing file) holding `data`: its fd, still open and not fsynced."""
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         _write_all(fd, data, site)
@@ -138,9 +143,10 @@ def _write_temp(path: Path, data: bytes, *, site: str) -> tuple[Path, int]:
         raise
     except BaseException:
         os.close(fd)
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise
-    return tmp, fd
+    return fd
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -367,18 +373,7 @@ def create_unsynced(path: str | Path, data: bytes, *, site: str = "file") -> Non
     sees a partial file. On plain strings, no `Path` per file: an import creates thousands."""
     directory, name = os.path.split(path)
     tmp = os.path.join(directory, f".{name}.{os.getpid()}-{next(_counter)}{TMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        _write_all(fd, data, site)
-    except faults.InjectedCrash:
-        os.close(fd)  # a 'dead' process leaves its temp file behind, as a real crash would
-        raise
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
+    os.close(_new_file(tmp, data, site))
     try:
         faults.hit(f"{site}:rename")
         renamed = rename_noreplace(tmp, path)
