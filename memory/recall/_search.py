@@ -22,8 +22,8 @@
    applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
    the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
    labelled with its status.
-   Entity expansion (`_entities`, off by default) adds the pages of the entities a query names to the
-   candidates of step 1, each with a bonus.
+   Entity expansion (`_entities`) adds the pages of the entities a query names to the candidates of
+   step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
    once (`_pick`).
 6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms), the
@@ -426,7 +426,7 @@ def _search(
     # The query's vector without the speakers' names (`without_speakers`): what is asked, not who.
     qvec = embed([without_speakers(query, labels)], index.memory)[0]
     coarse = index.coarse(qvec)
-    # Entity expansion (`_entities`, off by default): the pages of the entities the query names.
+    # Entity expansion (`_entities`): the pages of the entities the query names.
     pages = entity_rows(index, query) if EXPAND else np.zeros(0, np.int64)
     pages = pages[np.sort(_top(coarse[pages], WIDTH, -1.5))] if len(pages) else pages
     # The normalisation is over the first WIDTH of each list whatever k is; a larger k widens the lists.

@@ -44,6 +44,10 @@ class TopicEdit:
     def block(self, block_id: str) -> Block | None:
         return next((b for b in self.blocks if b.id == block_id), None)
 
+    def holds(self, claim: str) -> bool:
+        """Does the file hold `claim` in a current block?"""
+        return any(block.claim == claim and block.superseded is None for block in self.blocks)
+
     def add(self, claim: str, groups: Groups) -> Block:
         """A new block for `claim`, or, when the file already holds that exact claim in a current block,
         that block with the new sources cited. A superseded block never gains a citation: the claim said

@@ -23,6 +23,7 @@ from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
 from ._exchanges import exchanges
 from ._fact_keys import keys_of
 from ._slot_index import SlotIndex
+from ._speakers import speaker_pages
 from ._subjects import SubjectPicker
 from ._supersede import Aside, supersede_older
 
@@ -126,7 +127,12 @@ def _excerpt(text: str) -> str:
 def exchange_claim(records: Sequence[ArchiveRecord]) -> str:
     """The extractive claim of an exchange: the quoted gist of each turn, in order (also how `dagmem
     forget` re-distils a block from the evidence it keeps)."""
-    return " ".join(f"{r.role.capitalize()}: “{inert(_excerpt(r.content))}”" for r in records)
+    return " ".join(_quote(r.role, r.content) for r in records)
+
+
+def _quote(role: str, text: str) -> str:
+    """One turn's words as a claim quotes them: `User: “…”` (its gist, at most ~400 characters)."""
+    return f"{role.capitalize()}: “{inert(_excerpt(text))}”"
 
 
 def excerpt(text: str) -> str:
@@ -236,12 +242,15 @@ class ExtractiveDistiller:
     session gap), files each on the page of its subject (`_subjects`: a name or noun the chat uses, never a
     filler word) and writes one block per exchange: the quoted gist of each turn, citing every turn of it; an exchange already
     in its topic gains a citation instead of a copy. First-person facts about the user also go to
-    `topics/core.md`, one block per clause (`core = False` turns that off). A user turn that updates or
+    `topics/core.md`, one block per clause (`core = False` turns that off). In a labelled chat each
+    speaker's first-person statements also go to the speaker's page, one block per turn (`_speakers`;
+    `speakers = False` turns that off). A user turn that updates or
     retracts an older current block of the file it lands in marks that block superseded (`_supersede`'s
     rule). Deterministic, offline, and it cites every record."""
 
     name = "extractive"
     core = True
+    speakers = True  # a page per speaker of a labelled chat (`_speakers`)
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         on_path = path_rule(batch)
@@ -265,6 +274,7 @@ class ExtractiveDistiller:
             return topics.size(f"topics/{slug}.md") is not None
 
         subjects = SubjectPicker(blocks, has_page, _slug, RESERVED_TOPIC_SLUGS).subjects()
+        pages = speaker_pages(batch.records, has_page, _slug) if self.speakers else []
         for exchange, word in zip(blocks, subjects, strict=True):
             claim = exchange_claim(exchange)
             path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
@@ -286,9 +296,50 @@ class ExtractiveDistiller:
                     aside=aside,
                 )
                 said.append((max(r.created_at for r in exchange if r.role == "user"), block, path, words))
+        for record, speaker, text in pages:
+            self._speaker_page(record, speaker, text, topics, files, on_path=on_path, aside=aside, said=said)
         for _, block, path, words in sorted(said, key=lambda entry: entry[0]):  # stable: core first
             across.supersede(block, path, words)
         return {path: edit.render() for path, edit in files.items() if edit.changed}
+
+    def _speaker_page(
+        self,
+        record: ArchiveRecord,
+        speaker: str,
+        text: str,
+        topics: TopicReader,
+        files: dict[str, TopicEdit],
+        *,
+        on_path: Callable[[str], bool] | None,
+        aside: Aside | None,
+        said: list[tuple[float, Block, str, str]],
+    ) -> None:
+        """One turn's statement about its speaker, on the speaker's page (`_speakers`). A statement the
+        page already holds is not cited again: said in another session ("I'll keep you posted"), it would
+        make a block of two sessions, and its exchange block cites it anyway. A user's statement
+        supersedes as a core fact does (by its slots, in any file)."""
+        slug = _slug(speaker)
+        if slug in RESERVED_TOPIC_SLUGS:
+            return
+        path = _open_part(slug, topics, files)
+        edit = files.get(path)
+        if edit is None:
+            edit = files[path] = TopicEdit(path, topics.read(path), inert(speaker))
+        claim = _quote(record.role, text)
+        if edit.holds(claim):
+            return
+        block = edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])
+        if record.role == "user":
+            supersede_older(
+                edit,
+                block,
+                text,
+                same_topic=False,
+                session_id=record.session_id,
+                on_path=on_path,
+                aside=aside,
+            )
+            said.append((record.created_at, block, path, text))
 
     def _core(
         self,

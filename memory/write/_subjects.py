@@ -37,7 +37,7 @@ import Stemmer
 from ..format import ArchiveRecord
 from ._exchanges import new_session
 
-__all__ = ["FILLER_WORDS", "SubjectPicker", "is_filler", "may_name", "speaker_labels"]
+__all__ = ["FILLER_WORDS", "SubjectPicker", "is_filler", "label_of", "may_name", "speaker_labels"]
 
 # Words that are never a page's subject, lowercase. Interjections, greetings, evaluative adjectives,
 # intensifiers, generic verbs, adverbs of time and degree, and the chat-import words ("photo", "shares").
@@ -124,9 +124,15 @@ def _stemmer() -> Any:
     return stemmer
 
 
+def label_of(text: str) -> tuple[str, str] | None:
+    """(the speaker's label a turn opens with, the rest of it): "Caroline: hi" -> ("Caroline", "hi")."""
+    found = _LABEL.match(text)
+    return None if found is None else (found[1], text[found.end() :])
+
+
 def speaker_labels(records: Sequence[ArchiveRecord]) -> frozenset[str]:
     """Names that open turns as a speaker's label ("Caroline: ..."): the speakers, not their subjects."""
-    return frozenset(m[1] for r in records if (m := _LABEL.match(r.content)) is not None)
+    return frozenset(found[0] for r in records if (found := label_of(r.content)) is not None)
 
 
 class SubjectPicker:
@@ -237,8 +243,8 @@ class SubjectPicker:
         return slug in self._opened or self._has_page(slug)
 
     def _tokens(self, text: str) -> list[str]:
-        label = _LABEL.match(text)
-        return _TOKEN.findall(text[label.end() :] if label is not None else text)
+        found = label_of(text)
+        return _TOKEN.findall(found[1] if found is not None else text)
 
     @staticmethod
     def _capitalised(token: str) -> bool:

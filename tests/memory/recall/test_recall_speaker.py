@@ -1,6 +1,6 @@
 """Recall that uses who is asked about: within a hit, the records that answer the query first, then the
 records of the speaker a query names (or of the user, asked about "my ..."); a query naming an entity can
-bring in the entity's page (off by default)."""
+bring in the entity's page."""
 
 from __future__ import annotations
 
@@ -24,9 +24,11 @@ from dagmem.memory.writing import write_home
 
 
 class _NoCore(ExtractiveDistiller):
-    """The default distiller without its core: every exchange is one two-turn block."""
+    """The default distiller without its core and its speakers' pages: every exchange is one two-turn
+    block."""
 
     core = False
+    speakers = False
 
 
 def _home(tmp_path: Path, turns: Sequence[tuple[str, str]], distiller: object = None) -> RecallIndex:
@@ -274,9 +276,9 @@ def test_expansion_lifts_the_named_entitys_page(tmp_path: Path, monkeypatch: pyt
     # The first exchange is on Lisbon's page although it never says "Lisbon"; the second is not.
     index = _home(tmp_path, turns, _EntityPages({"The yellow": ("topics/lisbon.md", "Lisbon")}))
     query = "which yellow tram climbs the steep hill in Lisbon"
-    off = {h.topic: h.score for h in search(index, query, k=2, floor=0.0)}
-    monkeypatch.setattr(recall_search, "EXPAND", True)
     on = search(index, query, k=2, floor=0.0)
+    monkeypatch.setattr(recall_search, "EXPAND", False)
+    off = {h.topic: h.score for h in search(index, query, k=2, floor=0.0)}
     assert on[0].topic == "topics/lisbon.md"
     scores = {h.topic: h.score for h in on}
     assert scores["topics/lisbon.md"] == pytest.approx(off["topics/lisbon.md"] + BONUS)

@@ -1,0 +1,144 @@
+"""A page per speaker of a labelled chat: each turn's first-person sentences that are not questions, one
+block per turn on the speaker's page, citing that turn alone, written in the same install as the
+exchanges; and recall, asked about the speaker, finds a fact said there in passing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagmem.memory.format import ArchiveRecord, HomePaths, Topic, anchor_of, is_topic_path, parse_topic
+from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.store import FileSessionStore
+from dagmem.memory.write import ExtractiveDistiller
+from dagmem.memory.write._speakers import statement
+from dagmem.memory.writing import write_home
+
+DAY = 86_400.0
+FIRST = [
+    ("user", "Caroline: Hey Melanie! I went to a support group yesterday."),
+    ("assistant", "Melanie: Wow, that's great! Did it help?"),
+    ("user", "Caroline: It did. I'll keep you posted."),
+    (
+        "assistant",
+        "Melanie: Lovely. I'm carving out me-time each day, running or playing my violin. How's work?",
+    ),
+    ("user", "Caroline: Busy! Note: the office moved."),
+]
+SECOND = [
+    ("assistant", "Melanie: Hey Caroline! We went camping at the beach last weekend."),
+    ("user", "Caroline: Sounds fun! I'll keep you posted."),  # said again, in another session
+    ("assistant", "Melanie: Gorgeous colours!"),  # nothing in the first person: no statement
+]
+
+
+def _write(home: Path, distiller: ExtractiveDistiller | None = None) -> dict[str, str]:
+    """Write the chat as one session (the second part two days later); each turn's anchor -> its part."""
+    now = [1_750_000_000.0]
+    store = FileSessionStore(home, fsync=False, clock=lambda: now[0])
+    part: dict[str, str] = {}
+    for number, turns in (("1", FIRST), ("2", SECOND)):
+        for n, (role, text) in enumerate(turns):
+            now[0] += 1.0
+            node = f"p{number}t{n}"
+            store.append("chat", role, text, node_id=node)
+            part[anchor_of(f"chat/{node}")] = number
+        now[0] += 2 * DAY
+    write_home(home, force=True, distiller=distiller or ExtractiveDistiller())
+    return part
+
+
+def _pages(home: Path) -> dict[str, Topic]:
+    topics = HomePaths(home).memory / "topics"
+    return {
+        f"topics/{f.name}": parse_topic(f.read_text(encoding="utf-8"), f"topics/{f.name}")
+        for f in sorted(topics.glob("*.md"))
+        if is_topic_path(f"topics/{f.name}")
+    }
+
+
+def _cited(topic: Topic) -> list[list[str]]:
+    return [[s.anchor for c in b.citations for s in c.sources] for b in topic.blocks]
+
+
+def test_each_speaker_has_a_page_of_what_they_say_of_themselves(tmp_path: Path) -> None:
+    _write(tmp_path)
+    pages = _pages(tmp_path)
+    melanie = pages["topics/melanie.md"]
+    assert melanie.title == "Melanie"
+    assert [b.claim for b in melanie.blocks] == [
+        "Assistant: “Melanie: I'm carving out me-time each day, running or playing my violin.”",
+        "Assistant: “Melanie: We went camping at the beach last weekend.”",
+    ]
+    # Each statement cites its turn alone; the same turn is still in its exchange block.
+    assert _cited(melanie) == [[anchor_of("chat/p1t3")], [anchor_of("chat/p2t0")]]
+    exchanges = [b.claim for path, t in pages.items() if path != "topics/melanie.md" for b in t.blocks]
+    assert any("playing my violin. How's work?" in claim for claim in exchanges)
+    caroline = pages["topics/caroline.md"]
+    assert [b.claim for b in caroline.blocks] == [
+        "User: “Caroline: I went to a support group yesterday.”",
+        "User: “Caroline: I'll keep you posted.”",
+    ]
+
+
+def test_a_statement_said_again_in_another_session_is_not_cited_twice(tmp_path: Path) -> None:
+    part = _write(tmp_path)
+    pages = _pages(tmp_path)
+    for path in ("topics/caroline.md", "topics/melanie.md"):
+        for anchors in _cited(pages[path]):
+            assert len({part[a] for a in anchors}) == 1, path
+    assert _cited(pages["topics/caroline.md"])[1] == [anchor_of("chat/p1t2")]
+
+
+def test_a_label_only_one_turn_opens_with_is_no_speaker(tmp_path: Path) -> None:
+    _write(tmp_path)
+    assert "topics/note.md" not in _pages(tmp_path)
+    assert statement(_record("Note: the office moved.")) is None  # no first person either
+    assert statement(_record("I moved the office.")) is None  # no label: no speaker's name
+    assert statement(_record("Ana: Did I? I moved it. 我搬家了。")) == ("Ana", "Ana: I moved it. 我搬家了。")
+
+
+def test_without_labels_or_with_the_pages_off_nothing_changes(tmp_path: Path) -> None:
+    _write(tmp_path / "on")
+    off = ExtractiveDistiller()
+    off.speakers = False
+    _write(tmp_path / "off", off)
+    on_pages, off_pages = _pages(tmp_path / "on"), _pages(tmp_path / "off")
+    assert set(on_pages) - set(off_pages) == {"topics/melanie.md", "topics/caroline.md"}
+    assert all(on_pages[path] == off_pages[path] for path in off_pages if path != "topics/index.md")
+
+
+def test_the_same_chat_distils_to_the_same_bytes(tmp_path: Path) -> None:
+    _write(tmp_path / "a")
+    _write(tmp_path / "b")
+    assert _pages(tmp_path / "a") == _pages(tmp_path / "b")
+
+
+def test_a_users_update_supersedes_their_older_statement(tmp_path: Path) -> None:
+    now = [1_750_000_000.0]
+    store = FileSessionStore(tmp_path, fsync=False, clock=lambda: now[0])
+    for role, text in (
+        ("user", "Caroline: I live in Boston with my cat."),
+        ("assistant", "Melanie: Nice, I love Boston."),
+        ("user", "Caroline: Big news: I moved to Denver last month."),
+        ("assistant", "Melanie: Wow, congrats on the move!"),
+    ):
+        now[0] += DAY
+        store.append("chat", role, text)
+    write_home(tmp_path, force=True, distiller=ExtractiveDistiller())
+    blocks = _pages(tmp_path)["topics/caroline.md"].blocks
+    older = next(b for b in blocks if "Boston" in b.claim)
+    newer = next(b for b in blocks if "Denver" in b.claim)
+    assert older.superseded is not None
+    assert older.superseded.by == newer.id
+    assert newer.superseded is None
+
+
+def test_recall_asked_about_a_speaker_finds_what_they_said_in_passing(tmp_path: Path) -> None:
+    _write(tmp_path)
+    hits = search(RecallIndex.open(HomePaths(tmp_path).memory), "What instruments does Melanie play?", k=1)
+    assert hits[0].topic == "topics/melanie.md"
+    assert [e.node for e in hits[0].evidence] == ["p1t3"]  # one turn of the budget, not its exchange's
+
+
+def _record(text: str) -> ArchiveRecord:
+    return ArchiveRecord("chat", "n1", "user", 1, 0.0, text)
