@@ -184,7 +184,8 @@ def _evidence(
     sources: Sequence[Source], weights: dict[str, float], asked: Asked | None = None
 ) -> tuple[FoundEvidence, ...]:
     def relevance(source: Source) -> float:
-        return sum(weights.get(word, 0.0) for word in term_set(source.excerpt))
+        # fsum: exact, so a tie stays a tie whatever order the set gives (it varied with the hash seed)
+        return math.fsum(weights.get(word, 0.0) for word in term_set(source.excerpt))
 
     ranked = sorted(sources, key=relevance, reverse=True) if len(sources) > 1 and weights else sources
     ranked = speaker_first(ranked, asked)  # the asked speaker's records first (`_speaker`)
