@@ -15,9 +15,9 @@ turn is read once: O(batch), plus a few `stat`s per page (`_open_part`).
 
 Measured on LoCoMo's development conversations, with entity expansion in recall (a query naming a page
 raises its blocks: `recall._entities`), all@1 / all@10 / multi-hop all@10: 0.382 / 0.700 / 0.183 without
-these pages, 0.399 / 0.716 / 0.275 with them; the whole turn instead of its first-person sentences gave
-0.378 / 0.711 / 0.254, every sentence but the questions likewise (see the project's benchmark notes,
-docs/benchmarks.md).
+these pages, 0.399 / 0.716 / 0.275 with them. Without the expansion, quoting the whole turn gave 0.364 /
+0.711 / 0.225 and its first-person sentences 0.396 / 0.714 / 0.246; every sentence but the questions gave
+0.378 / 0.711 / 0.254 with it (see the project's benchmark notes, docs/benchmarks.md).
 """
 
 from __future__ import annotations
