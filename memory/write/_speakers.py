@@ -63,13 +63,12 @@ def speaker_pages(
     page exists)."""
     said = [(record, found) for record in records if (found := statement(record)) is not None]
     opens = Counter(label for record in records if (label := _label(record)) is not None)
-    out: list[tuple[ArchiveRecord, str, str]] = []
-    for record, (label, text) in said:
-        if any(is_filler(word) for word in label.split()):
-            continue  # "Ok: ..." or "Thanks: ..." names no one
-        if opens[label] >= 2 or has_page(slug(label)):
-            out.append((record, label, text))
-    return out
+    speaks = {
+        label: (opens[label] >= 2 or has_page(slug(label)))  # a stat per label, not per turn
+        and not any(is_filler(word) for word in label.split())  # "Ok: ..." or "Thanks: ..." names no one
+        for label in {label for _record, (label, _text) in said}
+    }
+    return [(record, label, text) for record, (label, text) in said if speaks[label]]
 
 
 def _label(record: ArchiveRecord) -> str | None:

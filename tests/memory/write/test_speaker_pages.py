@@ -10,7 +10,7 @@ from dagmem.memory.format import ArchiveRecord, HomePaths, Topic, anchor_of, is_
 from dagmem.memory.recall import RecallIndex, search
 from dagmem.memory.store import FileSessionStore
 from dagmem.memory.write import ExtractiveDistiller
-from dagmem.memory.write._speakers import statement
+from dagmem.memory.write._speakers import speaker_pages, statement
 from dagmem.memory.writing import write_home
 
 DAY = 86_400.0
@@ -95,6 +95,9 @@ def test_a_label_only_one_turn_opens_with_is_no_speaker(tmp_path: Path) -> None:
     assert statement(_record("Note: the office moved.")) is None  # no first person either
     assert statement(_record("I moved the office.")) is None  # no label: no speaker's name
     assert statement(_record("Ana: Did I? I moved it. 我搬家了。")) == ("Ana", "Ana: I moved it. 我搬家了。")
+    twice = [_record("Ok: I see my error."), _record("Ok: I fixed my error."), _record("Bo: I left.")]
+    assert speaker_pages(twice, lambda _slug: False, str.casefold) == []  # a filler word, and one turn
+    assert [s for _r, s, _t in speaker_pages(twice, lambda slug: slug == "bo", str.casefold)] == ["Bo"]
 
 
 def test_without_labels_or_with_the_pages_off_nothing_changes(tmp_path: Path) -> None:
