@@ -10,7 +10,9 @@ passing in another, filed on `journey.md` and `job.md`) then finds each fact by 
 So a turn of a speaker also gives one block on that speaker's page (`topics/<speaker>.md`, continued in
 `<speaker>--2.md`, ...): its sentences in the first person ("I", "my", "we", "our", "我", ...) that are not
 questions, quoted, citing that turn alone. A speaker is a label that opens at least two turns of the batch
-or already has a page (one "Note: ..." names no one); a turn with no such sentence gives no block. Each
+or already has a page (one "Note: ..." names no one), in a batch more than half of whose turns open with a
+label (a transcript's "Error: ..." lines are no chat among named people); a turn with no such sentence
+gives no block. Each
 turn is read once: O(batch), plus a few `stat`s per page (`_open_part`).
 
 Measured on LoCoMo's development conversations, with entity expansion in recall (a query naming a page
@@ -60,9 +62,11 @@ def speaker_pages(
 ) -> list[tuple[ArchiveRecord, str, str]]:
     """(record, speaker, statement) for each turn of the batch that says something of its speaker, in
     order, for the speakers that have or earn a page (a label at least two turns open with, or one whose
-    page exists)."""
+    page exists), when the batch is a labelled chat (more than half its turns open with a label)."""
     said = [(record, found) for record in records if (found := statement(record)) is not None]
     opens = Counter(label for record in records if (label := _label(record)) is not None)
+    if 2 * sum(opens.values()) <= len(records):
+        return []  # not a labelled chat: a few "Error: ..." or "Note: ..." lines of a transcript name no one
     speaks = {
         label: (opens[label] >= 2 or has_page(slug(label)))  # a stat per label, not per turn
         and not any(is_filler(word) for word in label.split())  # "Ok: ..." or "Thanks: ..." names no one

@@ -98,6 +98,15 @@ def test_a_label_only_one_turn_opens_with_is_no_speaker(tmp_path: Path) -> None:
     twice = [_record("Ok: I see my error."), _record("Ok: I fixed my error."), _record("Bo: I left.")]
     assert speaker_pages(twice, lambda _slug: False, str.casefold) == []  # a filler word, and one turn
     assert [s for _r, s, _t in speaker_pages(twice, lambda slug: slug == "bo", str.casefold)] == ["Bo"]
+    # Two "Error: ..." lines among plain turns: no labelled chat, so no speaker.
+    errors = [
+        _record("Error: I/O failed on my disk."),
+        _record("ok"),
+        _record("Error: I retried."),
+        _record("no"),
+    ]
+    assert speaker_pages(errors, lambda _slug: True, str.casefold) == []
+    assert len(speaker_pages(errors[:3], lambda _slug: False, str.casefold)) == 2
 
 
 def test_without_labels_or_with_the_pages_off_nothing_changes(tmp_path: Path) -> None:
