@@ -43,10 +43,13 @@ def _base(path: str) -> str:
     return _PART.sub("", path.removeprefix("topics/").removesuffix(".md"))
 
 
-def _misfiled(path: str, blocks: Sequence[Block]) -> bool:
+def _misfiled(path: str, blocks: Sequence[Block], title: str | None = None) -> bool:
     """A file the older layout made: named after a filler word or a contraction ("it-s"), or holding a
-    single block (a page of one quote). Other pages stay as they are."""
+    single block (a page of one quote), unless it is a speaker's page (`_speakers`: every block quotes
+    a turn of the speaker its title names, "Assistant: “Melanie: …"). Other pages stay as they are."""
     base = _base(path)
+    if title and all(b.claim.startswith((f"User: “{title}: ", f"Assistant: “{title}: ")) for b in blocks):
+        return False
     return len(blocks) == 1 or is_filler(base) or not may_name(base.replace("-", ""))
 
 
@@ -96,7 +99,7 @@ def _round_of(
     movable: list[tuple[str, Block]] = [
         (path, block)
         for path, blocks in sorted(files.items())
-        if blocks and _base(path) not in RESERVED_TOPIC_SLUGS and _misfiled(path, blocks)
+        if blocks and _base(path) not in RESERVED_TOPIC_SLUGS and _misfiled(path, blocks, titles.get(path))
         for block in blocks
         if _QUOTED.match(block.claim) is not None and (path, block.id) not in linked
     ]

@@ -9,7 +9,8 @@ from pathlib import Path
 from dagmem.memory.format import ArchiveRecord, HomePaths, Topic, anchor_of, is_topic_path, parse_topic
 from dagmem.memory.recall import RecallIndex, search
 from dagmem.memory.store import FileSessionStore
-from dagmem.memory.write import ExtractiveDistiller
+from dagmem.memory.workspace import Workspace
+from dagmem.memory.write import ExtractiveDistiller, reorganise
 from dagmem.memory.write._speakers import speaker_pages, statement
 from dagmem.memory.writing import write_home
 
@@ -154,3 +155,21 @@ def test_recall_asked_about_a_speaker_finds_what_they_said_in_passing(tmp_path: 
 
 def _record(text: str) -> ArchiveRecord:
     return ArchiveRecord("chat", "n1", "user", 1, 0.0, text)
+
+
+def test_reorganise_leaves_a_speakers_page_of_one_block(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path, fsync=False)
+    for role, text in (
+        ("user", "Ana: Which harbour did you paint last week?"),
+        ("assistant", "Bo: Porto's harbour at dusk, I painted it in oils."),
+        ("user", "Ana: Lovely colours on the river boats."),
+        ("assistant", "Bo: Thanks, the boats were the hardest part."),
+    ):
+        store.append("chat", role, text)
+    write_home(tmp_path, force=True, distiller=ExtractiveDistiller())
+    assert len(_pages(tmp_path)["topics/bo.md"].blocks) == 1  # a page of one block, as a quote page has
+    with Workspace(HomePaths(tmp_path).memory, fsync=False) as ws:
+        reorganise(ws)
+    assert _pages(tmp_path)["topics/bo.md"].blocks[0].claim == (
+        "Assistant: “Bo: Porto's harbour at dusk, I painted it in oils.”"
+    )
