@@ -21,6 +21,8 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
+from ..memory.write._fact_keys import NUMERIC_ATTRIBUTES
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -188,8 +190,14 @@ WORDS = tuple(_VOCABULARY.split())
 #: `WORDS` without "topic": the filler of turns that are about a made-up topic word.
 # Filler never says something about the user ("I live ...", "my job ..."): such a sentence is a core fact,
 # and a benchmark's writes would then touch topics/core.md too.
-# (Compared case-folded: "I" is one of the words, and "I always ..." is a core fact.)
-FILLER = tuple(word for word in WORDS if word.casefold() not in ("topic", "i", "my", "call"))
+# (Compared case-folded: "I" is one of the words, and "I always ..." is a core fact.) Nor a quantity word
+# ("budget"): beside a random number it states a quantity, a later turn's other number would supersede it,
+# and a write would touch the older turn's topic file.
+FILLER = tuple(
+    word
+    for word in WORDS
+    if word.casefold() not in ("topic", "i", "my", "call") and word not in NUMERIC_ATTRIBUTES
+)
 #: Syllables of made-up topic words (a benchmark may use a prefix of them: a smaller alphabet).
 SYLLABLES = (
     *("ba", "ce", "di", "fo", "gu", "ka", "le", "mo", "nu", "pi"),
