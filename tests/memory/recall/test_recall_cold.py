@@ -228,3 +228,37 @@ def test_a_texts_term_set_is_its_analysis_kept() -> None:
         assert _text.term_set(text) == frozenset(_text.analyse(text))
         assert _text.term_set(text) is _text.term_set(text)  # kept
     assert len(_text._sets) <= _text._SETS_MAX
+
+
+def test_ascii_text_has_the_terms_the_unicode_patterns_give_it() -> None:
+    import string
+    import unicodedata
+
+    from dagmem.memory.recall import _text
+
+    word, _cjk_run = _text._unicode()
+    rng = random.Random(12)
+    alphabet = string.printable + "'''"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3_000)]
+    texts += ["It's Bob's plan, don't", "a'b'c 'q' x'", "__init__ snake_case CamelCase 42nd", chr(127) + "ab"]
+    texts += ["".join(map(chr, range(128)))]
+    for text in texts:
+        folded = unicodedata.normalize("NFKC", text).casefold()
+        expected = [w[:-2] if w.endswith("'s") else w for w in word.findall(folded)]
+        assert _text._words_and_runs(text) == (expected, []), text
+
+
+def test_analysing_ascii_text_compiles_no_unicode_pattern() -> None:
+    code = (
+        "from dagmem.memory.recall import _text\n"
+        "_text.analyse('What did we say about the garden and the plan?')\n"
+        "_text.terms('plain ASCII only')\n"
+        "before = _text._unicode.cache_info().currsize\n"
+        "_text.analyse('庭の計画 café')\n"
+        "print(before, _text._unicode.cache_info().currsize)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "1"]
