@@ -34,28 +34,43 @@ STOPWORDS: Final = frozenset(
 )
 
 # Words: letters/digits with inner apostrophes ("don't" is one stopword); CJK runs come out whole.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
-# The same words in ASCII text, which folds to lower-case ASCII, where `\w` is [0-9A-Za-z_] and no
-# character is CJK: what the word pattern finds there. Compiling the Unicode patterns costs 9 ms (their
-# character classes span 40,000 code points), so a process whose texts are all ASCII (an English
-# query's) never compiles them.
-_ASCII_WORD: Final = re.compile(r"[0-9a-z]+(?:'[0-9a-z]+)*")
+_CJK_RANGES: Final = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xAC00, 0xD7AF),
+    (0x1100, 0x11FF),
+    (0x3130, 0x318F),
+)
+_CJK = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
+# The word pattern of text without a CJK character: there `[^\W_{CJK}]` is `[^\W_]`. Compiling the
+# patterns with the CJK ranges costs 9 ms (their character classes span 40,000 code points), so a
+# process whose texts hold no CJK character (an English query, its hits) never compiles them.
+_PLAIN_WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_CJK_FIRST: Final = chr(min(lo for lo, _hi in _CJK_RANGES))
 
 
 @functools.cache
-def _unicode() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The word pattern and the CJK-run pattern for text that is not all ASCII (compiled on first use)."""
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The word pattern and the CJK-run pattern for text with CJK characters (compiled on first use)."""
     return re.compile(rf"[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)*"), re.compile(rf"[{_CJK}]+")
+
+
+def _has_cjk(folded: str) -> bool:
+    return any(lo <= ord(c) <= hi for c in folded if c >= _CJK_FIRST for lo, hi in _CJK_RANGES)
 
 
 def _words_and_runs(text: str) -> tuple[list[str], list[str]]:
     """The words of `text` (NFKC, casefolded, a trailing 's dropped) and its CJK runs, in order."""
     if text.isascii():  # NFKC leaves ASCII as it is, and casefolding only lowers its letters
-        return [w[:-2] if w.endswith("'s") else w for w in _ASCII_WORD.findall(text.lower())], []
-    word, cjk_run = _unicode()
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
-    words = [w[:-2] if w.endswith("'s") else w for w in word.findall(folded)]
-    return words, cjk_run.findall(folded) if cjk_run.search(folded) is not None else []
+        folded = text.lower()
+    else:
+        folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    if not _has_cjk(folded):
+        return [w[:-2] if w.endswith("'s") else w for w in _PLAIN_WORD.findall(folded)], []
+    word, cjk_run = _cjk_patterns()
+    return [w[:-2] if w.endswith("'s") else w for w in word.findall(folded)], cjk_run.findall(folded)
 
 
 def _bigrams(runs: list[str]) -> list[str]:
