@@ -375,18 +375,18 @@ def _map(path: Path, meta: dict[str, Any], files: dict[str, tuple[int, int]]) ->
         # Mapped, as a plain array: the first pass reads every row once per query either way, and a
         # copy would read the whole file before the first query (25 MB at 100,000 blocks).
         coarse=np.asarray(array("coarse.npy", 2, (64,))),
-        dl=np.array(array("dl.npy", 1), dtype=np.float32),
+        dl=np.asarray(array("dl.npy", 1)),  # mapped too: a query reads the lengths of its postings' rows
         terms=lines("terms.txt", terms_text),
         post_off=array("post_off.npy", 1),
         post_doc=array("post_doc.npy", 1),
         post_tf=array("post_tf.npy", 1),
         post_w=array("post_w.npy", 1),
         topics=lines("topics.txt"),
-        topic=np.array(array("topic.npy", 1), dtype=np.int32),
+        topic=np.asarray(array("topic.npy", 1)),
         sessions=lines("sessions.txt"),
         nb_key=array("nb_key.npy", 1),
         nb_row=array("nb_row.npy", 1),
-        row_span=np.array(array("row_span.npy", 2, (3,)), dtype=np.int64),
+        row_span=np.asarray(array("row_span.npy", 2, (3,))),
         bid_key=array("bid_key.npy", 1),
         bid_row=array("bid_row.npy", 1),
         terms_text=terms_text,
