@@ -262,3 +262,31 @@ def test_analysing_text_without_cjk_compiles_no_cjk_pattern() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0", "1"]
+
+
+def test_npy_headers_as_numpy_writes_them_are_read_without_its_parser_and_mapped_not_copied(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_parser(fd: int) -> None:
+        raise AssertionError("numpy's header parser was used")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(snapshot_module, "_header", no_parser)
+        arrays = Snapshot.load(_snapshot_dir(workspace)).arrays
+    for array in (arrays.dl, arrays.topic, arrays.row_span, arrays.coarse, arrays.vec, arrays.post_doc):
+        assert not array.flags.owndata  # a view of its file's map
+        assert not array.flags.writeable
+    assert type(arrays.post_doc) is np.ndarray  # no `np.memmap`, whose subclass works on every slice
+    # Any other header is numpy's to judge: here version 2.0, which numpy reads.
+    path = tmp_path / "v2.npy"
+    values = np.arange(12, dtype=np.int64).reshape(4, 3)
+    with path.open("wb") as f:
+        np.lib.format.write_array(f, values, version=(2, 0))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert snapshot_module._written_layout(fd, values.dtype) is None
+        assert np.array_equal(snapshot_module.map_npy(fd, path.stat().st_size, values.dtype, 2, (3,)), values)
+        with pytest.raises(Damaged):
+            snapshot_module.map_npy(fd, path.stat().st_size, np.dtype(np.int32), 2, (3,))
+    finally:
+        os.close(fd)
