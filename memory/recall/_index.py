@@ -620,6 +620,8 @@ def _rows_of(base: npt.NDArray[Any], delta: npt.NDArray[Any], n0: int, rows: npt
     """`rows` of the snapshot's array `base` (rows below `n0`) followed by the delta's `delta`."""
     if not len(rows) or int(rows.max()) < n0:
         return np.asarray(base[rows])
+    if int(rows.min()) >= n0:
+        return delta[rows - n0]
     out = np.empty((len(rows), *base.shape[1:]), base.dtype)
     low = rows < n0
     out[low] = base[rows[low]]
