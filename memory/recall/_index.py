@@ -91,29 +91,23 @@ class _Delta:
 
 
 class _TermScan:
-    """Term ids read off the vocabulary's bytes (one term a line, the line number its id): candidates by
-    byte length and first bytes (vectorised), then compared. A fresh process looks up a query's dozen
-    terms this way instead of hashing every term of the vocabulary (60,000 at 100,000 blocks: 15 ms)."""
+    """Term ids read off the vocabulary's bytes (one term a line, the line number its id): the term's line
+    found with `bytes.find`, its number counted with `bytes.count` (both in C, over the 400 KB of 60,000
+    terms at 100,000 blocks: 0.1 ms). A fresh process looks up a query's dozen terms this way instead of
+    hashing every term of the vocabulary (15 ms)."""
 
     def __init__(self, text: bytes) -> None:
         self.text = text
-        self.bytes = np.frombuffer(text, np.uint8)
-        ends = np.flatnonzero(self.bytes == 10)
-        self.starts = np.concatenate([np.zeros(min(len(ends), 1), np.int64), ends[:-1] + 1])
-        self.lengths = ends - self.starts
 
     def find(self, word: str) -> int | None:
         raw = word.encode("utf-8")
         if not raw or b"\n" in raw:
             return None
-        rows = np.flatnonzero(self.lengths == len(raw))
-        for at in range(min(len(raw), 3)):
-            rows = rows[self.bytes[self.starts[rows] + at] == raw[at]]
-        for row in rows.tolist():
-            start = int(self.starts[row])
-            if self.text[start : start + len(raw)] == raw:
-                return int(row)
-        return None
+        line = raw + b"\n"
+        if self.text.startswith(line):
+            return 0
+        at = self.text.find(b"\n" + line)
+        return None if at < 0 else self.text.count(b"\n", 0, at + 1)
 
 
 class RecallIndex:
