@@ -21,7 +21,7 @@ from .._version import __version__
 from ..memory.errors import DagmemError, MemoryOff
 from ..memory.format import HomePaths
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
-from ..memory.settings import memory_off
+from ..memory.switch import memory_off
 from . import commands
 from ._command import Command, Home
 from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
