@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from ..memory.errors import DagmemError
-from ..memory.settings import DEFAULTS, check_seconds
 
 __all__ = ["add_knobs", "count", "positive_int", "rate", "seconds"]
 
@@ -46,6 +45,8 @@ def rate(text: str) -> float:
 
 
 def seconds(text: str) -> float:
+    from ..memory.settings import check_seconds  # here: a command without a knob builds no `Settings`
+
     value = _number(text)
     try:
         return check_seconds("the value", value, zero_ok=False)
@@ -55,6 +56,8 @@ def seconds(text: str) -> float:
 
 def add_knobs(parser: argparse.ArgumentParser) -> None:
     """`--threshold` and `--idle-after`, for the commands that run the writer (their defaults: Settings)."""
+    from ..memory.settings import DEFAULTS
+
     parser.add_argument(
         "--threshold",
         type=positive_int,

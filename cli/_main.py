@@ -21,10 +21,11 @@ from .._version import __version__
 from ..memory.errors import DagmemError, MemoryOff
 from ..memory.format import HomePaths
 from ..memory.outcomes import ReasonCode, WriteFailure, classify
-from ..memory.settings import memory_off
+from ..memory.switch import memory_off
+from . import commands
 from ._command import Command, Home
 from ._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_RETRY, EXIT_USAGE, CommandError
-from .commands import COMMANDS, by_name
+from .commands import NAMES, by_name
 
 __all__ = ["CommandError", "main"]  # CommandError: re-exported, commands imported it from here
 
@@ -54,12 +55,11 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="dagmem", description="Long-term memory for branching agent sessions.")
     parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    # A known command's name: only its parser is built (each costs a millisecond of argparse's message
-    # look-ups, paid by every fresh process); any other word gets them all, to list or refuse.
-    known = any(command.name == chosen for command in COMMANDS)
-    for command in COMMANDS:
-        if known and command.name != chosen:
-            continue
+    # A known command's name: only its record is loaded and its parser built (each costs a millisecond
+    # of argparse's message look-ups, paid by every fresh process); any other word gets them all, to list
+    # or refuse.
+    table = (by_name(chosen),) if chosen is not None and chosen in NAMES else commands.COMMANDS
+    for command in table:
         # A parent of its own each: argparse shares a parent's option objects with every child, so one
         # command's `set_defaults(home=None)` (install's) would change every other command's default.
         child = sub.add_parser(
@@ -120,7 +120,7 @@ def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    own = next((c.own_argv for c in COMMANDS if argv[:1] == [c.name] and c.own_argv is not None), None)
+    own = by_name(argv[0]).own_argv if argv[:1] and argv[0] in NAMES else None
     if own is not None:
         return own(argv[1:])
     try:

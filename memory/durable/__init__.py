@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._atomic import is_temp_name as is_temp_name
     from ._atomic import pid_alive as pid_alive
     from ._atomic import sweep_temp as sweep_temp
+    from ._digest import sha256_hex as sha256_hex
     from ._end import holds_last_line as holds_last_line
     from ._end import read_end as read_end
     from ._safe import check_dir as check_dir
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from ._status import save_status as save_status
     from ._transaction import Installer as Installer
     from ._transaction import Recovery as Recovery
-    from ._transaction import sha256_hex as sha256_hex
     from ._txlog import TxLog as TxLog
     from ._wsid import ensure_workspace_id as ensure_workspace_id
     from ._wsid import read_workspace_id as read_workspace_id
@@ -103,7 +103,7 @@ __getattr__, __dir__ = lazy(
         "read_regular": "._safe",
         "read_workspace_id": "._wsid",
         "save_status": "._status",
-        "sha256_hex": "._transaction",
+        "sha256_hex": "._digest",
         "sweep_temp": "._atomic",
     },
 )

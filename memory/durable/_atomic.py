@@ -26,13 +26,15 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import faults
 from ..errors import UnsafePath
 from ._safe import open_regular
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "TMP_SUFFIX",
@@ -154,6 +156,8 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_guard:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # here: a reader fsyncs nothing
+
             _pool = ThreadPoolExecutor(max_workers=_FSYNC_THREADS, thread_name_prefix="dagmem-fsync")
         return _pool
 

@@ -8,11 +8,11 @@ yet installed: the installer moves them, recovery finishes them, and a reader th
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UnsafePath
+from ._digest import sha256_hex
 from ._safe import read_regular
 
 __all__ = ["Stages"]
@@ -46,6 +46,6 @@ class Stages:
             data = read_regular(self.file(tx, relpath))
         except (NotADirectoryError, UnsafePath):
             return None
-        if data is None or hashlib.sha256(data).hexdigest() != digest:
+        if data is None or sha256_hex(data) != digest:
             return None
         return data

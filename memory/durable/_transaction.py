@@ -20,16 +20,13 @@ from pathlib import Path
 from .. import faults
 from ..format import TxRecord
 from ._atomic import Pins, atomic_write_many, fsync_dirs, sweep_temp
+from ._digest import sha256_hex
 from ._stage import Stages
 from ._txlog import TxLog
 
-__all__ = ["Installer", "Recovery", "sha256_hex", "tx_id"]
+__all__ = ["Installer", "Recovery", "sha256_hex", "tx_id"]  # sha256_hex: re-exported
 
 log = logging.getLogger("dagmem.transaction")
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def tx_id(seq: int, session: str, consumed: Sequence[str], files: Mapping[str, str | None]) -> str:

@@ -69,7 +69,7 @@ def write_index(root: Path, meta: dict[str, Any], index: RecallIndex, *, fsync: 
             coarse[delta_rows],
             np.float32,
         )
-        dl = index.dl_all[rows].astype(np.float32)
+        dl = index.dl_of(rows).astype(np.float32)
         np.save(temp / "dl.npy", dl)
         terms = _write_postings(temp, index, base, remap, dl)
     write_lines(temp / "terms.txt", itertools.chain(base.arrays.terms, terms))
@@ -80,7 +80,7 @@ def write_index(root: Path, meta: dict[str, Any], index: RecallIndex, *, fsync: 
     nb_key, nb_row = _neighbours(index, remap, len(base_rows), entries)
     np.save(temp / "nb_key.npy", nb_key)
     np.save(temp / "nb_row.npy", nb_row)
-    np.save(temp / "row_span.npy", index.spans()[rows])
+    np.save(temp / "row_span.npy", index.spans_of(rows))
     bid_key, bid_row = _block_ids(index, remap, len(base_rows), entries)
     np.save(temp / "bid_key.npy", bid_key)
     np.save(temp / "bid_row.npy", bid_row)

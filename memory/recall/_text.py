@@ -9,6 +9,7 @@ query then finds Chinese memory without a word segmenter or its dictionary.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import unicodedata
@@ -33,9 +34,53 @@ STOPWORDS: Final = frozenset(
 )
 
 # Words: letters/digits with inner apostrophes ("don't" is one stopword); CJK runs come out whole.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
-_WORD: Final = re.compile(rf"[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)*")
-_CJK_RUN: Final = re.compile(rf"[{_CJK}]+")
+_CJK_RANGES: Final = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xAC00, 0xD7AF),
+    (0x1100, 0x11FF),
+    (0x3130, 0x318F),
+)
+_CJK = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
+# The word pattern of text without a CJK character: there `[^\W_{CJK}]` is `[^\W_]`. Compiling the
+# patterns with the CJK ranges costs 9 ms (their character classes span 40,000 code points), so a
+# process whose texts hold no CJK character (an English query, its hits) never compiles them.
+_PLAIN_WORD: Final = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_CJK_FIRST: Final = chr(min(lo for lo, _hi in _CJK_RANGES))
+
+
+@functools.cache
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The word pattern and the CJK-run pattern for text with CJK characters (compiled on first use)."""
+    return re.compile(rf"[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)*"), re.compile(rf"[{_CJK}]+")
+
+
+def _has_cjk(folded: str) -> bool:
+    return any(lo <= ord(c) <= hi for c in folded if c >= _CJK_FIRST for lo, hi in _CJK_RANGES)
+
+
+def _words_and_runs(text: str) -> tuple[list[str], list[str]]:
+    """The words of `text` (NFKC, casefolded, a trailing 's dropped) and its CJK runs, in order."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and casefolding only lowers its letters
+        folded = text.lower()
+    else:
+        folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    if not _has_cjk(folded):
+        return [w[:-2] if w.endswith("'s") else w for w in _PLAIN_WORD.findall(folded)], []
+    word, cjk_run = _cjk_patterns()
+    return [w[:-2] if w.endswith("'s") else w for w in word.findall(folded)], cjk_run.findall(folded)
+
+
+def _bigrams(runs: list[str]) -> list[str]:
+    """CJK runs as overlapping character bigrams (a lone character as itself)."""
+    out: list[str] = []
+    for run in runs:
+        out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+    return out
+
+
 _ESCAPED: Final = re.compile(r"\\(.)")
 _BLOCK_LINK: Final = re.compile(
     r"\[((?:\\.|[^\\\[\]])+)\]\(" + TOPIC_SLUG_PATTERN + r"\.md#\^b-[0-9a-f]{8}\)"
@@ -45,13 +90,8 @@ _BLOCK_LINK: Final = re.compile(
 def terms(text: str) -> list[str]:
     """The BM25 terms of `text` (repeats kept: term frequency counts). Words in order, then CJK bigrams.
     Written for speed (one C-level findall, no per-character Python): it runs on every indexed block."""
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
-    out = [w[:-2] if w.endswith("'s") else w for w in _WORD.findall(folded)]
-    out = [w for w in out if w not in STOPWORDS]
-    if _CJK_RUN.search(folded) is not None:
-        for run in _CJK_RUN.findall(folded):
-            out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
-    return out
+    words, runs = _words_and_runs(text)
+    return [w for w in words if w not in STOPWORDS] + _bigrams(runs)
 
 
 _local = threading.local()  # a Snowball stemmer object is not safe to share between threads
@@ -84,13 +124,11 @@ def analyse(text: str) -> list[str]:
     for token in text.split():
         found = _words.get(token)
         if found is None:
-            folded = unicodedata.normalize("NFKC", token).casefold().replace("’", "'")
-            out = [w[:-2] if w.endswith("'s") else w for w in _WORD.findall(folded)]
-            pairs: list[str] = []
-            if _CJK_RUN.search(folded) is not None:
-                for run in _CJK_RUN.findall(folded):
-                    pairs.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
-            found = (stemmer.stemWords([w for w in out if w not in STOPWORDS]), stemmer.stemWords(pairs))
+            out, runs = _words_and_runs(token)
+            found = (
+                stemmer.stemWords([w for w in out if w not in STOPWORDS]),
+                stemmer.stemWords(_bigrams(runs)),
+            )
             if len(_words) >= _WORDS_MAX:
                 _words.clear()
             _words[token] = found

@@ -42,6 +42,8 @@ def test_each_command_module_exports_one_frozen_record() -> None:
     modules = sorted(p.stem for p in TABLE.glob("*.py") if p.stem != "__init__")
     records = [importlib.import_module(f"dagmem.cli.commands.{name}").COMMAND for name in modules]
     assert sorted(records, key=lambda c: c.name) == sorted(COMMANDS, key=lambda c: c.name)
+    assert [c.name for c in COMMANDS] == list(commands.NAMES)
+    assert all(by_name(c.name) is c for c in COMMANDS)
     for name in modules:
         module = importlib.import_module(f"dagmem.cli.commands.{name}")
         assert [v for v in vars(module).values() if isinstance(v, Command)] == [module.COMMAND], name
@@ -59,8 +61,9 @@ def test_dispatch_is_the_records_run(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
         return run
 
-    table = tuple(dataclasses.replace(c, run=recorder(c.name)) for c in COMMANDS)
-    monkeypatch.setattr(commands, "COMMANDS", table)
+    for command in COMMANDS:
+        module = importlib.import_module(f"dagmem.cli.commands.{commands._MODULE_OF[command.name]}")
+        monkeypatch.setattr(module, "COMMAND", dataclasses.replace(command, run=recorder(command.name)))
     assert _main.main(["status", "--home", str(tmp_path)]) == 0
     assert _main.main(["core", "--home", str(tmp_path)]) == 0
     assert ran == ["status", "core"]
@@ -157,6 +160,8 @@ def test_a_command_line_builds_only_its_own_commands_arguments() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = set(done.stdout.split())
     assert "dagmem.cli.commands.sessions" in loaded
+    # Nor another command's record: a fresh process running one command imports its module alone.
+    assert {m for m in loaded if m.startswith("dagmem.cli.commands.")} == {"dagmem.cli.commands.sessions"}
     assert not {"dagmem.bench", "dagmem.bench._report", "dagmem.memory.write._distill"} & loaded
     write = _main._parser(["write"])._actions[-1]
     assert isinstance(write, argparse._SubParsersAction)

@@ -228,3 +228,65 @@ def test_a_texts_term_set_is_its_analysis_kept() -> None:
         assert _text.term_set(text) == frozenset(_text.analyse(text))
         assert _text.term_set(text) is _text.term_set(text)  # kept
     assert len(_text._sets) <= _text._SETS_MAX
+
+
+def test_text_without_cjk_has_the_terms_the_cjk_patterns_give_it() -> None:
+    import string
+    import unicodedata
+
+    from dagmem.memory.recall import _text
+
+    word, cjk_run = _text._cjk_patterns()
+    rng = random.Random(12)
+    alphabet = string.printable + "'’“”—…éÉßİǅﬁ①Ⅻ²ΣΊ" + "庭の計画정원ᄀ㄰ｶ㈠"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(5_000)]
+    texts += ["It's Bob’s plan, don't", "a'b'c 'q' x'", "__init__ snake_case CamelCase 42nd", chr(127) + "ab"]
+    texts += ["".join(map(chr, range(128))), "".join(map(chr, range(0x1000, 0x3200))), *TRICKY]
+    for text in texts:
+        folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+        expected = [w[:-2] if w.endswith("'s") else w for w in word.findall(folded)]
+        assert _text._words_and_runs(text) == (expected, cjk_run.findall(folded)), text
+
+
+def test_analysing_text_without_cjk_compiles_no_cjk_pattern() -> None:
+    code = (
+        "from dagmem.memory.recall import _text\n"
+        "_text.analyse('What did we say about the “garden” — and the plan? café ①')\n"
+        "_text.terms('plain ASCII only')\n"
+        "before = _text._cjk_patterns.cache_info().currsize\n"
+        "_text.analyse('庭の計画 café')\n"
+        "print(before, _text._cjk_patterns.cache_info().currsize)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "1"]
+
+
+def test_npy_headers_as_numpy_writes_them_are_read_without_its_parser_and_mapped_not_copied(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_parser(fd: int) -> None:
+        raise AssertionError("numpy's header parser was used")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(snapshot_module, "_header", no_parser)
+        arrays = Snapshot.load(_snapshot_dir(workspace)).arrays
+    for array in (arrays.dl, arrays.topic, arrays.row_span, arrays.coarse, arrays.vec, arrays.post_doc):
+        assert not array.flags.owndata  # a view of its file's map
+        assert not array.flags.writeable
+    assert type(arrays.post_doc) is np.ndarray  # no `np.memmap`, whose subclass works on every slice
+    # Any other header is numpy's to judge: here version 2.0, which numpy reads.
+    path = tmp_path / "v2.npy"
+    values = np.arange(12, dtype=np.int64).reshape(4, 3)
+    with path.open("wb") as f:
+        np.lib.format.write_array(f, values, version=(2, 0))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert snapshot_module._written_layout(fd, values.dtype) is None
+        assert np.array_equal(snapshot_module.map_npy(fd, path.stat().st_size, values.dtype, 2, (3,)), values)
+        with pytest.raises(Damaged):
+            snapshot_module.map_npy(fd, path.stat().st_size, np.dtype(np.int32), 2, (3,))
+    finally:
+        os.close(fd)

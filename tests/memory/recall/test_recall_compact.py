@@ -99,7 +99,7 @@ def old_index_arrays(index: RecallIndex) -> Arrays:
     # alone gives that order (and runs on nearly sorted data).
     order = np.argsort(term_all, kind="stable")
     term_all, row_all, tf_all = term_all[order], row_all[order], tf_all[order]
-    dl = index.dl_all[rows].astype(np.float32)
+    dl = index.dl_of(rows).astype(np.float32)
     post_off = np.zeros(len(terms) + 1, np.int64)
     post_off[1:] = np.cumsum(np.bincount(term_all, minlength=len(terms)))
 
@@ -148,7 +148,7 @@ def old_index_arrays(index: RecallIndex) -> Arrays:
         sessions=sessions,
         nb_key=nb_key[order],
         nb_row=nb_row[order].astype(np.int32),
-        row_span=index.spans()[rows],
+        row_span=index.spans_of(rows),
         bid_key=bid_key[bid_order],
         bid_row=bid_order.astype(np.int32),
     )
@@ -407,7 +407,7 @@ def test_bm25_scores_a_document_the_same_before_and_after_it_is_compacted(tmp_pa
     use the same one (the postings' average weights long documents more, and ranked them lower)."""
     memory = tmp_path / "memory"
     index = _base(memory, _Maker(7))  # every row in the delta, lengths of 4 to 13 terms
-    lengths = index.dl_all[index.alive]
+    lengths = index.dl_of(np.flatnonzero(index.alive))
     assert lengths.min() < lengths.max()  # the two averages differ only when lengths do
     words = ["lighthouse", "keeper", "blue", "漢字", "item5"]
     before = index.bm25(words)[index.alive]
