@@ -13,6 +13,7 @@ from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import ExtractiveDistiller, reorganise
 from dagmem.memory.write._speakers import speaker_pages, statement
 from dagmem.memory.writing import write_home
+from dagmem.tests._two_part_chat import write_two_parts
 
 DAY = 86_400.0
 FIRST = [
@@ -34,18 +35,7 @@ SECOND = [
 
 def _write(home: Path, distiller: ExtractiveDistiller | None = None) -> dict[str, str]:
     """Write the chat as one session (the second part two days later); each turn's anchor -> its part."""
-    now = [1_750_000_000.0]
-    store = FileSessionStore(home, fsync=False, clock=lambda: now[0])
-    part: dict[str, str] = {}
-    for number, turns in (("1", FIRST), ("2", SECOND)):
-        for n, (role, text) in enumerate(turns):
-            now[0] += 1.0
-            node = f"p{number}t{n}"
-            store.append("chat", role, text, node_id=node)
-            part[anchor_of(f"chat/{node}")] = number
-        now[0] += 2 * DAY
-    write_home(home, force=True, distiller=distiller or ExtractiveDistiller())
-    return part
+    return write_two_parts(home, FIRST, SECOND, distiller or ExtractiveDistiller())
 
 
 def _pages(home: Path) -> dict[str, Topic]:

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagmem.memory.format import HomePaths, Topic, anchor_of, is_topic_path, parse_topic
-from dagmem.memory.store import FileSessionStore
+from dagmem.memory.format import HomePaths, Topic, is_topic_path, parse_topic
 from dagmem.memory.write import FILLER_WORDS, ExtractiveDistiller
-from dagmem.memory.writing import write_home
+from dagmem.tests._two_part_chat import write_two_parts
 
-DAY = 86_400.0
 FIRST = [
     ("user", "My sister Maya moved to Lisbon last month."),
     ("assistant", "That's a big move! How is Maya settling in?"),
@@ -35,19 +33,9 @@ SECOND = [
 def _home(tmp_path: Path) -> tuple[dict[str, Topic], dict[str, str]]:
     """Write the chat as one session (the second part two days later) and return its topic pages (not
     the core master) and each turn's anchor -> "1"/"2" (the part it was said in)."""
-    now = [1_750_000_000.0]
-    store = FileSessionStore(tmp_path, fsync=False, clock=lambda: now[0])
-    part: dict[str, str] = {}
-    for number, turns in (("1", FIRST), ("2", SECOND)):
-        for n, (role, text) in enumerate(turns):
-            now[0] += 1.0
-            node = f"p{number}t{n}"
-            store.append("chat", role, text, node_id=node)
-            part[anchor_of(f"chat/{node}")] = number
-        now[0] += 2 * DAY
     distiller = ExtractiveDistiller()
     distiller.core = False  # only the topic pages are looked at here
-    write_home(tmp_path, force=True, distiller=distiller)
+    part = write_two_parts(tmp_path, FIRST, SECOND, distiller)
     topics = HomePaths(tmp_path).memory / "topics"
     pages = {
         f"topics/{f.name}": parse_topic(f.read_text(encoding="utf-8"), f"topics/{f.name}")
