@@ -21,7 +21,7 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
-from ..memory.write._fact_keys import NUMERIC_ATTRIBUTES
+from ..memory.write import NUMERIC_ATTRIBUTES
 
 if TYPE_CHECKING:
     from rich.console import Console

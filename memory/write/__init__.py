@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._distill import Edits as Edits
     from ._distill import ExtractiveDistiller as ExtractiveDistiller
     from ._distill import TopicReader as TopicReader
+    from ._fact_keys import NUMERIC_ATTRIBUTES as NUMERIC_ATTRIBUTES
     from ._distill import excerpt as excerpt
     from ._distill import exchange_claim as exchange_claim
     from ._held import HeldItem as HeldItem
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISTILLERS",
     "FILLER_WORDS",
+    "NUMERIC_ATTRIBUTES",
     "RESERVED_TOPIC_SLUGS",
     "TOPIC_FILE_LIMIT",
     "Applied",
@@ -107,6 +109,7 @@ __getattr__, __dir__ = lazy(
         "Backfilled": "._backfill",
         "Applied": "._batch_writer",
         "FILLER_WORDS": "._subjects",
+        "NUMERIC_ATTRIBUTES": "._fact_keys",
         "BatchInput": "._distill",
         "BatchWriter": "._batch_writer",
         "DISTILLERS": "._named",
