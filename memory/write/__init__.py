@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from ._distill import Edits as Edits
     from ._distill import ExtractiveDistiller as ExtractiveDistiller
     from ._distill import TopicReader as TopicReader
-    from ._fact_keys import NUMERIC_ATTRIBUTES as NUMERIC_ATTRIBUTES
     from ._distill import excerpt as excerpt
     from ._distill import exchange_claim as exchange_claim
+    from ._fact_keys import NUMERIC_ATTRIBUTES as NUMERIC_ATTRIBUTES
     from ._held import HeldItem as HeldItem
     from ._held import approve as approve
     from ._held import held_items as held_items
