@@ -4,7 +4,9 @@ of a prompt. Each host's module reads its own payload into these and answers in 
 
 from __future__ import annotations
 
-from ._payload import read_tail, regular_file, text
+import os
+
+from ._payload import PayloadError, read_tail, regular_file, text
 from ._queue import enqueue, start_worker
 
 TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
@@ -43,7 +45,23 @@ def prompt(home: Path, payload: dict[str, Any], knobs: Knobs, *, with_core: bool
         home,
         text(payload, "prompt") or "",
         session=text(payload, "session_id", required=False),
-        tail=read_tail(regular_file(raw), _TAIL) if raw is not None else b"",
+        tail=_transcript_tail(raw),
         budget=knobs.get("budget") or _context.DEFAULT_BUDGET,
         with_core=with_core,
     )
+
+
+def _transcript_tail(raw: str | None) -> bytes:
+    """The end of the prompt's transcript, b"" when there is none yet: a host may name a transcript it
+    has not written (Claude Code creates a session's file, even its directory, only after the first
+    prompt: anthropics/claude-code#41310), and that first prompt is the one most in need of memory. A
+    path naming something else than a regular file (a FIFO, a directory) is still refused."""
+    if raw is None:
+        return b""
+    try:
+        path = regular_file(raw)
+    except PayloadError:
+        if not os.path.lexists(raw):
+            return b""  # not written yet: the session has no stored turn to be the tip
+        raise
+    return read_tail(path, _TAIL)

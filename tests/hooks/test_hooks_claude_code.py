@@ -146,3 +146,31 @@ def test_a_replayed_session_grows_memory_injects_it_branch_aware_and_a_second_re
         wait_for_worker(home)
     assert _memory_and_sessions(home) == before
     assert not (home / "hooks" / "hooks.log").exists(), (home / "hooks" / "hooks.log").read_text()
+
+
+def test_a_new_sessions_first_prompt_gets_memory_before_its_transcript_exists(tmp_path: Path) -> None:
+    """Claude Code names a new session's transcript before it writes it (the file, even its directory,
+    appears after the first prompt): that prompt still gets what earlier sessions remembered, and it is
+    no error (nothing logged)."""
+    home = tmp_path / ".dagmem"
+    earlier = Transcript(tmp_path / "projects" / "earlier.jsonl")
+    said = earlier.user(None, "My daughter Lina is allergic to peanuts.")
+    earlier.assistant(said, "Noted: no peanuts for Lina.")
+    assert hook("SessionEnd", earlier.payload("SessionEnd"), project=tmp_path).returncode == 0
+    wait_for_worker(home)
+    new = {
+        "session_id": "0f0e0d0c-0b0a-4909-8807-060504030201",
+        "transcript_path": str(tmp_path / "not-yet" / "0f0e0d0c-0b0a-4909-8807-060504030201.jsonl"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Which snacks are safe for Lina?",
+    }
+    context = context_of(hook("UserPromptSubmit", new, project=tmp_path), "UserPromptSubmit")
+    assert "allergic to peanuts" in context
+    assert not (home / "hooks" / "hooks.log").exists()
+    # A FIFO or a directory is still no transcript: refused, logged, nothing printed.
+    new["transcript_path"] = str(tmp_path)
+    refused = hook("UserPromptSubmit", new, project=tmp_path)
+    assert refused.returncode == 0
+    assert refused.stdout == b""
+    assert "not a regular file" in (home / "hooks" / "hooks.log").read_text()
