@@ -158,13 +158,16 @@ class _FileBackend:
                     os.close(held.fd)
 
     def _written(self, files: list[str], created: list[Path]) -> None:
-        """Note files written (and directories created) without an fsync; a flush is due every N files."""
+        """Note files written (and directories created) without an fsync, for the next flush to fsync
+        them and the directories whose entries changed; a flush is due every N files."""
         pending = self._unflushed
         assert pending is not None
         with pending.guard:
-            pending.files.update(dict.fromkeys(files))
-            pending.dirs.update(dict.fromkeys(os.path.dirname(f) for f in files))
-            pending.dirs.update(dict.fromkeys(str(path.parent) for path in created))
+            for path in files:
+                pending.files[path] = None
+                pending.dirs[os.path.dirname(path)] = None
+            for made in created:
+                pending.dirs[str(made.parent)] = None
             if len(pending.files) >= pending.every:
                 pending.due = True
 
@@ -230,7 +233,6 @@ class _FileBackend:
                 directories = [d for d in directories if str(d) not in pending.checked]
                 if not directories:
                     return []
-                pending.checked.update(str(d) for d in directories)
         created: list[Path] = []
         if not check_dir(self.root):
             for missing in reversed([self.root, *self.root.parents]):
@@ -249,6 +251,10 @@ class _FileBackend:
                 check_dir(directory)
                 continue
             created.append(directory)
+        if pending is not None:
+            # Only once checked: a directory found to be a symlink is met again by the next write.
+            with pending.guard:
+                pending.checked.update(str(d) for d in directories)
         return created
 
     def _fsync_parents(self, created: list[Path], site: str) -> None:
@@ -333,7 +339,7 @@ class _FileBackend:
             )
             if self._unflushed is None:
                 self._fsync_parents(created, site)
-            else:  # the store calls `flush_if_due` between its calls, never inside one
+            else:  # the store calls `flush_if_due` between its calls (and turns), never inside one
                 self._written([str(path) for path in paths], created)
 
     def _create_unflushed(
@@ -342,23 +348,18 @@ class _FileBackend:
         """A bulk run's new files (an import's nodes, one a call): on plain strings, their directories
         checked once per run; fsynced by the next flush."""
         base = f"{self.root}/{sid}"
-        for relpath, data in items:
-            parent, _, name = relpath.rpartition("/")
-            directory = f"{base}/{parent}" if parent else base
-            created: list[Path] = []
-            if directory not in pending.checked:
-                parts = parent.split("/") if parent else []
-                with _refused_as_invalid(sid):
+        with _refused_as_invalid(sid):
+            for relpath, data in items:
+                parent, _, name = relpath.rpartition("/")
+                directory = f"{base}/{parent}" if parent else base
+                if directory not in pending.checked:
+                    parts = parent.split("/") if parent else []
                     created = self._make_dirs([Path(base, *parts[:k]) for k in range(len(parts) + 1)])
-            path = f"{directory}/{name}"
-            create_unsynced(path, data, site=site)
-            with pending.guard:
-                pending.files[path] = None
-                pending.dirs[directory] = None
-                for made in created:
-                    pending.dirs[str(made.parent)] = None
-                if len(pending.files) >= pending.every:
-                    pending.due = True
+                    if created:
+                        self._written([], created)
+                path = f"{directory}/{name}"
+                create_unsynced(path, data, site=site)
+                self._written([path], [])
 
     def remove(self, sid: str, relpath: str) -> None:
         """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""
@@ -441,3 +442,7 @@ class FileSessionStore(SessionStore):
         node = super().append(session_id, role, content, **kwargs)
         self._files.flush_if_due()  # between appends: no session's lock is held by this call
         return node
+
+    def _between_turns(self) -> None:
+        # Each turn of an `append_many` is whole here; the session's lock it holds stays held to its end.
+        self._files.flush_if_due()
