@@ -338,7 +338,7 @@ class SessionStore:
                         held.enter_context(live.lock)
                         changing = held.enter_context(self._writing(session_id, live, changes_view=True))
                     else:
-                        self._live_for(session_id, checked)
+                        self._check_fork(session_id, live, checked)
                     outcome = self._add(session_id, live, checked, changing)
                 except SessionInvalid:
                     raise
@@ -357,9 +357,12 @@ class SessionStore:
         """The session's state to append `turn` to (made if the session is new); a fork in a session that
         does not exist is `UnknownNode`, and no session is created for it."""
         live = self._get_live(session_id, create=True)
-        if isinstance(turn.predecessor, str) and not live.index and not self._backend.exists(session_id):
-            raise UnknownNode(session_id, turn.predecessor)
+        self._check_fork(session_id, live, turn)
         return live
+
+    def _check_fork(self, session_id: str, live: _Live, turn: CheckedTurn) -> None:
+        if isinstance(turn.predecessor, str) and not live.index and not self._backend.exists(session_id):
+            raise UnknownNode(session_id, turn.predecessor)  # no session to fork in, and none is created
 
     def _add(self, session_id: str, live: _Live, turn: CheckedTurn, changing: Callable[[], None]) -> Node:
         """One append, the session's lock held (`append`, `append_many`): its node file, then the head
@@ -428,7 +431,9 @@ class SessionStore:
         live.index[node.id] = relpath
         live.max_seq = node.seq
         live.meta = meta
-        self._backend.commit(session_id, [relpath, "meta.json"], f"turn {node.seq}: {turn.role} {node.id}")
+        self._backend.commit(
+            session_id, [relpath, "meta.json"], f"turn {node.seq}: {turn.role.value} {node.id}"
+        )
         return node
 
     def write_deferred_meta(self) -> None:
