@@ -82,10 +82,10 @@ class _Source:
     lines: int = 0  # lines (or messages) read
     values: int = 0  # of them, those that are JSON
     turns: int = 0  # entries the parser found a turn in: zero of many lines means another format
+    name: str = ""  # the path as shown (`shown_path`), made once: every node's metadata names it
 
-    @property
-    def name(self) -> str:
-        return shown_path(self.path)
+    def __post_init__(self) -> None:
+        self.name = shown_path(self.path)
 
 
 class Importer:

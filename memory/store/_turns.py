@@ -40,7 +40,7 @@ _ROLE_NAMES = tuple(role.value for role in Role)
 _ROLES: Final = {role.value: role for role in Role}  # a dict lookup: `Role(name)` costs a microsecond a turn
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per turn (an import makes thousands), a frozen one costs 3x
 class NewTurn:
     """One turn for `SessionStore.append_many`: the arguments of `append`, with their meaning."""
 
@@ -54,7 +54,7 @@ class NewTurn:
     origin: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass costs 3x to make, and one is made per turn
 class CheckedTurn:
     """A turn past its argument checks: its role, its text, and the metadata its node file will hold
     (`spawned` and `origin` in it already)."""
