@@ -9,7 +9,8 @@ kept. Writers take the session's lock (an `flock` on `sessions/<sid>/.lock`, whi
 when a process dies), so two processes appending to one session take turns; a store that finds the
 session changed by another since it last wrote reads its index again under the lock. Node files are
 created exclusively: an existing file (a host's node not announced yet) is never overwritten. `load()`
-always re-reads from storage."""
+always re-reads from storage. An import appends a run of one session's turns with `append_many`: the
+session's lock is taken once for the run, and each turn goes through the one core `append` uses."""
 
 from __future__ import annotations
 
