@@ -1,16 +1,13 @@
 """`dagmem import FORMAT PATH...` (DESIGN §10): the formats, the files each path stands for, and the
 `Importer` that reads them (incrementally) into nodes to append; `import_into_store` appends them through a
-`SessionStore` (the follow loop, `follow`, through a running runtime instead).
-
-A node's time is its source's time: the store takes `created_at` from its clock, so the importer's store
-is given a `SourceClock` set to each node's time before its append (`updated_at` then is the time of the
-session's last turn, and `dagmem write` treats an old transcript as the idle session it is)."""
+`SessionStore` (`StoreSink`, a run of one session's nodes at a time; the follow loop, `follow`, through a
+running runtime instead)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,12 +17,21 @@ from ..store import SessionStore
 from ._claude_code import ClaudeCodeParser, claude_code_files
 from ._codex import CodexParser, codex_session_id
 from ._entries import BadLine, Entry, Problem, shown_path, to_id
-from ._mapper import Planned, SessionMapper, text_digest
+from ._mapper import Planned, SessionMapper
 from ._openai import OpenAIParser
 from ._pi import PiParser, pi_session_id
 from ._readers import ArrayReader, JsonlReader, Reader
+from ._sink import ImportReport, SourceClock, StoreSink
 
-__all__ = ["FORMATS", "Format", "ImportReport", "Importer", "SourceClock", "StoreSink", "import_into_store"]
+__all__ = [
+    "FORMATS",
+    "Format",
+    "ImportReport",
+    "Importer",
+    "SourceClock",
+    "StoreSink",
+    "import_into_store",
+]
 
 
 class FileParser(Protocol):
@@ -65,16 +71,6 @@ FORMATS: dict[str, Format] = {
 }
 
 
-class SourceClock:
-    """The store's clock while importing: the time of the node being appended."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @dataclass
 class _Source:
     path: Path
@@ -86,47 +82,10 @@ class _Source:
     lines: int = 0  # lines (or messages) read
     values: int = 0  # of them, those that are JSON
     turns: int = 0  # entries the parser found a turn in: zero of many lines means another format
+    name: str = ""  # the path as shown (`shown_path`), made once: every node's metadata names it
 
-    @property
-    def name(self) -> str:
-        return shown_path(self.path)
-
-
-@dataclass
-class SessionCount:
-    added: int = 0
-    present: int = 0  # already in the session (an earlier import)
-    failed: int = 0
-    orphans: int = 0
-    head: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class ImportReport:
-    sessions: dict[str, SessionCount] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-    files: int = 0
-
-    def count(self, session: str) -> SessionCount:
-        found = self.sessions.get(session)  # called per node: no new SessionCount per call
-        if found is None:
-            found = self.sessions[session] = SessionCount()
-        return found
-
-    @property
-    def added(self) -> int:
-        return sum(c.added for c in self.sessions.values())
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "added": self.added,
-            "sessions": {sid: c.as_json() for sid, c in sorted(self.sessions.items())},
-            "problems": [str(p) for p in self.problems],
-        }
+    def __post_init__(self) -> None:
+        self.name = shown_path(self.path)
 
 
 class Importer:
@@ -242,128 +201,6 @@ class Importer:
         return {sid: m.head for sid, m in self.mappers.items() if m.head is not None}
 
 
-class StoreSink:
-    """Appends planned nodes through a store: ids the session has with the same turn are skipped (a second
-    import adds only what is new); an id it has with another turn, and a node the store refuses, are
-    reported and their children follow their predecessor."""
-
-    def __init__(self, store: SessionStore, clock: SourceClock, report: ImportReport) -> None:
-        self.store = store
-        self.clock = clock
-        self.report = report
-        # node id -> `text_digest` of its text, per session; None: the session on disk is invalid
-        self._known: dict[str, dict[str, bytes] | None] = {}
-        self._alias: dict[tuple[str, str], str | None] = {}
-        self._spawned_from: dict[str, str | None] = {}  # session -> what it was spawned from on disk
-
-    def spawned_from(self, planned: Planned) -> str | None:
-        """Where the planned node's session was spawned from, to give with its append: only while the
-        session is new or says the same (it is given at a session's first append, never added later)."""
-        sid, wanted = planned.session, planned.spawned_from
-        if wanted is None:
-            return None
-        if sid not in self._spawned_from:
-            has = self.store.has_session(sid)
-            self._spawned_from[sid] = self.store.meta(sid).spawned_from if has else wanted
-        return wanted if self._spawned_from[sid] == wanted else None
-
-    def known(self, sid: str) -> dict[str, bytes] | None:
-        if sid not in self._known:
-            if not self.store.has_session(sid):
-                self._known[sid] = {}
-            else:
-                snapshot = self.store.load(sid)
-                if snapshot.problems:
-                    first = snapshot.problems[0]
-                    self.report.problems.append(
-                        Problem(
-                            str(first.path), 0, f"session {sid} is invalid ({first.reason}); not imported"
-                        )
-                    )
-                    self._known[sid] = None
-                else:
-                    self._known[sid] = {
-                        nid: text_digest(node.content) for nid, node in snapshot.nodes.items()
-                    }
-        return self._known[sid]
-
-    def predecessor(self, planned: Planned) -> str | None:
-        predecessor = planned.predecessor
-        while predecessor is not None and (planned.session, predecessor) in self._alias:
-            predecessor = self._alias[(planned.session, predecessor)]
-        return predecessor
-
-    def skip(self, planned: Planned) -> bool:
-        """True when the node needs no append: already there, or its session is not imported."""
-        known = self.known(planned.session)
-        count = self.report.count(planned.session)
-        if known is None:
-            count.failed += 1
-            return True
-        digest = known.get(planned.node_id)
-        if digest is None:
-            return False
-        if digest == text_digest(planned.content):
-            count.present += 1
-        else:  # never counted as there: its text would be lost without a word
-            self.refused(
-                planned, f"session {planned.session} already has a node {planned.node_id} with other content"
-            )
-        return True
-
-    def refused(self, planned: Planned, error: Exception | str) -> None:
-        source = planned.metadata.get("source", {})
-        self.report.problems.append(
-            Problem(str(source.get("file")), int(source.get("line", 0)), f"not imported: {error}")
-        )
-        self._alias[(planned.session, planned.node_id)] = self.predecessor(planned)
-        self.report.count(planned.session).failed += 1
-
-    def added(self, planned: Planned) -> None:
-        known = self.known(planned.session)
-        assert known is not None
-        known[planned.node_id] = text_digest(planned.content)
-        self.report.count(planned.session).added += 1
-
-    def append(self, planned: Planned) -> None:
-        if self.skip(planned):
-            return
-        self.clock.now = planned.time
-        try:
-            self.store.append(
-                planned.session,
-                planned.role,
-                planned.content,
-                predecessor=self.predecessor(planned),
-                node_id=planned.node_id,
-                metadata=planned.metadata,
-                spawned=planned.spawned,
-                spawned_from=self.spawned_from(planned),
-                origin=planned.origin,
-            )
-        except InvalidInput as exc:
-            self.refused(planned, exc)
-            return
-        self.added(planned)
-
-    def head_to_set(self, sid: str, head: str) -> str | None:
-        """The node the session's head should move to (the source's, or its nearest imported ancestor),
-        or None when it is there already."""
-        known = self.known(sid)
-        target: str | None = head
-        while target is not None and (sid, target) in self._alias:
-            target = self._alias[(sid, target)]
-        if known is None or target is None or target not in known or self.store.head(sid) == target:
-            return None
-        return target
-
-    def head(self, sid: str) -> str | None:
-        """The session's head, None when it is not imported (invalid, or every turn of it refused)."""
-        if self.known(sid) is None or not self.store.has_session(sid):
-            return None
-        return self.store.head(sid)
-
-
 def import_into_store(
     importer: Importer,
     store: SessionStore,
@@ -381,8 +218,8 @@ def import_into_store(
     # only what is missing, so a crash costs a rerun; the store flushes every N files and at the end.
     with store.bulk(flush_every=flush_every):
         for nodes in importer.poll_files(final=True):
-            for node in nodes:
-                sink.append(node)
+            for run in _session_runs(nodes):
+                sink.append_run(run)
             if on_file is not None:
                 on_file()
         for sid, count in report.sessions.items():
@@ -398,3 +235,12 @@ def import_into_store(
     report.problems[:0] = importer.problems
     report.problems.extend(importer.format_problems())
     return report
+
+
+def _session_runs(nodes: list[Planned]) -> Iterator[list[Planned]]:
+    """The nodes in runs of one session each, in order (a file's nodes are mostly one run)."""
+    start = 0
+    for i in range(1, len(nodes) + 1):
+        if i == len(nodes) or nodes[i].session != nodes[start].session:
+            yield nodes[start:i]
+            start = i

@@ -120,9 +120,11 @@ def _write_all(fd: int, data: bytes, site: str) -> None:
     except faults.Tear as tear:
         os.write(fd, data[: tear.keep])
         raise
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    done = os.write(fd, data)  # a node file's bytes go in one call; a short write goes on from there
+    if done < len(data):
+        view = memoryview(data)[done:]
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def fsync_dir(directory: Path, *, site: str = "dir") -> None:
@@ -170,6 +172,16 @@ def _forget_pool() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_pool)
+
+_pid = os.getpid()  # in temp names; a forked child's is its own
+
+
+def _new_pid() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_new_pid)
 
 
 def fsync_all(fds: list[int]) -> None:
@@ -375,8 +387,9 @@ def create_unsynced(path: str | Path, data: bytes, *, site: str = "file") -> Non
     flush does), never replacing a file: the complete temp file is renamed to its name with
     `RENAME_NOREPLACE` (or linked, then unlinked), `FileExistsError` if the name is taken. A reader never
     sees a partial file. On plain strings, no `Path` per file: an import creates thousands."""
-    directory, name = os.path.split(path)
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}-{next(_counter)}{TMP_SUFFIX}")
+    path = os.fspath(path)
+    directory, slash, name = path.rpartition("/")
+    tmp = f"{directory}{slash}.{name}.{_pid}-{next(_counter)}{TMP_SUFFIX}"
     os.close(_new_file(tmp, data, site))
     try:
         faults.hit(f"{site}:rename")
@@ -422,15 +435,14 @@ def rename_noreplace(source: str | Path, target: str | Path) -> bool:
     with `RENAME_NOREPLACE`. False (nothing done) where the kernel, libc or filesystem has no such call;
     the caller then links and unlinks, two directory updates instead of one (under a loaded disk the
     pair cost 1.5-2x the rename, measured here)."""
-    call = _renameat2()
+    call = _renameat2 or _find_renameat2()
     if call is None:
         return False
     if call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE) == 0:
         return True
     error = ctypes.get_errno()
     if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        global _renameat2_missing
-        _renameat2_missing = True  # this filesystem or kernel: link + unlink from now on
+        _give_up_renameat2()  # this filesystem or kernel: link + unlink from now on
         return False
     raise OSError(error, os.strerror(error), str(source), None, str(target))
 
@@ -439,10 +451,22 @@ _AT_FDCWD, _RENAME_NOREPLACE = -100, 1
 _renameat2_missing = False  # the kernel or filesystem refused it once: link + unlink from then on
 
 
-def _renameat2() -> Any:
+_renameat2: Any = None  # the C function, once found (a node file each: no lookup per call)
+
+
+def _give_up_renameat2() -> None:
+    global _renameat2_missing, _renameat2
+    _renameat2_missing, _renameat2 = True, None
+
+
+def _find_renameat2() -> Any:
+    global _renameat2
     if _renameat2_missing:
         return None
-    return _libc("renameat2", ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    _renameat2 = _libc(
+        "renameat2", ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint
+    )
+    return _renameat2
 
 
 def _write_window(items: list[tuple[Path, bytes]], *, fsync: bool, site: str) -> list[tuple[Path, Path]]:

@@ -124,6 +124,10 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidInput(f"metadata must be a mapping (a JSON object), not {type(metadata).__name__}")
+    plain = _plain_copy(metadata, 0)
+    if plain is not _NOT_PLAIN:
+        assert isinstance(plain, dict)
+        return plain
     copy = _plain_json_copy(metadata)
     if copy is not None:
         return copy
@@ -136,6 +140,59 @@ def check_metadata(metadata: object) -> dict[str, Any]:
         return dict(json.loads(json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)))
     except (TypeError, ValueError) as exc:  # e.g. an int beyond Python's 4,300-digit str limit
         raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+_NOT_PLAIN: Final = object()
+_INT_LIMIT: Final = 2**63  # beyond it an int takes the JSON round trip (which refuses a 4,300-digit one)
+
+
+def _plain_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plain_copy(value: object, depth: int) -> object:
+    """The common case, copied in one walk (an import checks every turn's metadata): plain dicts with
+    string keys, lists, strings that UTF-8 can encode, ints, finite floats, booleans and None, nested
+    less than the depth allowed; exactly what JSON's round trip gives. `_NOT_PLAIN` for anything else
+    (a tuple, a subclass, a NaN, ...), which the checks below decide and name."""
+    kind = type(value)  # exact types only: a subclass may encode otherwise
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value if kind is str and _plain_text(value) else _NOT_PLAIN
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if kind is int and -_INT_LIMIT < value < _INT_LIMIT else _NOT_PLAIN
+    if isinstance(value, float):
+        return value if kind is float and math.isfinite(value) else _NOT_PLAIN
+    if depth >= MAX_METADATA_DEPTH:
+        return _NOT_PLAIN
+    if isinstance(value, dict) and kind is dict:
+        copied: dict[str, object] = {}
+        for key, item in value.items():
+            if type(key) is not str or not _plain_text(key):
+                return _NOT_PLAIN
+            found = _plain_copy(item, depth + 1)
+            if found is _NOT_PLAIN:
+                return _NOT_PLAIN
+            copied[key] = found
+        return copied
+    if isinstance(value, list) and kind is list:
+        items: list[object] = []
+        for item in value:
+            found = _plain_copy(item, depth + 1)
+            if found is _NOT_PLAIN:
+                return _NOT_PLAIN
+            items.append(found)
+        return items
+    return _NOT_PLAIN
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # made once: `dumps` makes one a call

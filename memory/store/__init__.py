@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy
 
 if TYPE_CHECKING:
-    from ._base import RESERVED_METADATA_KEYS as RESERVED_METADATA_KEYS
     from ._base import SessionStore as SessionStore
     from ._base import _Backend as Backend  # the backends' seam: the simulator and the benchmarks wrap them
     from ._base import _Held as Held
-    from ._base import check_append_args as check_append_args
     from ._file import FileSessionStore as FileSessionStore
     from ._file import _FileBackend as FileBackend
     from ._git import GitError as GitError
@@ -21,6 +19,9 @@ if TYPE_CHECKING:
     from ._git import rewrite_history as rewrite_history
     from ._memory import MemorySessionStore as MemorySessionStore
     from ._memory import _MemoryBackend as MemoryBackend
+    from ._turns import RESERVED_METADATA_KEYS as RESERVED_METADATA_KEYS
+    from ._turns import NewTurn as NewTurn
+    from ._turns import check_append_args as check_append_args
 
 __all__ = [
     "RESERVED_METADATA_KEYS",
@@ -31,6 +32,7 @@ __all__ = [
     "Held",
     "MemoryBackend",
     "MemorySessionStore",
+    "NewTurn",
     "SessionGit",
     "SessionStore",
     "check_append_args",
@@ -50,10 +52,11 @@ __getattr__, __dir__ = lazy(
         "Held": "._base:_Held",
         "MemoryBackend": "._memory:_MemoryBackend",
         "MemorySessionStore": "._memory",
-        "RESERVED_METADATA_KEYS": "._base",
+        "NewTurn": "._turns",
+        "RESERVED_METADATA_KEYS": "._turns",
         "SessionGit": "._git",
         "SessionStore": "._base",
-        "check_append_args": "._base",
+        "check_append_args": "._turns",
         "git_env": "._git:_env",
         "rewrite_history": "._git",
     },

@@ -9,7 +9,8 @@ kept. Writers take the session's lock (an `flock` on `sessions/<sid>/.lock`, whi
 when a process dies), so two processes appending to one session take turns; a store that finds the
 session changed by another since it last wrote reads its index again under the lock. Node files are
 created exclusively: an existing file (a host's node not announced yet) is never overwritten. `load()`
-always re-reads from storage."""
+always re-reads from storage. An import appends a run of one session's turns with `append_many`: the
+session's lock is taken once for the run, and each turn goes through the one core `append` uses."""
 
 from __future__ import annotations
 
@@ -17,19 +18,17 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from .. import faults
 from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
     FORGOTTEN_KEY,
     HEAD,
-    MARKER_KEY,
     ORIGIN_KEY,
-    ORIGINS,
     SPAWNED_KEY,
     BranchInfo,
     HeadType,
@@ -39,11 +38,8 @@ from ..format import (
     SessionMeta,
     SessionSnapshot,
     Tip,
-    check_content,
     check_id,
     check_metadata,
-    check_spawned_from,
-    default_origin,
     graph_problems,
     is_valid_id,
     parse_node,
@@ -51,10 +47,15 @@ from ..format import (
     shard_of,
     walk_branch,
 )
+from ._turns import RESERVED_METADATA_KEYS, WRITTEN_BY_DAGMEM, CheckedTurn, NewTurn, check_append_args
 
-__all__ = ["RESERVED_METADATA_KEYS", "SessionStore", "check_append_args"]
+__all__ = ["RESERVED_METADATA_KEYS", "NewTurn", "SessionStore", "check_append_args"]
 
 Clock = Callable[[], float]
+
+
+def _nothing() -> None:
+    return None
 
 
 class _Held(Protocol):
@@ -102,64 +103,6 @@ def _json_copy(metadata: Mapping[str, Any]) -> dict[str, Any]:
         return dict(json.loads(json.dumps(dict(metadata), ensure_ascii=False)))
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"metadata must be JSON-serialisable: {exc}") from None
-
-
-def _check_role(role: object) -> Role:
-    if isinstance(role, str) and role in _ROLE_NAMES:
-        return Role(role)
-    raise InvalidInput(f"invalid role {role!r}: expected one of {', '.join(_ROLE_NAMES)}")
-
-
-_ROLE_NAMES = tuple(role.value for role in Role)
-
-#: Metadata keys dagmem owns, refused in a caller's append: a forged marker would stop every walk there and
-#: leave the turns before it unwritten for good, `rewound` is what `rewind` sets and `spawned` what
-#: `append(..., spawned=True)` sets. `display` stays the host's to set, as a string: "runtime" marks a
-#: runtime-scheduled turn (not a record, DESIGN §3).
-RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY, ORIGIN_KEY, FORGOTTEN_KEY})
-
-
-#: Metadata keys dagmem itself adds to a node after its append (the marker, a rewind): a retried append is
-#: compared without them.
-_WRITTEN_BY_DAGMEM: Final = RESERVED_METADATA_KEYS | {"rewound_at"}
-
-
-def check_append_args(
-    session_id: object,
-    role: object,
-    content: object,
-    *,
-    predecessor: object = HEAD,
-    node_id: object = None,
-    metadata: object = None,
-    spawned: object = False,
-    spawned_from: object = None,
-    origin: object = None,
-) -> tuple[Role, str, dict[str, Any]]:
-    """The argument checks of `append`, in one place: the store runs them, and `Runtime.append` runs them
-    before anything reaches a session actor. Returns (role, content, a JSON-clean copy of the metadata);
-    anything a turn may not hold (`format.content_problem`, `format.check_metadata`, a key dagmem owns)
-    raises `InvalidInput`."""
-    check_id(session_id, "session id")
-    if not isinstance(spawned, bool):
-        raise InvalidInput(f"spawned must be True or False, not {spawned!r}")
-    if spawned_from is not None:
-        check_spawned_from(spawned_from)
-    if origin is not None and (not isinstance(origin, str) or origin not in ORIGINS):
-        raise InvalidInput(f"invalid origin {origin!r}: expected one of {', '.join(sorted(ORIGINS))}")
-    checked_role = _check_role(role)
-    text = check_content(content)
-    if node_id is not None:
-        check_id(node_id, "node id")
-    if predecessor is not None and predecessor is not HEAD:
-        check_id(predecessor, "predecessor id")
-    clean = check_metadata(metadata)
-    owned = sorted(RESERVED_METADATA_KEYS.intersection(clean))
-    if owned:
-        raise InvalidInput(f"metadata key {owned[0]!r} is dagmem's own: a caller may not set it")
-    if "display" in clean and not isinstance(clean["display"], str):
-        raise InvalidInput(f"metadata 'display' must be a string, not {type(clean['display']).__name__}")
-    return checked_role, text, clean
 
 
 class SessionStore:
@@ -360,92 +303,138 @@ class SessionStore:
         `spawned_from="<sid>/<node>"` names where the session was spawned from: given at its first append
         (kept in `meta.json`), and later only with the same value. `origin` says where the text came from
         when it is not the role's default (`metadata["origin"]`, e.g. `tool` for pasted material)."""
-        role, content, clean_metadata = check_append_args(
-            session_id,
-            role,
-            content,
-            predecessor=predecessor,
-            node_id=node_id,
-            metadata=metadata,
-            spawned=spawned,
-            spawned_from=spawned_from,
-            origin=origin,
-        )
-        if spawned:
-            clean_metadata[SPAWNED_KEY] = True
-        if origin is not None and origin != default_origin(role.value):
-            clean_metadata[ORIGIN_KEY] = origin
-        live = self._get_live(session_id, create=True)
-        if isinstance(predecessor, str) and not live.index and not self._backend.exists(session_id):
-            raise UnknownNode(session_id, predecessor)  # no session to fork in, and none is created
+        turn = NewTurn(role, content, predecessor, node_id, metadata, spawned, spawned_from, origin)
+        checked = CheckedTurn.of(session_id, turn)
+        live = self._live_for(session_id, checked)
         with live.lock, self._writing(session_id, live, changes_view=True) as changing:
-            while True:
-                head = live.meta.head
-                parent = head if predecessor is HEAD else predecessor
-                assert not isinstance(parent, HeadType)
-                if spawned_from is not None and spawned_from != live.meta.spawned_from and live.index:
-                    raise InvalidInput(
-                        f"spawned_from is given at a session's first append: session {session_id!r} "
-                        + (
-                            f"was spawned from {live.meta.spawned_from!r}"
-                            if live.meta.spawned_from is not None
-                            else "was not spawned from another"
-                        )
-                    )
-                if node_id is not None and node_id in live.index:
-                    # A retried append (Ray retries a task at least once): the same turn is a no-op.
-                    return self._same_turn(
-                        session_id, node_id, role, content, predecessor=predecessor, metadata=clean_metadata
-                    )
-                if parent is not None and parent not in live.index:
-                    raise UnknownNode(session_id, parent)
-                now = self._clock()
-                node = Node(
-                    id=self._new_id(live) if node_id is None else node_id,
-                    seq=live.max_seq + 1,
-                    role=role,
-                    content=content,
-                    predecessor=parent,
-                    created_at=now,
-                    metadata=clean_metadata,
-                )
-                relpath = node.relpath
-                changing()
+            return self._add(session_id, live, checked, changing)
+
+    def append_many(
+        self,
+        session_id: str,
+        turns: Iterable[NewTurn],
+        *,
+        on_outcome: Callable[[NewTurn, Node | InvalidInput], None] | None = None,
+    ) -> list[Node | InvalidInput]:
+        """Append turns to one session, in order, each exactly as `append` would (the same checks, node
+        files, head moves and no-op for a turn already there), holding the session's lock once for all.
+        A turn `append` would refuse with `InvalidInput` is refused alone: that error is its outcome and the
+        next turn is taken. `SessionInvalid` (the session on disk is not one dagmem writes to) and any other
+        error end the call, the turns before it done. Turns are taken one at a time and `on_outcome(turn,
+        outcome)` is called before the next is taken, so a caller can make a refused turn's children follow
+        its predecessor. Returns each turn's outcome (its node, or why it was refused)."""
+        check_id(session_id, "session id")
+        outcomes: list[Node | InvalidInput] = []
+        with ExitStack() as held:
+            live: _Live | None = None
+            changing: Callable[[], None] = _nothing
+            for turn in turns:
+                outcome: Node | InvalidInput
                 try:
-                    self._backend.write(session_id, [(relpath, node.to_json())], "node", exclusive=True)
-                except FileExistsError:
-                    # A file this store was not told of has that name (a host's node, not announced
-                    # yet): it is never overwritten. Read the names again and take the next seq (each
-                    # round raises it past the file that collided).
-                    self._refresh(session_id, live)
-                    continue
-                break
-            # A shallow copy: `branches` is shared with the old meta, which no one mutates (an annotation
-            # copies deeply before it edits). The head move is part of this one write of meta.json.
-            update: dict[str, Any] = {"head": live.meta.head if spawned else node.id, "updated_at": now}
-            if spawned_from is not None:
-                update["spawned_from"] = spawned_from
-            meta = live.meta.model_copy(update=update)
-            deferred = self._deferred
-            if deferred is not None:
-                # A bulk run writes meta.json once per flush, not per node: until then it names an
-                # earlier head (a node on disk) and time, so a crash leaves the session valid.
-                with self._guard:
-                    deferred[session_id] = live
-            else:
-                try:
-                    self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
-                except faults.InjectedCrash:
-                    raise  # a 'dead' process undoes nothing
-                except BaseException:
-                    # An append that raises leaves nothing: its node file would be a turn the host was
-                    # told failed (and retries), or a tip no one knows of, written later all the same.
-                    self._backend.remove(session_id, relpath)
+                    checked = CheckedTurn.of(session_id, turn)
+                    if live is None:
+                        # The lock (which creates the session's directory) is taken for the first turn
+                        # that passes its checks: a call whose every turn is refused creates nothing.
+                        live = self._live_for(session_id, checked)
+                        held.enter_context(live.lock)
+                        changing = held.enter_context(self._writing(session_id, live, changes_view=True))
+                    else:
+                        self._check_fork(session_id, live, checked)
+                    outcome = self._add(session_id, live, checked, changing)
+                except SessionInvalid:
                     raise
-            live.index[node.id] = relpath
-            live.max_seq = node.seq
-            live.meta = meta
-            self._backend.commit(session_id, [relpath, "meta.json"], f"turn {node.seq}: {role} {node.id}")
+                except InvalidInput as refused:
+                    outcome = refused
+                outcomes.append(outcome)
+                if on_outcome is not None:
+                    on_outcome(turn, outcome)
+                self._between_turns()
+        return outcomes
+
+    def _between_turns(self) -> None:
+        """Called between the turns of `append_many`, each turn whole (a bulk run's flush may fall here)."""
+
+    def _live_for(self, session_id: str, turn: CheckedTurn) -> _Live:
+        """The session's state to append `turn` to (made if the session is new); a fork in a session that
+        does not exist is `UnknownNode`, and no session is created for it."""
+        live = self._get_live(session_id, create=True)
+        self._check_fork(session_id, live, turn)
+        return live
+
+    def _check_fork(self, session_id: str, live: _Live, turn: CheckedTurn) -> None:
+        if isinstance(turn.predecessor, str) and not live.index and not self._backend.exists(session_id):
+            raise UnknownNode(session_id, turn.predecessor)  # no session to fork in, and none is created
+
+    def _add(self, session_id: str, live: _Live, turn: CheckedTurn, changing: Callable[[], None]) -> Node:
+        """One append, the session's lock held (`append`, `append_many`): its node file, then the head
+        move and `updated_at` in meta.json (written now, or left to a bulk run's flush)."""
+        predecessor, node_id, spawned_from = turn.predecessor, turn.node_id, turn.spawned_from
+        while True:
+            parent = live.meta.head if predecessor is HEAD else predecessor
+            assert not isinstance(parent, HeadType)
+            if spawned_from is not None and spawned_from != live.meta.spawned_from and live.index:
+                raise InvalidInput(
+                    f"spawned_from is given at a session's first append: session {session_id!r} "
+                    + (
+                        f"was spawned from {live.meta.spawned_from!r}"
+                        if live.meta.spawned_from is not None
+                        else "was not spawned from another"
+                    )
+                )
+            if node_id is not None and node_id in live.index:
+                # A retried append (Ray retries a task at least once): the same turn is a no-op.
+                return self._same_turn(session_id, node_id, turn)
+            if parent is not None and parent not in live.index:
+                raise UnknownNode(session_id, parent)
+            now = self._clock()
+            node = Node(
+                id=self._new_id(live) if node_id is None else node_id,
+                seq=live.max_seq + 1,
+                role=turn.role,
+                content=turn.content,
+                predecessor=parent,
+                created_at=now,
+                metadata=turn.metadata,
+            )
+            relpath = node.relpath
+            changing()
+            try:
+                self._backend.write(session_id, [(relpath, node.to_json())], "node", exclusive=True)
+            except FileExistsError:
+                # A file this store was not told of has that name (a host's node, not announced
+                # yet): it is never overwritten. Read the names again and take the next seq (each
+                # round raises it past the file that collided).
+                self._refresh(session_id, live)
+                continue
+            break
+        # A shallow copy: `branches` is shared with the old meta, which no one mutates (an annotation
+        # copies deeply before it edits). The head move is part of this one write of meta.json.
+        update: dict[str, Any] = {"head": live.meta.head if turn.spawned else node.id, "updated_at": now}
+        if spawned_from is not None:
+            update["spawned_from"] = spawned_from
+        meta = live.meta.model_copy(update=update)
+        deferred = self._deferred
+        if deferred is not None:
+            # A bulk run writes meta.json once per flush, not per node: until then it names an
+            # earlier head (a node on disk) and time, so a crash leaves the session valid.
+            with self._guard:
+                deferred[session_id] = live
+        else:
+            try:
+                self._backend.write(session_id, [("meta.json", meta.to_json())], "meta")
+            except faults.InjectedCrash:
+                raise  # a 'dead' process undoes nothing
+            except BaseException:
+                # An append that raises leaves nothing: its node file would be a turn the host was
+                # told failed (and retries), or a tip no one knows of, written later all the same.
+                self._backend.remove(session_id, relpath)
+                raise
+        live.index[node.id] = relpath
+        live.max_seq = node.seq
+        live.meta = meta
+        self._backend.commit(
+            session_id, [relpath, "meta.json"], f"turn {node.seq}: {turn.role.value} {node.id}"
+        )
         return node
 
     def write_deferred_meta(self) -> None:
@@ -492,28 +481,20 @@ class SessionStore:
                     return node
         return None
 
-    def _same_turn(
-        self,
-        session_id: str,
-        node_id: str,
-        role: Role,
-        content: str,
-        *,
-        predecessor: str | HeadType | None,
-        metadata: dict[str, Any],
-    ) -> Node:
+    def _same_turn(self, session_id: str, node_id: str, turn: CheckedTurn) -> Node:
         """The node `node_id` exists: it is this append's, done before, when role, content, metadata and
         the predecessor (unless `HEAD`, which has moved on since) match; otherwise `InvalidInput`."""
         (existing,) = self.read_nodes(session_id, [node_id])
+        metadata = dict(turn.metadata)
         spawned = metadata.pop(SPAWNED_KEY, False)
         origin = metadata.pop(ORIGIN_KEY, None)
-        theirs = {k: v for k, v in existing.metadata.items() if k not in _WRITTEN_BY_DAGMEM}
+        theirs = {k: v for k, v in existing.metadata.items() if k not in WRITTEN_BY_DAGMEM}
         differs = [
             what
             for what, same in (
-                ("role", existing.role == role),
-                ("content", existing.content == content),
-                ("predecessor", predecessor is HEAD or existing.predecessor == predecessor),
+                ("role", existing.role == turn.role),
+                ("content", existing.content == turn.content),
+                ("predecessor", turn.predecessor is HEAD or existing.predecessor == turn.predecessor),
                 ("metadata", theirs == metadata),
                 ("spawned", (existing.metadata.get(SPAWNED_KEY) is True) == spawned),
                 ("origin", existing.metadata.get(ORIGIN_KEY) == origin),

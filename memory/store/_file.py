@@ -36,13 +36,24 @@ __all__ = ["FileSessionStore"]
 _LOCK = ".lock"  # sessions/<sid>/.lock: a dotfile, so never a node, a session or a temp file
 
 
-@contextlib.contextmanager
-def _refused_as_invalid(sid: str) -> Iterator[None]:
+class _refused_as_invalid:  # a class, not a generator: entered once per node file of an import
     """A symlink or a FIFO inside a session makes that session invalid (the writer refuses it)."""
-    try:
-        yield
-    except UnsafePath as exc:
-        raise SessionInvalid(sid, exc.path, exc.reason) from None
+
+    __slots__ = ("sid",)
+
+    def __init__(self, sid: str) -> None:
+        self.sid = sid
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, trace: object) -> None:
+        if isinstance(exc, UnsafePath):
+            raise SessionInvalid(self.sid, exc.path, exc.reason) from None
+
+
+def _parents(created: list[Path]) -> list[str]:
+    return [str(path.parent) for path in created]
 
 
 class _HeldLock:
@@ -102,6 +113,7 @@ class _Unflushed:
 class _FileBackend:
     def __init__(self, home: Path, *, git: bool, fsync: bool) -> None:
         self.root = HomePaths(home).sessions
+        self.root_name = str(self.root)
         self.git = git
         self.fsync = fsync
         self._gits: dict[str, SessionGit] = {}  # one per session: each keeps its last commit's trees
@@ -157,14 +169,16 @@ class _FileBackend:
                 for held in pending.locks.values():
                     os.close(held.fd)
 
-    def _written(self, files: list[str], created: list[Path]) -> None:
-        """Note files written (and directories created) without an fsync; a flush is due every N files."""
+    def _written(self, files: list[str], dirs: list[str]) -> None:
+        """Note files written without an fsync, and the directories whose entries changed (theirs, and
+        the parents of directories created), for the next flush; a flush is due every N files."""
         pending = self._unflushed
         assert pending is not None
         with pending.guard:
-            pending.files.update(dict.fromkeys(files))
-            pending.dirs.update(dict.fromkeys(os.path.dirname(f) for f in files))
-            pending.dirs.update(dict.fromkeys(str(path.parent) for path in created))
+            for path in files:
+                pending.files[path] = None
+            for directory in dirs:
+                pending.dirs[directory] = None
             if len(pending.files) >= pending.every:
                 pending.due = True
 
@@ -230,7 +244,6 @@ class _FileBackend:
                 directories = [d for d in directories if str(d) not in pending.checked]
                 if not directories:
                     return []
-                pending.checked.update(str(d) for d in directories)
         created: list[Path] = []
         if not check_dir(self.root):
             for missing in reversed([self.root, *self.root.parents]):
@@ -249,12 +262,16 @@ class _FileBackend:
                 check_dir(directory)
                 continue
             created.append(directory)
+        if pending is not None:
+            # Only once checked: a directory found to be a symlink is met again by the next write.
+            with pending.guard:
+                pending.checked.update(str(d) for d in directories)
         return created
 
     def _fsync_parents(self, created: list[Path], site: str) -> None:
         if self._unflushed is not None:
             if created:
-                self._written([], created)
+                self._written([], _parents(created))
         elif self.fsync:
             # New directories must survive a power loss too: fsync each one's parent.
             for directory in dict.fromkeys(path.parent for path in created):
@@ -333,32 +350,28 @@ class _FileBackend:
             )
             if self._unflushed is None:
                 self._fsync_parents(created, site)
-            else:  # the store calls `flush_if_due` between its calls, never inside one
-                self._written([str(path) for path in paths], created)
+            else:  # the store calls `flush_if_due` between its calls (and turns), never inside one
+                files = [str(path) for path in paths]
+                self._written(files, [os.path.dirname(f) for f in files] + _parents(created))
 
     def _create_unflushed(
         self, pending: _Unflushed, sid: str, items: list[tuple[str, bytes]], site: str
     ) -> None:
         """A bulk run's new files (an import's nodes, one a call): on plain strings, their directories
         checked once per run; fsynced by the next flush."""
-        base = f"{self.root}/{sid}"
-        for relpath, data in items:
-            parent, _, name = relpath.rpartition("/")
-            directory = f"{base}/{parent}" if parent else base
-            created: list[Path] = []
-            if directory not in pending.checked:
-                parts = parent.split("/") if parent else []
-                with _refused_as_invalid(sid):
+        base = f"{self.root_name}/{sid}"
+        with _refused_as_invalid(sid):
+            for relpath, data in items:
+                parent, _, name = relpath.rpartition("/")
+                directory = f"{base}/{parent}" if parent else base
+                if directory not in pending.checked:
+                    parts = parent.split("/") if parent else []
                     created = self._make_dirs([Path(base, *parts[:k]) for k in range(len(parts) + 1)])
-            path = f"{directory}/{name}"
-            create_unsynced(path, data, site=site)
-            with pending.guard:
-                pending.files[path] = None
-                pending.dirs[directory] = None
-                for made in created:
-                    pending.dirs[str(made.parent)] = None
-                if len(pending.files) >= pending.every:
-                    pending.due = True
+                    if created:
+                        self._written([], _parents(created))
+                path = f"{directory}/{name}"
+                create_unsynced(path, data, site=site)
+                self._written([path], [directory])
 
     def remove(self, sid: str, relpath: str) -> None:
         """Undo a file this process just wrote (best effort: the caller raises its own error anyway)."""
@@ -441,3 +454,7 @@ class FileSessionStore(SessionStore):
         node = super().append(session_id, role, content, **kwargs)
         self._files.flush_if_due()  # between appends: no session's lock is held by this call
         return node
+
+    def _between_turns(self) -> None:
+        # Each turn of an `append_many` is whole here; the session's lock it holds stays held to its end.
+        self._files.flush_if_due()

@@ -1,5 +1,6 @@
 """`dagmem bench import` at a smoke size: the bulk import and its fsync-per-node baseline import the same
-turns, the profile names the import's top costs, and the year is imported and written."""
+turns, each round with its CPU time, no round measured after one that frees inodes (the baseline's, the
+year's write), the profile names the import's top costs, and the year is imported and written."""
 
 from __future__ import annotations
 
@@ -14,6 +15,18 @@ def test_bench_import_measures_both_imports_and_the_year(tmp_path: Path, monkeyp
     monkeypatch.setattr(_import, "QUICK_YEAR_TURNS", 90)
     raw = _import.run(True, tmp_path)
     assert raw["bulk"]["turns"] == raw["fsync_per_node"]["turns"] == raw["nodes"] > 0
+    rounds = raw["rounds"]["bulk"] + raw["rounds"]["fsync_per_node"]
+    assert len(rounds) == _import.BULK_ROUNDS + _import.BASELINE_ROUNDS
+    assert all(abs(r["cpu_s"] - r["user_s"] - r["system_s"]) < 0.002 for r in rounds)
+    order = raw["order"]
+    first_freeing = min(order.index(name) for name in order if name.startswith("baseline"))
+    assert all(
+        order.index(name) < first_freeing
+        for name in order
+        if name.startswith("bulk") or name == "year import"
+    )
+    assert order[-1] == "year write"
+    assert set(raw["file_creation_us"]) == {"before_bulk", "before_baseline"}
     assert raw["profile"]
     assert all(row["own_s"] >= 0 for row in raw["profile"])
     year = raw["year"]

@@ -1,0 +1,216 @@
+"""Where an import's planned nodes go: a `SessionStore`, a run of one session's nodes at a time
+(`SessionStore.append_many`), counted per session in an `ImportReport`.
+
+A node's time is its source's time: the store takes `created_at` from its clock, so the importer's store
+is given a `SourceClock` set to each node's time before its append (`updated_at` then is the time of the
+session's last turn, and `dagmem write` treats an old transcript as the idle session it is)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidInput, SessionInvalid
+from ..format import Node
+from ..store import NewTurn, SessionStore
+from ._entries import Problem
+from ._mapper import Planned, text_digest
+
+__all__ = ["ImportReport", "SessionCount", "SourceClock", "StoreSink"]
+
+
+class SourceClock:
+    """The store's clock while importing: the time of the node being appended."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class SessionCount:
+    added: int = 0
+    present: int = 0  # already in the session (an earlier import)
+    failed: int = 0
+    orphans: int = 0
+    head: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ImportReport:
+    sessions: dict[str, SessionCount] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0
+
+    def count(self, session: str) -> SessionCount:
+        found = self.sessions.get(session)  # called per node: no new SessionCount per call
+        if found is None:
+            found = self.sessions[session] = SessionCount()
+        return found
+
+    @property
+    def added(self) -> int:
+        return sum(c.added for c in self.sessions.values())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "added": self.added,
+            "sessions": {sid: c.as_json() for sid, c in sorted(self.sessions.items())},
+            "problems": [str(p) for p in self.problems],
+        }
+
+
+class StoreSink:
+    """Appends planned nodes through a store: ids the session has with the same turn are skipped (a second
+    import adds only what is new); an id it has with another turn, and a node the store refuses, are
+    reported and their children follow their predecessor. A session found invalid on disk (before or
+    while appending) is reported once; none of its nodes after that is appended."""
+
+    def __init__(self, store: SessionStore, clock: SourceClock, report: ImportReport) -> None:
+        self.store = store
+        self.clock = clock
+        self.report = report
+        # node id -> `text_digest` of its text, per session; None: the session on disk is invalid
+        self._known: dict[str, dict[str, bytes] | None] = {}
+        self._alias: dict[tuple[str, str], str | None] = {}
+        self._spawned_from: dict[str, str | None] = {}  # session -> what it was spawned from on disk
+
+    def spawned_from(self, planned: Planned) -> str | None:
+        """Where the planned node's session was spawned from, to give with its append: only while the
+        session is new or says the same (it is given at a session's first append, never added later)."""
+        sid, wanted = planned.session, planned.spawned_from
+        if wanted is None:
+            return None
+        if sid not in self._spawned_from:
+            has = self.store.has_session(sid)
+            self._spawned_from[sid] = self.store.meta(sid).spawned_from if has else wanted
+        return wanted if self._spawned_from[sid] == wanted else None
+
+    def known(self, sid: str) -> dict[str, bytes] | None:
+        if sid not in self._known:
+            if not self.store.has_session(sid):
+                self._known[sid] = {}
+            else:
+                snapshot = self.store.load(sid)
+                if snapshot.problems:
+                    first = snapshot.problems[0]
+                    self._invalid(sid, str(first.path), first.reason)
+                else:
+                    self._known[sid] = {
+                        nid: text_digest(node.content) for nid, node in snapshot.nodes.items()
+                    }
+        return self._known[sid]
+
+    def _invalid(self, sid: str, path: str, reason: str) -> None:
+        self.report.problems.append(Problem(path, 0, f"session {sid} is invalid ({reason}); not imported"))
+        self._known[sid] = None
+
+    def predecessor(self, planned: Planned) -> str | None:
+        predecessor = planned.predecessor
+        while predecessor is not None and (planned.session, predecessor) in self._alias:
+            predecessor = self._alias[(planned.session, predecessor)]
+        return predecessor
+
+    def skip(self, planned: Planned) -> bool:
+        """True when the node needs no append: already there, or its session is not imported."""
+        known = self.known(planned.session)
+        count = self.report.count(planned.session)
+        if known is None:
+            count.failed += 1
+            return True
+        digest = known.get(planned.node_id)
+        if digest is None:
+            return False
+        if digest == planned.digest:
+            count.present += 1
+        else:  # never counted as there: its text would be lost without a word
+            self.refused(
+                planned, f"session {planned.session} already has a node {planned.node_id} with other content"
+            )
+        return True
+
+    def refused(self, planned: Planned, error: Exception | str) -> None:
+        source = planned.metadata.get("source", {})
+        self.report.problems.append(
+            Problem(str(source.get("file")), int(source.get("line", 0)), f"not imported: {error}")
+        )
+        self._alias[(planned.session, planned.node_id)] = self.predecessor(planned)
+        self.report.count(planned.session).failed += 1
+
+    def added(self, planned: Planned) -> None:
+        known = self.known(planned.session)
+        assert known is not None
+        known[planned.node_id] = planned.digest
+        self.report.count(planned.session).added += 1
+
+    def append_run(self, run: Sequence[Planned]) -> None:
+        """Append a run of one session's planned nodes, in order, under one hold of the session's lock
+        (`SessionStore.append_many`); each node is skipped, refused or added as `append` would have it."""
+        if not run:
+            return
+        sid = run[0].session
+        if self.known(sid) is None:
+            for planned in run:
+                self.skip(planned)  # counted as failed: the session was reported already
+            return
+        current: list[Planned] = []  # the node whose turn the store holds now (at most one)
+
+        def turns() -> Iterator[NewTurn]:
+            for planned in run:
+                if self.skip(planned):
+                    continue
+                # Computed as each turn is taken: a refused node's children follow its predecessor.
+                predecessor, spawned_from = self.predecessor(planned), self.spawned_from(planned)
+                self.clock.now = planned.time
+                current.append(planned)
+                yield NewTurn(
+                    planned.role,
+                    planned.content,
+                    predecessor,
+                    planned.node_id,
+                    planned.metadata,
+                    planned.spawned,
+                    spawned_from,
+                    planned.origin,
+                )
+
+        def outcome(_turn: NewTurn, result: Node | InvalidInput) -> None:
+            planned = current.pop()
+            if isinstance(result, InvalidInput):
+                self.refused(planned, result)
+            else:
+                self.added(planned)
+
+        pending = turns()
+        try:
+            self.store.append_many(sid, pending, on_outcome=outcome)
+        except SessionInvalid as exc:
+            if current:
+                self.report.count(sid).failed += 1
+            self._invalid(sid, str(exc.path or self.store.path(sid)), exc.reason)
+            for _rest in pending:  # none is yielded: `skip` counts each as failed
+                pass
+
+    def head_to_set(self, sid: str, head: str) -> str | None:
+        """The node the session's head should move to (the source's, or its nearest imported ancestor),
+        or None when it is there already."""
+        known = self.known(sid)
+        target: str | None = head
+        while target is not None and (sid, target) in self._alias:
+            target = self._alias[(sid, target)]
+        if known is None or target is None or target not in known or self.store.head(sid) == target:
+            return None
+        return target
+
+    def head(self, sid: str) -> str | None:
+        """The session's head, None when it is not imported (invalid, or every turn of it refused)."""
+        if self.known(sid) is None or not self.store.has_session(sid):
+            return None
+        return self.store.head(sid)
