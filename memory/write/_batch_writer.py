@@ -31,6 +31,7 @@ from ..workspace import Workspace
 from ._core import WriteOutcome, mark_nodes, records_of, write_batch
 from ._current import InstallCurrency
 from ._distill import Distiller
+from ._slot_index import SlotIndex
 
 __all__ = ["Applied", "BatchWriter", "Installed"]
 
@@ -120,6 +121,7 @@ class BatchWriter:
         self.store = store
         self.distiller = distiller
         self.shapes = ShapeCache(workspace.root, store, writable=True)
+        self.slots = SlotIndex(workspace.root)  # kept open across batches (each catches up first)
         self.status: WriterStatus = workspace.status()
         self.status_problem: str | None = None  # why status.json could not be written, until it can
         self._last: dict[str, tuple[str, ...]] = {}  # session -> the records its last batch wrote
@@ -158,6 +160,7 @@ class BatchWriter:
                 self.distiller,
                 lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
                 currency=self._currency(batch),
+                slots=self.slots,
             )
             if len(nodes) < len(read) and len(outcome.node_ids) == len(nodes):
                 outcome = WriteOutcome(batch.node_ids, outcome.tx, outcome.files)
@@ -166,8 +169,9 @@ class BatchWriter:
         return Installed(batch, outcome)
 
     def close(self) -> None:
-        """Close the shape cache (the workspace is its opener's to close)."""
+        """Close the shape cache and the slot index (the workspace is its opener's to close)."""
         self.shapes.close()
+        self.slots.close()
 
     def __enter__(self) -> BatchWriter:
         return self

@@ -39,6 +39,10 @@ class SlotIndex:
         self._db: sqlite3.Connection | None = None
         self._caught_up = False
 
+    def next_batch(self) -> None:
+        """Kept open for another batch (a writer's): catch up with the txlog again before its first use."""
+        self._caught_up = False
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
