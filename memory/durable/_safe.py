@@ -38,6 +38,18 @@ def _kind(mode: int) -> str:
 def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     """`os.open` that refuses a symlink (as the last component) and anything but a regular file; the fd
     is blocking again when it is returned. Raises `UnsafePath`, or the `OSError` of the open."""
+    fd, _info = _open_file(path, flags, mode)
+    try:
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_file(path: Path, flags: int, mode: int = 0o644) -> tuple[int, os.stat_result]:
+    """`open_regular`'s fd, still non-blocking (a regular file's reads and writes never wait for it
+    anyway), and the `fstat` that found it a regular file."""
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     except OSError as exc:
@@ -50,26 +62,27 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafePath(path, _kind(info.st_mode))
-        os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, info
 
 
 def read_regular(path: Path) -> bytes | None:
     """The bytes of a regular file, or None if it does not exist; `UnsafePath` for anything else."""
     try:
-        fd = open_regular(path, os.O_RDONLY)
+        fd, before = _open_file(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
         # The whole file in one read (plus a byte, to see its end): `os.read(fd, n)` allocates n bytes first,
         # so a fixed 1 MiB buffer cost an mmap and munmap per small file.
         chunks = []
-        want = os.fstat(fd).st_size + 1
+        want = before.st_size + 1
         while chunk := os.read(fd, want):
             chunks.append(chunk)
+            if len(chunk) < want:
+                break  # a short read of a regular file is its end
             want = 1 << 16  # the file grew while it was read: read on
         return b"".join(chunks)
     finally:
