@@ -47,29 +47,30 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
-def _open_file(path: Path, flags: int, mode: int = 0o644) -> tuple[int, os.stat_result]:
+def _open_file(path: Path | str, flags: int, mode: int = 0o644) -> tuple[int, os.stat_result]:
     """`open_regular`'s fd, still non-blocking (a regular file's reads and writes never wait for it
     anyway), and the `fstat` that found it a regular file."""
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UnsafePath(path, _SYMLINK) from None
+            raise UnsafePath(Path(path), _SYMLINK) from None
         if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
-            raise UnsafePath(path, "is a FIFO, not a regular file") from None
+            raise UnsafePath(Path(path), "is a FIFO, not a regular file") from None
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(path, _kind(info.st_mode))
+            raise UnsafePath(Path(path), _kind(info.st_mode))
     except BaseException:
         os.close(fd)
         raise
     return fd, info
 
 
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file, or None if it does not exist; `UnsafePath` for anything else."""
+def read_regular(path: Path | str) -> bytes | None:
+    """The bytes of a regular file, or None if it does not exist; `UnsafePath` for anything else (a
+    hot caller passes a string: no `Path` per file)."""
     try:
         fd, before = _open_file(path, os.O_RDONLY)
     except FileNotFoundError:

@@ -216,7 +216,9 @@ class _FileBackend:
 
     def read(self, sid: str, relpath: str) -> bytes | None:
         with _refused_as_invalid(sid):
-            return read_regular(self.root / sid / relpath)
+            return read_regular(
+                f"{self.root_name}/{sid}/{relpath}"
+            )  # a string: a session is read a file at a time
 
     def history(self, sid: str) -> list[str]:
         history = self.root / sid / "history"

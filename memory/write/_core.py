@@ -82,6 +82,7 @@ class _Reader:
         self.bases: dict[str, str | None] = {}
         # A batch asks a file's size hundreds of times (each part, each subject's page): one stat each.
         self._sizes: dict[str, int | None] = {}
+        self._root = str(workspace.root)
 
     def read(self, relpath: str) -> str | None:
         if not is_topic_path(relpath):
@@ -109,7 +110,7 @@ class _Reader:
         if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
         try:
-            size: int | None = (self.workspace.root / relpath).stat().st_size
+            size: int | None = os.stat(f"{self._root}/{relpath}").st_size
         except FileNotFoundError:
             size = None
         self._sizes[relpath] = size
