@@ -40,6 +40,10 @@ log = logging.getLogger("dagmem.write")
 # Node files marked per store call: fsynced together, each shard directory once; a host's appends
 # interleave between chunks.
 MARK_CHUNK = 128
+# Seconds (the workspace's clock) within which a success that follows a success is not saved on its own:
+# only `last_success_at` would move, and saving it is two fsyncs a batch. The next save (any other
+# outcome, or a success after this long) or `close` writes it.
+STATUS_EVERY = 1.0
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ class BatchWriter:
         self.slots = SlotIndex(workspace.root)  # kept open across batches (each catches up first)
         self.status: WriterStatus = workspace.status()
         self.status_problem: str | None = None  # why status.json could not be written, until it can
+        self._saved_at: float | None = None  # when `status` was last saved (the workspace's clock)
+        self._unsaved = False  # `status` holds a later success than status.json
         self._last: dict[str, tuple[str, ...]] = {}  # session -> the records its last batch wrote
 
     def apply(self, batch: Batch) -> Applied:
@@ -169,7 +175,10 @@ class BatchWriter:
         return Installed(batch, outcome)
 
     def close(self) -> None:
-        """Close the shape cache and the slot index (the workspace is its opener's to close)."""
+        """Save a success not saved yet; close the shape cache and the slot index (the workspace is its
+        opener's to close)."""
+        if self._unsaved:
+            self._save()
         self.shapes.close()
         self.slots.close()
 
@@ -244,12 +253,17 @@ class BatchWriter:
     def _record(self, failure: WriteFailure | None) -> None:
         at = self.workspace.clock()
         if failure is None:
+            again = self.status.last_outcome == "success" and self.status_problem is None
             self.status = self.status.succeeded(at)
+            if again and self._saved_at is not None and 0 <= at - self._saved_at < STATUS_EVERY:
+                self._unsaved = True  # only the time of the last success moved
+                return
         else:
             self.status = self.status.failed(at, failure.code, failure.retryable)
         self._save()
 
     def _save(self) -> None:
+        self._saved_at, self._unsaved = self.workspace.clock(), False
         try:
             save_status(self.workspace.status_path, self.status, fsync=self.workspace.fsync)
         except Exception as exc:  # never stops the writer: the outcome is in memory and in the result
