@@ -40,9 +40,10 @@ log = logging.getLogger("dagmem.write")
 # Node files marked per store call: fsynced together, each shard directory once; a host's appends
 # interleave between chunks.
 MARK_CHUNK = 128
-# Seconds (the workspace's clock) within which a success that follows a success is not saved on its own:
-# only `last_success_at` would move, and saving it is two fsyncs a batch. The next save (any other
-# outcome, or a success after this long) or `close` writes it.
+# Seconds (the workspace's clock) within which a pass's success that follows a success is not saved on its
+# own: only `last_success_at` would move, and saving it is two fsyncs a batch. The next save (any other
+# outcome, or a success after this long) or `close` writes it. Only for a pass, which closes its writer
+# when it ends; a runtime's writer may then sit idle for hours, so it saves every outcome.
 STATUS_EVERY = 1.0
 
 
@@ -120,8 +121,13 @@ class BatchWriter:
     """Applies batches to one workspace. Not thread-safe: one caller at a time (the writer actor, or the
     write pass), which is what serialises a workspace's transactions within a process."""
 
-    def __init__(self, workspace: Workspace, store: SessionStore, distiller: Distiller) -> None:
+    def __init__(
+        self, workspace: Workspace, store: SessionStore, distiller: Distiller, *, one_pass: bool = False
+    ) -> None:
+        """`one_pass`: the writer of one pass (`dagmem write`), closed when the pass ends: successes in a row
+        are saved at most once per `STATUS_EVERY` seconds, and the last on close."""
         self.workspace = workspace
+        self._status_every = STATUS_EVERY if one_pass else 0.0
         self.store = store
         self.distiller = distiller
         self.shapes = ShapeCache(workspace.root, store, writable=True)
@@ -255,7 +261,7 @@ class BatchWriter:
         if failure is None:
             again = self.status.last_outcome == "success" and self.status_problem is None
             self.status = self.status.succeeded(at)
-            if again and self._saved_at is not None and 0 <= at - self._saved_at < STATUS_EVERY:
+            if again and self._saved_at is not None and 0 <= at - self._saved_at < self._status_every:
                 self._unsaved = True  # only the time of the last success moved
                 return
         else:

@@ -1,6 +1,7 @@
-"""`status.json` as the batch writer saves it: a success right after a success (within `STATUS_EVERY` of
-the last save, on the workspace's clock) only moves `last_success_at`, so it is saved with the next save
-or when the writer closes, not on its own; any other outcome is saved at once."""
+"""`status.json` as the batch writer saves it: in a pass, a success right after a success (within
+`STATUS_EVERY` of the last save, on the workspace's clock) only moves `last_success_at`, so it is saved
+with the next save or when the writer closes, not on its own; any other outcome is saved at once. A
+runtime's writer (not a pass's) saves every outcome: it may sit idle for hours before it closes."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def test_successes_in_a_row_are_saved_at_most_once_a_second_and_the_last_on_clos
     store = FileSessionStore(tmp_path)
     with Workspace(tmp_path / "memory", clock=clock) as workspace:
         status = workspace.status_path
-        with BatchWriter(workspace, store, ExtractiveDistiller()) as writer:
+        with BatchWriter(workspace, store, ExtractiveDistiller(), one_pass=True) as writer:
             assert writer.apply(batch_of(store, "a", 1)).failure is None
             first = clock.now
             assert load_status(status).last_success_at == first  # the first success: saved at once
@@ -51,3 +52,14 @@ def test_successes_in_a_row_are_saved_at_most_once_a_second_and_the_last_on_clos
             assert load_status(status).last_success_at == clock.now - STATUS_EVERY / 4
         assert load_status(status).last_success_at == clock.now  # saved on close
         assert load_status(status).last_outcome == "success"
+
+
+def test_a_runtimes_writer_saves_every_success(tmp_path: Path) -> None:
+    clock = Clock()
+    store = FileSessionStore(tmp_path)
+    with Workspace(tmp_path / "memory", clock=clock) as workspace:
+        with BatchWriter(workspace, store, ExtractiveDistiller()) as writer:
+            for k in range(3):
+                clock.now += STATUS_EVERY / 4
+                assert writer.apply(batch_of(store, f"s{k}", k)).failure is None
+                assert load_status(workspace.status_path).last_success_at == clock.now
