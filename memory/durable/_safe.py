@@ -38,18 +38,8 @@ def _kind(mode: int) -> str:
 def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     """`os.open` that refuses a symlink (as the last component) and anything but a regular file; the fd
     is blocking again when it is returned. Raises `UnsafePath`, or the `OSError` of the open."""
+    fd, _info = _open_file(path, flags, mode)
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePath(path, _SYMLINK) from None
-        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
-            raise UnsafePath(path, "is a FIFO, not a regular file") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(path, _kind(info.st_mode))
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -57,19 +47,43 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
-def read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file, or None if it does not exist; `UnsafePath` for anything else."""
+def _open_file(path: Path | str, flags: int, mode: int = 0o644) -> tuple[int, os.stat_result]:
+    """`open_regular`'s fd, still non-blocking (a regular file's reads and writes never wait for it
+    anyway), and the `fstat` that found it a regular file."""
     try:
-        fd = open_regular(path, os.O_RDONLY)
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(Path(path), _SYMLINK) from None
+        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise UnsafePath(Path(path), "is a FIFO, not a regular file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePath(Path(path), _kind(info.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_regular(path: Path | str) -> bytes | None:
+    """The bytes of a regular file, or None if it does not exist; `UnsafePath` for anything else (a
+    hot caller passes a string: no `Path` per file)."""
+    try:
+        fd, before = _open_file(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
         # The whole file in one read (plus a byte, to see its end): `os.read(fd, n)` allocates n bytes first,
         # so a fixed 1 MiB buffer cost an mmap and munmap per small file.
         chunks = []
-        want = os.fstat(fd).st_size + 1
+        want = before.st_size + 1
         while chunk := os.read(fd, want):
             chunks.append(chunk)
+            if len(chunk) < want:
+                break  # a short read of a regular file is its end
             want = 1 << 16  # the file grew while it was read: read on
         return b"".join(chunks)
     finally:

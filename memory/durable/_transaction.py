@@ -9,11 +9,13 @@ touched).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
+import posixpath
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,12 +122,15 @@ class Installer:
         stage = self.stages.of(tx)
         try:
             stage.mkdir(parents=True)
+            made = {stage}
             items = []
             for relpath, data in files.items():
                 if data is None:
                     continue
                 target = self.stages.file(tx, relpath)
-                target.parent.mkdir(parents=True, exist_ok=True)
+                if target.parent not in made:  # once per directory, not per file
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    made.add(target.parent)
                 items.append((target, data))
             # The stage's own entry in stage_root is fsynced in the same round as its files.
             atomic_write_many(items, fsync=self.fsync, site="stage", dirs=[self.stage_root])
@@ -165,7 +170,7 @@ class Installer:
         if self.fsync:
             fsync_dirs(directories, site="install")
         faults.hit("install:cleanup")
-        shutil.rmtree(stage, ignore_errors=True)
+        _remove_stage(stage, record.files)
 
     def recover(self, *, sweep: Sequence[Path] = ()) -> Recovery:
         """Finish or discard what a dead process left: a torn txlog line, stages, and the temp files of
@@ -198,3 +203,19 @@ class Installer:
         if last is not None and names == {last.tx}:
             return {last.tx: last}
         return {record.tx: record for _end, record in self.txlog.read_from(0) if record.tx in names}
+
+
+def _remove_stage(stage: Path, relpaths: Iterable[str]) -> None:
+    """Remove a stage its moves emptied: its directories, deepest first (no listing, no walk); a stage
+    that still holds anything (a redo finds some files moved already, or none) goes by `rmtree`."""
+    directories = {posixpath.dirname(relpath) for relpath in relpaths} - {""}
+    for directory in list(directories):
+        while (directory := posixpath.dirname(directory)) != "":
+            directories.add(directory)
+    try:
+        for directory in sorted(directories, key=lambda d: -d.count("/")):
+            with contextlib.suppress(FileNotFoundError):  # nothing staged there (deletions only)
+                os.rmdir(stage / directory)
+        os.rmdir(stage)
+    except OSError:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from ._topic_model import Supersession as Supersession
     from ._topic_model import Topic as Topic
     from ._topic_model import TopicFormatError as TopicFormatError
+    from ._topic_model import block_chunk as block_chunk
     from ._topic_model import block_id as block_id
     from ._topic_model import block_links as block_links
     from ._topic_model import citation_id as citation_id
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     from ._topic_model import make_block as make_block
     from ._topic_model import render_block as render_block
     from ._topic_model import render_topic as render_topic
+    from ._topic_model import topic_head as topic_head
     from ._topic_parse import TopicLookup as TopicLookup
     from ._topic_parse import parse_topic as parse_topic
     from ._topic_path import TOPIC_INDEX as TOPIC_INDEX
@@ -159,6 +161,7 @@ __all__ = [
     "WorkspacePaths",
     "ancestors",
     "anchor_of",
+    "block_chunk",
     "block_id",
     "block_links",
     "check_content",
@@ -202,6 +205,7 @@ __all__ = [
     "summarise_bytes",
     "summarise_topic",
     "token_encoding",
+    "topic_head",
     "validate_topic",
     "validation_problem",
     "walk_branch",
@@ -278,6 +282,7 @@ __getattr__, __dir__ = lazy(
         "check_id": "._ids",
         "check_metadata": "._limits",
         "check_spawned_from": "._session",
+        "block_chunk": "._topic_model",
         "citation_id": "._topic_model",
         "clear_caches": "._caches",
         "content_problem": "._limits",
@@ -302,6 +307,7 @@ __getattr__, __dir__ = lazy(
         "render_frame": "._archive_codec",
         "render_tombstone": "._archive_codec",
         "render_topic": "._topic_model",
+        "topic_head": "._topic_model",
         "restore_final_newline": "._archive_scan",
         "scan_archive": "._archive_scan",
         "shard_of": "._node",

@@ -4,7 +4,7 @@ workspace and goes on to another (the simulator, between homes), so it starts th
 
 from __future__ import annotations
 
-from . import _tokens, _topic_parse, _topic_validate
+from . import _tokens, _topic_index, _topic_parse, _topic_validate
 
 __all__ = ["clear_caches"]
 
@@ -13,4 +13,5 @@ def clear_caches() -> None:
     _topic_parse._parse_topic_cached.cache_clear()
     _topic_parse._parse_chunk.cache_clear()
     _topic_validate._block_ok.cache_clear()
+    _topic_index._bracket_safe.cache_clear()
     _tokens.forget_counts()

@@ -18,6 +18,7 @@ core is injected on its own; held and rejected facts are not memory to point at)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -79,9 +80,11 @@ def in_topic_index(relpath: str) -> bool:
     return is_topic_path(relpath) and relpath not in _NOT_MAPPED
 
 
+@functools.lru_cache(maxsize=4096)
 def _bracket_safe(text: str) -> str:
     """`text` on one line with every `[`, `]` escaped (an escape already there is kept), so that a title
-    never closes the link it is written in; `—` and `·` need nothing: an entry is parsed from its end."""
+    never closes the link it is written in; `—` and `·` need nothing: an entry is parsed from its end.
+    Remembered: every install renders the index's newest entries again."""
     out: list[str] = []
     chars = iter(" ".join(text.split()))
     for char in chars:

@@ -286,7 +286,17 @@ def render_status(status: Supersession, *, base: str = "") -> str:
 
 def render_topic(topic: Topic) -> str:
     """The file's text. `parse_topic(render_topic(t)) == t` for every topic that `validate_topic` accepts."""
-    return f"# {topic.title}\n" + "".join(f"\n{render_block(block)}\n" for block in topic.blocks)
+    return topic_head(topic.title) + "".join(map(block_chunk, topic.blocks))
+
+
+def topic_head(title: str) -> str:
+    """A topic file's text before its first block (`render_topic` is this, then each `block_chunk`)."""
+    return f"# {title}\n"
+
+
+def block_chunk(block: Block) -> str:
+    """A block's part of its topic file's text: an empty line, its lines, a newline."""
+    return f"\n{render_block(block)}\n"
 
 
 def _scan_claim(claim: str, start: int, end: int, links: list[re.Match[str]] | None) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections import Counter
+import os
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,16 +22,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..durable import read_regular
+from ..durable import open_regular, read_regular
 from ..errors import UnsafePath
 from ..format import WorkspacePaths, anchor_of
 
 if TYPE_CHECKING:
-    from ..format import ArchiveRecord, Block, Topic
+    from ..format import ArchiveRecord, Block, Frame, Topic
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
 
 __all__ = [
+    "ArchiveScans",
     "ArchiveSources",
     "Entry",
     "Source",
@@ -210,44 +212,118 @@ SourceLookup = Callable[[str, str], Source | None]  # (session, anchor) -> the a
 
 class ArchiveSources:
     """Finds cited records: first among `records` (a batch in hand), then in the session archives, each
-    scanned once (strictly, so only frames of the valid prefix count) when a citation needs it."""
+    scanned once (strictly, so only frames of the valid prefix count) when a citation needs it. With
+    `scans` (a writer's, kept across its installs) an archive scanned before is scanned on from there."""
 
-    def __init__(self, memory: Path, records: Iterable[ArchiveRecord] = ()) -> None:
+    def __init__(
+        self, memory: Path, records: Iterable[ArchiveRecord] = (), scans: ArchiveScans | None = None
+    ) -> None:
         self.memory = memory
         self._found: dict[tuple[str, str], Source] = {}
         for record in records:
             source = source_of(record)
             self._found[(source.session, source.anchor)] = source
-        self._scanned: set[str] = set()
+        self._scanned: dict[str, Mapping[str, Source]] = {}
+        self._scans = scans
 
     def __call__(self, session: str, anchor: str) -> Source | None:
         found = self._found.get((session, anchor))
-        if found is None and session not in self._scanned:
-            self._scanned.add(session)
-            try:
-                data = read_regular(WorkspacePaths(self.memory).source(session)) or b""
-            except (NotADirectoryError, UnsafePath):
-                data = b""
-            from ..format import scan_archive  # here: a query over a current index scans no archive
+        if found is not None:
+            return found
+        sources = self._scanned.get(session)
+        if sources is None:
+            path = WorkspacePaths(self.memory).source(session)
+            if self._scans is not None:
+                sources = self._scanned[session] = self._scans.sources(path, session)
+            else:
+                try:
+                    data = read_regular(path) or b""
+                except (NotADirectoryError, UnsafePath):
+                    data = b""
+                sources = self._scanned[session] = _sources_in(data, session)
+        return sources.get(anchor)
 
-            for frame in scan_archive(data, session).frames:
-                key = (session, anchor_of(frame.source_id))
-                self._found.setdefault(
-                    key,
-                    Source(
-                        session,
-                        key[1],
-                        frame.node_id,
-                        frame.role,
-                        frame.created_at,
-                        frame.seq,
-                        _excerpt(frame.content),
-                        _unusual(frame.origin, frame.role),
-                        frame.content,
-                    ),
+
+def _sources_in(data: bytes, session: str) -> dict[str, Source]:
+    """The records of an archive's frames by anchor (the first frame of each), scanned strictly."""
+    from ..format import scan_archive  # here: a query over a current index scans no archive
+
+    found: dict[str, Source] = {}
+    for frame in scan_archive(data, session).frames:
+        anchor = anchor_of(frame.source_id)
+        found.setdefault(anchor, _source_of_frame(session, anchor, frame))
+    return found
+
+
+def _source_of_frame(session: str, anchor: str, frame: Frame) -> Source:
+    return Source(
+        session,
+        anchor,
+        frame.node_id,
+        frame.role,
+        frame.created_at,
+        frame.seq,
+        _excerpt(frame.content),
+        _unusual(frame.origin, frame.role),
+        frame.content,
+    )
+
+
+@dataclass
+class _Scanned:
+    inode: int
+    size: int
+    mtime_ns: int
+    valid_end: int  # where the strict scan stopped: the next scan starts there
+    sources: dict[str, Source]
+
+
+class ArchiveScans:
+    """The records of session archives, kept by a writer across its installs (`KEPT` sessions, the most
+    recently asked): an archive is appended to, so the same file grown since (or unchanged) is scanned
+    on from where its last scan stopped; one replaced (a forget rewrites it) or rewritten in place is
+    scanned whole, as the workspace's index trusts an archive (`Workspace._archive`)."""
+
+    KEPT = 16
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[str, _Scanned] = OrderedDict()
+
+    def sources(self, path: Path, session: str) -> Mapping[str, Source]:
+        held = self._held.pop(session, None)
+        try:
+            fd = open_regular(path, os.O_RDONLY)
+        except (FileNotFoundError, NotADirectoryError, UnsafePath):
+            return {}
+        try:
+            info = os.fstat(fd)
+            grown = (
+                held is not None
+                and held.inode == info.st_ino
+                and (
+                    info.st_size > held.size or (info.st_size, info.st_mtime_ns) == (held.size, held.mtime_ns)
                 )
-            found = self._found.get((session, anchor))
-        return found
+            )
+            if held is None or not grown:
+                held = _Scanned(info.st_ino, 0, 0, 0, {})
+            start = held.valid_end
+            data = os.pread(fd, info.st_size - start, start) if info.st_size > start else b""
+        finally:
+            os.close(fd)
+        from ..format import scan_archive
+
+        if data:
+            known = {source.source_id for source in held.sources.values()}
+            scan = scan_archive(data, session, known_ids=known, base=start)
+            for frame in scan.frames:
+                anchor = anchor_of(frame.source_id)
+                held.sources.setdefault(anchor, _source_of_frame(session, anchor, frame))
+            held.valid_end = scan.valid_end
+        held.size, held.mtime_ns = info.st_size, info.st_mtime_ns
+        self._held[session] = held
+        if len(self._held) > self.KEPT:
+            self._held.popitem(last=False)
+        return held.sources
 
 
 def topic_of(path: str, data: bytes) -> Topic:

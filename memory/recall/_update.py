@@ -37,7 +37,7 @@ from ..workspace import TxInstalled
 from ._arrays import index_arrays, write_index
 from ._delta import append_line, append_record, check_lines, encode, last_record
 from ._embed import MODEL, write_table
-from ._entries import ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
+from ._entries import ArchiveScans, ArchiveSources, Entry, block_digest, entries_of_topic, topic_of, vectorise
 from ._index import Key, RecallIndex, make_record, parse_record, recall_root
 from ._snapshot import (
     VERSION,
@@ -100,6 +100,7 @@ class RecallUpdater:
         self._root: Path | None = None
         self._writer: _Writer | None = None
         self._lock = threading.Lock()
+        self._scans = ArchiveScans()  # the archives its installs looked records up in, scanned so far
 
     @property
     def held(self) -> RecallIndex | None:
@@ -117,6 +118,7 @@ class RecallUpdater:
         """Let go of what it holds: the index is read from disk again when it is next needed."""
         with self._lock:
             self._writer = None
+            self._scans = ArchiveScans()
 
     def __call__(self, installed: TxInstalled) -> None:
         self.after_install(
@@ -145,12 +147,16 @@ class RecallUpdater:
         readers replay what it lacks."""
         with self._lock:  # taken out while it is updated: a crash half-way leaves nothing remembered
             known = self._writer if self._root == memory else None
-            self._root, self._writer = memory, None
+            if self._root != memory:
+                self._scans = ArchiveScans()
+            self._root, self._writer, scans = memory, None, self._scans
         try:
             faults.hit("recall:index")
             writer: _Writer | None
             if known is not None and known.seq == record.seq - 1 and _stamp(known.snapshot) == known.stamp:
-                writer = _next(memory, known, record, start=start, end=end, before=before, records=records)
+                writer = _next(
+                    memory, known, record, start=start, end=end, before=before, records=records, scans=scans
+                )
             else:
                 known = None  # stale: what it held goes before the index is opened again
                 writer = _after_install(
@@ -183,10 +189,12 @@ def _changes(
     index: RecallIndex | None,
     before: Mapping[str, bytes | None],
     records: Sequence[ArchiveRecord],
+    *,
+    scans: ArchiveScans | None,
 ) -> dict[str, tuple[list[Key], list[Entry]] | None]:
     """Each topic file of `record` as it is now: its blocks' keys, and an entry (with its vector) for each
     block the index did not hold: the held `index` knows that, or else the file before the install."""
-    lookup = ArchiveSources(memory, records)
+    lookup = ArchiveSources(memory, records, scans)
     files: dict[str, tuple[list[Key], list[Entry]] | None] = {}
     for relpath, digest in record.files.items():
         if not is_topic_path(relpath):
@@ -212,10 +220,11 @@ def _next(
     end: int,
     before: Mapping[str, bytes | None],
     records: Sequence[ArchiveRecord],
+    scans: ArchiveScans,
 ) -> _Writer:
     """The install after the one this process indexed last: append its line where the log ends."""
     index = known.index
-    files = _changes(memory, record, index, before, records)
+    files = _changes(memory, record, index, before, records, scans=scans)
     line = record.to_line()
     sha = hashlib.sha256(line).hexdigest() if len(line) == end - start else None
     body = make_record(record, start, end, files, TxLog(WorkspacePaths(memory).txlog), sha=sha)
@@ -278,7 +287,7 @@ def _after_install(
             append_record(delta, repair)
         held.replayed, held.replayed_to = {}, None
     else:
-        files = _changes(memory, record, held, before, records)
+        files = _changes(memory, record, held, before, records, scans=None)
         body = make_record(record, start, end, files, TxLog(WorkspacePaths(memory).txlog))
         append_record(delta, body)
         if held is not None:

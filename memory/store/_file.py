@@ -215,8 +215,8 @@ class _FileBackend:
         return None
 
     def read(self, sid: str, relpath: str) -> bytes | None:
-        with _refused_as_invalid(sid):
-            return read_regular(self.root / sid / relpath)
+        with _refused_as_invalid(sid):  # a string path: a session is read a file at a time
+            return read_regular(f"{self.root_name}/{sid}/{relpath}")
 
     def history(self, sid: str) -> list[str]:
         history = self.root / sid / "history"

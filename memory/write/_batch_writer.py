@@ -31,6 +31,7 @@ from ..workspace import Workspace
 from ._core import WriteOutcome, mark_nodes, records_of, write_batch
 from ._current import InstallCurrency
 from ._distill import Distiller
+from ._slot_index import SlotIndex
 
 __all__ = ["Applied", "BatchWriter", "Installed"]
 
@@ -39,6 +40,11 @@ log = logging.getLogger("dagmem.write")
 # Node files marked per store call: fsynced together, each shard directory once; a host's appends
 # interleave between chunks.
 MARK_CHUNK = 128
+# Seconds (the workspace's clock) within which a pass's success that follows a success is not saved on its
+# own: only `last_success_at` would move, and saving it is two fsyncs a batch. The next save (any other
+# outcome, or a success after this long) or `close` writes it. Only for a pass, which closes its writer
+# when it ends; a runtime's writer may then sit idle for hours, so it saves every outcome.
+STATUS_EVERY = 1.0
 
 
 @dataclass(frozen=True)
@@ -115,13 +121,21 @@ class BatchWriter:
     """Applies batches to one workspace. Not thread-safe: one caller at a time (the writer actor, or the
     write pass), which is what serialises a workspace's transactions within a process."""
 
-    def __init__(self, workspace: Workspace, store: SessionStore, distiller: Distiller) -> None:
+    def __init__(
+        self, workspace: Workspace, store: SessionStore, distiller: Distiller, *, one_pass: bool = False
+    ) -> None:
+        """`one_pass`: the writer of one pass (`dagmem write`), closed when the pass ends: successes in a row
+        are saved at most once per `STATUS_EVERY` seconds, and the last on close."""
         self.workspace = workspace
+        self._status_every = STATUS_EVERY if one_pass else 0.0
         self.store = store
         self.distiller = distiller
         self.shapes = ShapeCache(workspace.root, store, writable=True)
+        self.slots = SlotIndex(workspace.root)  # kept open across batches (each catches up first)
         self.status: WriterStatus = workspace.status()
         self.status_problem: str | None = None  # why status.json could not be written, until it can
+        self._saved_at: float | None = None  # when `status` was last saved (the workspace's clock)
+        self._unsaved = False  # `status` holds a later success than status.json
         self._last: dict[str, tuple[str, ...]] = {}  # session -> the records its last batch wrote
 
     def apply(self, batch: Batch) -> Applied:
@@ -158,6 +172,7 @@ class BatchWriter:
                 self.distiller,
                 lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
                 currency=self._currency(batch),
+                slots=self.slots,
             )
             if len(nodes) < len(read) and len(outcome.node_ids) == len(nodes):
                 outcome = WriteOutcome(batch.node_ids, outcome.tx, outcome.files)
@@ -166,8 +181,12 @@ class BatchWriter:
         return Installed(batch, outcome)
 
     def close(self) -> None:
-        """Close the shape cache (the workspace is its opener's to close)."""
+        """Save a success not saved yet; close the shape cache and the slot index (the workspace is its
+        opener's to close)."""
+        if self._unsaved:
+            self._save()
         self.shapes.close()
+        self.slots.close()
 
     def __enter__(self) -> BatchWriter:
         return self
@@ -240,12 +259,17 @@ class BatchWriter:
     def _record(self, failure: WriteFailure | None) -> None:
         at = self.workspace.clock()
         if failure is None:
+            again = self.status.last_outcome == "success" and self.status_problem is None
             self.status = self.status.succeeded(at)
+            if again and self._saved_at is not None and 0 <= at - self._saved_at < self._status_every:
+                self._unsaved = True  # only the time of the last success moved
+                return
         else:
             self.status = self.status.failed(at, failure.code, failure.retryable)
         self._save()
 
     def _save(self) -> None:
+        self._saved_at, self._unsaved = self.workspace.clock(), False
         try:
             save_status(self.workspace.status_path, self.status, fsync=self.workspace.fsync)
         except Exception as exc:  # never stops the writer: the outcome is in memory and in the result

@@ -20,10 +20,11 @@ from ..format import (
     Supersession,
     Topic,
     anchor_of,
+    block_chunk,
     citation_id,
     make_block,
     parse_topic,
-    render_topic,
+    topic_head,
 )
 
 __all__ = ["Groups", "TopicEdit"]
@@ -40,6 +41,10 @@ class TopicEdit:
         self.title = self.original.title
         self.blocks: list[Block] = list(self.original.blocks)
         self.taken: set[str] = {b.id for b in self.blocks} | {c.id for b in self.blocks for c in b.citations}
+        # Each block's text and its size in bytes, by the block object (blocks are immutable; a changed
+        # block is a new object): a distiller asks the file's size per block added, and rendering the
+        # whole file each time was most of a write's rendering.
+        self._chunks: dict[int, tuple[Block, str, int]] = {}
 
     def block(self, block_id: str) -> Block | None:
         return next((b for b in self.blocks if b.id == block_id), None)
@@ -100,8 +105,19 @@ class TopicEdit:
         return tuple(self.blocks) != self.original.blocks
 
     def render(self) -> str:
-        return render_topic(Topic(self.title, tuple(self.blocks)))
+        """The file's text: `render_topic` of its title and blocks."""
+        return topic_head(self.title) + "".join(self._chunk(block)[1] for block in self.blocks)
 
     def size(self) -> int:
         """The file's size in bytes as it would be written now (a distiller checks it per block)."""
-        return len(self.render().encode("utf-8", "surrogatepass"))
+        head = len(topic_head(self.title).encode("utf-8", "surrogatepass"))
+        return head + sum(self._chunk(block)[2] for block in self.blocks)
+
+    def _chunk(self, block: Block) -> tuple[Block, str, int]:
+        held = self._chunks.get(id(block))
+        if held is None or held[0] is not block:
+            text = block_chunk(block)
+            # Each chunk begins and ends with a newline, so no surrogate pair spans two of them: the
+            # sizes add up to the size of the whole text.
+            held = self._chunks[id(block)] = (block, text, len(text.encode("utf-8", "surrogatepass")))
+        return held

@@ -82,6 +82,7 @@ class _Reader:
         self.bases: dict[str, str | None] = {}
         # A batch asks a file's size hundreds of times (each part, each subject's page): one stat each.
         self._sizes: dict[str, int | None] = {}
+        self._root = str(workspace.root)
 
     def read(self, relpath: str) -> str | None:
         if not is_topic_path(relpath):
@@ -109,7 +110,7 @@ class _Reader:
         if not is_topic_path(relpath):
             raise WriteFailure(ReasonCode.PATH_OUTSIDE_WORKSPACE, f"not a topic file: {relpath!r}")
         try:
-            size: int | None = (self.workspace.root / relpath).stat().st_size
+            size: int | None = os.stat(f"{self._root}/{relpath}").st_size
         except FileNotFoundError:
             size = None
         self._sizes[relpath] = size
@@ -124,12 +125,14 @@ def write_batch(
     *,
     lineage: Callable[[], frozenset[str]] | None = None,
     currency: InstallCurrency | None = None,
+    slots: SlotIndex | None = None,
 ) -> WriteOutcome:
     """Archive, distil and install one batch (all of one session). Raises `WriteFailure`; on any failure
     nothing is installed and the batch stays owed. `lineage`: see `BatchInput`. `currency`: the shapes
-    the core's rendering reads and the shape cache's update (without it, no branch is left)."""
+    the core's rendering reads and the shape cache's update (without it, no branch is left). `slots`: the
+    slot index of the workspace, when the caller keeps one open across batches."""
     try:
-        return _write(workspace, session_id, records, distiller, lineage, currency=currency)
+        return _write(workspace, session_id, records, distiller, lineage, currency=currency, slots=slots)
     except WriteFailure:
         raise
     except Exception as exc:
@@ -144,6 +147,7 @@ def _write(
     lineage: Callable[[], frozenset[str]] | None,
     *,
     currency: InstallCurrency | None,
+    slots: SlotIndex | None,
 ) -> WriteOutcome:
     if not records:
         raise WriteFailure(ReasonCode.INVALID_INPUT, "an empty batch")
@@ -168,7 +172,7 @@ def _write(
     # 2a. Distil, outside the lock (a model call can take minutes). Before the archive step, so that a
     # distiller that fails (a model server that says no) leaves the workspace byte-identical.
     reader, new_files = _distil(
-        session_id, todo, distiller, _Reader(workspace), lineage=lineage, currency=currency
+        session_id, todo, distiller, _Reader(workspace), lineage=lineage, currency=currency, slots=slots
     )
 
     # 1. Archive the evidence (idempotent, append-only): before anything cites it.
@@ -206,15 +210,22 @@ def _distil(
     *,
     lineage: Callable[[], frozenset[str]] | None,
     currency: InstallCurrency | None,
+    slots: SlotIndex | None = None,
 ) -> tuple[_Reader, dict[str, bytes | None]]:
-    """The distiller's edits of `todo` as bytes (None: a file removed), read through `reader`."""
+    """The distiller's edits of `todo` as bytes (None: a file removed), read through `reader`. `slots`:
+    the caller's slot index, kept open (else one is opened for this batch)."""
     try:
         shapes = None if currency is None else currency.shapes
-        slots = SlotIndex(reader.workspace.root)
+        own = slots is None
+        if slots is None:
+            slots = SlotIndex(reader.workspace.root)
+        else:
+            slots.next_batch()
         try:
             edits = distiller.distill(BatchInput(session_id, tuple(todo), lineage, shapes, slots), reader)
         finally:
-            slots.close()
+            if own:
+                slots.close()
     except WriteFailure:
         raise
     except Exception as exc:

@@ -215,17 +215,25 @@ def side_rule(batch: BatchInput) -> Aside | None:
         return None
     shapes, session_id, tip = batch.shapes, batch.session_id, batch.records[-1].node_id
     held: list[SessionShape | None] = []  # the session's shape, read once (a fresh one reads its files)
+    answers: dict[SourceRef, int | None] = {}  # a source is asked once per block that cites it
 
     def aside(source: SourceRef) -> int | None:
+        if source in answers:
+            return answers[source]
         if not held:
             held.append(shapes(session_id))
         shape = held[0]
         node = _node_of(source)
-        if shape is None or node is None or tip not in shape.predecessors:
-            return None
-        if are_alternatives(shape, node, tip):
-            return None
-        return shape.position(node)
+        if (
+            shape is None
+            or node is None
+            or tip not in shape.predecessors
+            or are_alternatives(shape, node, tip)
+        ):
+            answers[source] = None
+        else:
+            answers[source] = shape.position(node)
+        return answers[source]
 
     return aside
 

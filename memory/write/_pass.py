@@ -79,7 +79,7 @@ def write_session(
     (a bad `threshold` is the caller's, and raises `InvalidInput` before anything is read)."""
     check_threshold(threshold, "threshold")
     if writer is None:
-        with BatchWriter(workspace, store, distiller) as own:
+        with BatchWriter(workspace, store, distiller, one_pass=True) as own:
             return _write_session(store, session_id, own, boundary, threshold, attempts, retry_delay, sleep)
     return _write_session(store, session_id, writer, boundary, threshold, attempts, retry_delay, sleep)
 
@@ -191,7 +191,7 @@ def write_pass(
     results: list[SessionResult] = []
     with (
         Workspace(HomePaths(home).memory, on_install=on_install) as workspace,
-        BatchWriter(workspace, store, distiller) as writer,
+        BatchWriter(workspace, store, distiller, one_pass=True) as writer,
     ):
         for session_id in sessions if sessions is not None else store.session_ids():
             boundary = force

@@ -39,6 +39,10 @@ class SlotIndex:
         self._db: sqlite3.Connection | None = None
         self._caught_up = False
 
+    def next_batch(self) -> None:
+        """Kept open for another batch (a writer's): catch up with the txlog again before its first use."""
+        self._caught_up = False
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
@@ -101,13 +105,15 @@ class SlotIndex:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
+        # Any thread: a writer kept open across batches (the batch writer's) is called from the runtime's
+        # worker threads, one call at a time.
         self.file.parent.mkdir(parents=True, exist_ok=True)
         try:
-            db = sqlite3.connect(self.file, isolation_level=None, timeout=30)
+            db = sqlite3.connect(self.file, check_same_thread=False, isolation_level=None, timeout=30)
             version = db.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError:
             self.file.unlink(missing_ok=True)  # not a database: a cache, so start it again
-            db = sqlite3.connect(self.file, isolation_level=None, timeout=30)
+            db = sqlite3.connect(self.file, check_same_thread=False, isolation_level=None, timeout=30)
             version = 0
         # A cache: no fsync per commit (two a batch: the catch-up, the said times). A process crash cannot
         # damage it with the rollback journal; after a power cut a lost update costs a rebuild or an

@@ -301,9 +301,11 @@ def _lexical(old: Statement, new: Statement) -> Reason | None:
     return new.cue
 
 
+@functools.lru_cache(maxsize=8192)
 def user_text(claim: str) -> str:
     """The user's words quoted in a stored claim (`User: “…”`, the extractive form), plain; for a claim
-    written in other words (a model's), the whole claim."""
+    written in other words (a model's), the whole claim. Remembered: every write asks it again of each
+    block of the files it touches (the slot index, supersession)."""
     plain = _UNESCAPE.sub(r"\1", claim)
     quotes = _USER_QUOTE.findall(plain)
     if quotes:
