@@ -37,6 +37,8 @@ case "$cmd" in
         # --rootdir=tests: the checkout's root is the package itself (its __init__.py); in a folder whose
         # name is not an identifier (a clone in "ci-check/") pytest would import it as a test package.
         # -n auto: one pytest worker per core (pytest-xdist); `-n 0` after it runs in one process.
-        exec "$VENV/bin/python" -m pytest --rootdir=tests -n auto "$@" ;;
+        # --dist worksteal: a worker that runs out takes half of the other's queue (tests/conftest.py puts
+        # the slowest files first), so the run does not end waiting on one worker's last long test.
+        exec "$VENV/bin/python" -m pytest --rootdir=tests -n auto --dist worksteal "$@" ;;
     *) sed -n '2,8p' "$0"; exit 2 ;;
 esac
