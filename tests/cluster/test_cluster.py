@@ -33,7 +33,7 @@ from dagmem.memory.write import pending_by_session  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "12"))  # per backend
+KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "6"))  # per backend, each with appends in flight
 HOMES = int(os.environ.get("DAGMEM_CLUSTER_HOMES", "40"))  # through the pool's two actors
 SEED = int(os.environ.get("DAGMEM_CLUSTER_SEED", "16"))
 
