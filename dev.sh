@@ -34,9 +34,16 @@ case "$cmd" in
         "$VENV/bin/ruff" check .
         "$VENV/bin/ruff" format --check .
         MYPYPATH="$VENV/typecheck" "$VENV/bin/mypy" -p dagmem
+        # Python's default, whatever the environment says: compiled modules are kept (__pycache__/, ignored
+        # by git). With PYTHONDONTWRITEBYTECODE set (container images often set it) each pytest worker
+        # rewrote every test file's asserts and each of the hundreds of interpreters the tests start
+        # compiled the package again.
+        unset PYTHONDONTWRITEBYTECODE
         # --rootdir=tests: the checkout's root is the package itself (its __init__.py); in a folder whose
         # name is not an identifier (a clone in "ci-check/") pytest would import it as a test package.
         # -n auto: one pytest worker per core (pytest-xdist); `-n 0` after it runs in one process.
-        exec "$VENV/bin/python" -m pytest --rootdir=tests -n auto "$@" ;;
+        # --dist worksteal: a worker that runs out takes half of the other's queue (tests/conftest.py puts
+        # the slowest files first), so the run does not end waiting on one worker's last long test.
+        exec "$VENV/bin/python" -m pytest --rootdir=tests -n auto --dist worksteal "$@" ;;
     *) sed -n '2,8p' "$0"; exit 2 ;;
 esac

@@ -2,8 +2,8 @@
 
 `drive` runs client tasks at once over many homes, each appending to branching sessions (continuing the
 head, forking at an earlier node, moving the head back), and records every append that returned.
-`kill_loop` SIGKILLs home actors' worker processes at random instants while that load runs, and waits
-for Ray to restart each. `audit` then checks every home from its files: the oracle (`dagmem verify
+`kill_loop` SIGKILLs home actors' worker processes at random instants while that load runs (each once an
+append to the actor is in flight), and waits for Ray to restart each. `audit` then checks every home from its files: the oracle (`dagmem verify
 --strict`, a subprocess) and, against the log of returned appends, no lost and no doubly consumed turn."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from ..memory.format import HEAD, HeadType, HomePaths
 from ..memory.store import FileSessionStore
 
 __all__ = ["Audit", "Kill", "Load", "Target", "audit", "drive", "fault_run", "kill_loop"]
+
+IN_FLIGHT_WAIT = 10.0  # seconds a kill waits, after its random delay, for an append to be in flight
 
 _WORDS = (
     "tram harbour lantern orchard copper violin glacier meadow cipher pepper quarry saddle "
@@ -130,7 +132,9 @@ async def kill_loop(
     cluster: Any, homes: list[str], load: Load, *, kills: int, seed: int, max_delay: float = 0.4
 ) -> list[Kill]:
     """SIGKILL the worker process of a random home's actor `kills` times (every home it serves dies with
-    it), each after a random delay, waiting each time for Ray to bring the actor back (a new pid answers)."""
+    it), each after a random delay and then as soon as an append to one of its homes is in flight (at
+    most `IN_FLIGHT_WAIT` seconds more), waiting each time for Ray to bring the actor back (a new pid
+    answers)."""
     rng = Random(seed)
     done: list[Kill] = []
     for _ in range(kills):
@@ -139,7 +143,11 @@ async def kill_loop(
         if info["host"] != socket.gethostname():
             raise RuntimeError(f"home {home} is served on {info['host']}: only local processes are killed")
         await anyio.sleep(rng.uniform(0.02, max_delay))
-        in_flight = sum(load.in_flight[h] for h in _same_actor(cluster, homes, home, info))
+        same = _same_actor(cluster, homes, home, info)
+        with anyio.move_on_after(IN_FLIGHT_WAIT):
+            while not any(load.in_flight[h] for h in same):  # noqa: ASYNC110 (the appenders' counters)
+                await anyio.sleep(0.005)
+        in_flight = sum(load.in_flight[h] for h in same)
         started = anyio.current_time()
         os.kill(info["pid"], signal.SIGKILL)
         while True:

@@ -2,8 +2,9 @@
 the ordinary runtime, calls routed by home id (rendezvous over the pool), homes closed when crowded out
 (LRU by count and by memory) after a boundary write and opened again on demand, a second actor for a
 served home refused at once, and the pool's worker processes SIGKILLed mid-write while client tasks
-append to branching sessions of many homes: afterwards every home passes `dagmem verify --strict`, every
-append that returned is on disk and consumed exactly once, and each home is served by one process."""
+append to branching sessions of many homes: afterwards every home passes the oracle of `dagmem verify
+--strict`, every append that returned is on disk and consumed exactly once, and each home is served by one
+process."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from dagmem.memory.write import pending_by_session  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "12"))  # per backend
+KILLS = int(os.environ.get("DAGMEM_CLUSTER_KILLS", "6"))  # per backend, each with appends in flight
 HOMES = int(os.environ.get("DAGMEM_CLUSTER_HOMES", "40"))  # through the pool's two actors
 SEED = int(os.environ.get("DAGMEM_CLUSTER_SEED", "16"))
 
@@ -191,10 +192,12 @@ async def assert_served_once(c: cluster.Cluster, names: list[str]) -> None:
 
 async def test_pool_actors_killed_mid_write_lose_nothing_over_many_homes(client_root: Path) -> None:
     """Many homes through two actors, branching sessions appended from four client tasks at once, the
-    actors' processes SIGKILLed mid-write (Ray restarts each; each home recovers from disk when next used)."""
+    actors' processes SIGKILLed mid-write (Ray restarts each; each home recovers from disk when next used).
+    Each home is checked by the oracle of `dagmem verify --strict` run in this process (`check_home`,
+    drained: what the command's exit code says), not by a verify process per home (half a second each)."""
     c = await cluster.connect(client_root, token_threshold=60, abandon_after=0.3)
     names = [f"h{k}" for k in range(HOMES)]
-    load, killed, result = await fault_run(c, names, kills=KILLS, seed=SEED)
+    load, killed, result = await fault_run(c, names, kills=KILLS, seed=SEED, processes=False)
     assert_no_loss(load, killed, result, KILLS)
     await assert_served_once(c, names)
     await c.close()

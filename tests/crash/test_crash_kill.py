@@ -205,7 +205,7 @@ def _total(request: pytest.FixtureRequest) -> Iterator[None]:
 def test_sigkill_a_loaded_home_at_random_instants(
     server: ForkServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kills, found = kill_until_mid_write(server, tmp_path, Random(SEED), 120, max_delay=0.3)
+    kills, found = kill_until_mid_write(server, tmp_path, Random(SEED), 60, max_delay=0.3)
     summary("workload", kills, found, capsys)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dagmem.cli import main
+from dagmem.tests._bench_shape import assert_documented_shape
 from dagmem.tests.hooks._claude import Transcript, wait_for_worker
 
 
@@ -112,7 +113,9 @@ def test_bench_hooks_reports_each_hook_beside_python_alone(
 ) -> None:
     assert main(["bench", "hooks", "--quick", "--json", "--out", str(tmp_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
+    assert printed["benchmarks"] == ["hooks"]
     assert not printed["errors"]
+    assert_documented_shape(printed, tmp_path)  # the report's shape (tests/bench/test_bench_report.py)
     by_name = {r["name"]: r for r in printed["results"]}
     for event in ("SessionStart", "UserPromptSubmit", "Stop"):
         for q in ("p50", "p95"):

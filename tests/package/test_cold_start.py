@@ -13,6 +13,7 @@ import pytest
 
 import dagmem
 from dagmem.cli import main
+from dagmem.tests._bench_shape import assert_documented_shape
 
 HEAVY = ("numpy", "wordllama", "tiktoken", "httpx", "mcp", "ray")
 
@@ -91,6 +92,7 @@ def test_bench_cold_reports_version_and_import_beside_python_alone(
     printed = json.loads(capsys.readouterr().out)
     assert printed["benchmarks"] == ["cold"]
     assert not printed["errors"]
+    assert_documented_shape(printed, tmp_path)  # the report's shape (tests/bench/test_bench_report.py)
     by_name = {r["name"]: r for r in printed["results"]}
     version = by_name["fresh `dagmem --version` p50 (baseline: python -c pass)"]
     assert version["goal"] == "value <= 150"

@@ -111,7 +111,7 @@ def test_a_workload_is_pure_and_its_sessions_independent() -> None:
 
 
 def test_a_small_run_without_faults_is_clean() -> None:
-    result = run(SimConfig(seed=2, sessions=80, git_sample=0))
+    result = run(SimConfig(seed=2, sessions=20, git_sample=0))
     assert result.violations == []
     assert result.faults_injected == {}
     assert result.oracle.records == result.oracle.consumed == result.oracle.cited > 0
@@ -121,7 +121,7 @@ def test_a_small_run_without_faults_is_clean() -> None:
 
 
 def test_a_small_run_with_faults_is_clean() -> None:
-    result = run(SimConfig(seed=3, sessions=80, faults=0.03, git_sample=0))
+    result = run(SimConfig(seed=3, sessions=30, faults=0.03, git_sample=0))
     assert result.violations == []
     kinds = {"actor-crash", "writer-crash", "torn-write", "lock-contention", "permanent-failure"}
     assert kinds <= set(result.faults_injected)
@@ -156,7 +156,7 @@ def test_locomo_content_is_read_at_run_time(tmp_path: Path, locomo: Path) -> Non
 
 
 def test_git_growth_replays_a_session_into_real_git_and_reports_each_commit() -> None:
-    result = run(SimConfig(seed=6, sessions=40, git_sample=1))
+    result = run(SimConfig(seed=6, sessions=20, git_sample=1))
     ((session, ops),) = result.git_ops.items()
     assert sum(kind == "commit" and message.startswith("turn ") for kind, _, message in ops) == (
         result.file_counts[session].appended
@@ -193,7 +193,7 @@ def test_the_git_replay_has_a_progress_bar_of_its_own() -> None:
 def test_the_summary_says_what_records_and_consumed_count(capsys: pytest.CaptureFixture[str]) -> None:
     """`records` are the record nodes there are now; the txlog also holds records rewound after their write,
     so after a clean drain consumed = records + consumed-then-rewound, and the table says so."""
-    result = run(SimConfig(seed=7, sessions=40, git_sample=0))
+    result = run(SimConfig(seed=7, sessions=20, git_sample=0))
     oracle = result.oracle
     assert result.violations == []
     assert oracle.consumed_rewound > 0

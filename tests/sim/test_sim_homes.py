@@ -22,7 +22,7 @@ class Recorder:
         self.phases: list[str] = []
 
     def session_done(self, done: int, sessions: int, virtual_s: float) -> None:
-        assert sessions == 45
+        assert sessions == 15
         self.done.append(done)
 
     def phase(self, name: str) -> None:
@@ -30,10 +30,10 @@ class Recorder:
 
 
 def test_homes_give_the_same_result_whatever_the_number_of_workers(tmp_path: Path) -> None:
-    config = SimConfig(seed=4, sessions=45, homes=3, git_sample=1)
+    config = SimConfig(seed=4, sessions=15, homes=3, git_sample=1)
     one = run(config, workers=1)
     progress = Recorder()
-    traced = SimConfig(seed=4, sessions=45, homes=3, git_sample=1, trace_path=tmp_path / "t.jsonl")
+    traced = SimConfig(seed=4, sessions=15, homes=3, git_sample=1, trace_path=tmp_path / "t.jsonl")
     two = run(traced, workers=2, observer=progress)
     assert one.violations == []
     assert two.violations == []
@@ -48,9 +48,9 @@ def test_homes_give_the_same_result_whatever_the_number_of_workers(tmp_path: Pat
     joined = "".join(f"{h.trace_sha256}\n" for h in two.homes)
     assert two.trace_sha256 == hashlib.sha256(joined.encode()).hexdigest()
     # Sessions are dealt round-robin; every home is a workspace of its own.
-    assert [h.sessions for h in two.homes] == [15, 15, 15]
+    assert [h.sessions for h in two.homes] == [5, 5, 5]
     assert len({h.workspace_id for h in two.homes}) == 3
-    assert sorted(two.file_counts) == sorted(session_id(i) for i in range(45))
+    assert sorted(two.file_counts) == sorted(session_id(i) for i in range(15))
     assert len({h.pid for h in one.homes}) == 1
     assert len({h.pid for h in two.homes}) == 2
     # Peak memory counts this process and every worker, never less than the largest worker.
@@ -63,13 +63,13 @@ def test_homes_give_the_same_result_whatever_the_number_of_workers(tmp_path: Pat
     assert list(two.git_ops) == list(one.git_ops)
     assert len(two.git_ops) == 1
     # Progress is summed over the homes and reaches every session.
-    assert progress.done[-1] == 45
+    assert progress.done[-1] == 15
     assert progress.done == sorted(progress.done)
     assert progress.phases == ["draining and checking the homes"]
 
 
 def test_faults_in_several_homes_are_injected_and_the_run_is_clean() -> None:
-    result = run(SimConfig(seed=3, sessions=60, homes=2, faults=0.02, git_sample=0), workers=2)
+    result = run(SimConfig(seed=3, sessions=40, homes=2, faults=0.02, git_sample=0), workers=2)
     assert result.violations == []
     assert sum(result.faults_injected.values()) > 0
     # Each home draws its own faults: the homes' traces differ.
@@ -83,7 +83,7 @@ def test_more_homes_than_sessions_is_refused() -> None:
 
 def test_the_command_runs_homes_on_disk_and_reports_each(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "dagmem", "sim", "--sessions", "30", "--homes", "2", "--workers", "2"]
+    args = [sys.executable, "-m", "dagmem", "sim", "--sessions", "10", "--homes", "2", "--workers", "2"]
     args += ["--real-fs", "--trace", "--git-sample", "0", "--json", "--out", str(out)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -91,12 +91,12 @@ def test_the_command_runs_homes_on_disk_and_reports_each(tmp_path: Path) -> None
     assert report["ok"]
     assert report["config"]["homes"] == 2
     assert [h["home"] for h in report["homes"]] == [0, 1]
-    assert sum(h["sessions"] for h in report["homes"]) == 30
+    assert sum(h["sessions"] for h in report["homes"]) == 10
     assert "--homes 2" in report["replay"]
     assert "--workers" not in report["replay"]
     for home in ("000", "001"):
         assert (out / "home" / home / "memory" / ".dagmem" / "txlog.jsonl").is_file()
-        assert len(list((out / "home" / home / "sessions").iterdir())) == 15
+        assert len(list((out / "home" / home / "sessions").iterdir())) == 5
     assert (out / "trace.jsonl").is_file()
     assert not list(out.glob("trace.*.jsonl"))
     # The replay command gives the same hash.

@@ -38,6 +38,11 @@ def test_the_wheels_rows_give_wordllamas_own_vectors_bit_for_bit() -> None:
     )
     texts = [*TRICKY, *(f"note {i}: the kettle number {i} needs descaling" for i in range(50)), "x" * 5000]
     expected = np.asarray(reference.embed(texts), dtype=np.float32)
+    # A text of more tokens than a mean gathers at once (`_MEAN_ROWS`) is summed block by block. Alone:
+    # WordLlama pads a batch to its longest text.
+    long = " ".join(f"kettle{i % 97} descaled" for i in range(2 * embed_module._MEAN_ROWS // 3))
+    assert len(model.ids(long) or []) > 2 * embed_module._MEAN_ROWS
+    assert np.array_equal(model.embed([long]), np.asarray(reference.embed([long]), dtype=np.float32))
     for _round in range(2):  # cold, then from the piece cache
         assert np.array_equal(model.embed(texts), expected)
     assert np.array_equal(model.slow(texts), expected)
