@@ -66,6 +66,15 @@ FILLER_WORDS: Final = frozenset(
     gonna wanna gotta congrats congratulations
     """.split()
 )
+# The filler words a turn addresses someone with ("Hey Mel!", "Thanks, Sam."): a name right after one of
+# these, ending its clause, is spoken to, not about. Not every filler word: "... maybe Oscar." and "...
+# last month Oscar." speak about Oscar.
+_ADDRESS: Final = frozenset(
+    """
+    yeah yes yep yup nope no nah oh ooh wow whoa hey hi hello bye goodbye thanks thank thankyou cheers ok
+    okay hmm haha lol omg ugh aww awww yay woohoo gosh congrats congratulations sorry love
+    """.split()
+)
 
 _STOP: Final = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -271,7 +280,7 @@ class SubjectPicker:
                 i += len(run)
                 after = tokens[i] if i < len(tokens) else "."
                 # "Hey Mel!", "Thanks, Sam.": a name the turn speaks to, not one it speaks about.
-                vocative = (before == "," or is_filler(before)) and after in {",", "!", "?", "."}
+                vocative = (before == "," or before in _ADDRESS) and after in {",", "!", "?", "."}
                 if name not in self._labels and not vocative and all(may_name(w) for w in run):
                     out.append((name, _NAME))
                 continue
