@@ -32,7 +32,9 @@ def test_a_name_after_a_filler_adverb_is_spoken_about_and_titles_its_page() -> N
             _record(1, "assistant", "A new kettle is cheap; the old kettle had a good run."),
         ],
         [
-            _record(2, "user", "Oscar barked all night, so I walked Oscar at dawn. Oscar loves the kettle noise."),
+            _record(
+                2, "user", "Oscar barked all night, so I walked Oscar at dawn. Oscar loves the kettle noise."
+            ),
             _record(3, "assistant", "The barking was probably Oscar. The one at the door was always Oscar."),
         ],
         [
