@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..format import CORE_MASTER, ArchiveRecord
-from ._slots import clauses, facts_of, sentences, strip_lead
+from ._slots import READ_CHARS, clauses, facts_of, sentences, strip_lead
 from ._supersede import cue_only, usable
 
 __all__ = ["CORE_PATH", "CORE_TITLE", "CoreFact", "core_facts", "read_core_facts"]
@@ -88,7 +88,7 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
             said = f"{previous} {raw}".strip()
             previous = ""
             out += [CoreFact(text, record, said) for text in facts]
-        if covered and sentences(record.content):
+        if covered and sentences(record.content) and len(record.content) <= READ_CHARS:
             whole.add(record.source_id)
     return out, whole
 
