@@ -221,7 +221,7 @@ _CLAUSE_JOIN: Final = re.compile(  # "…, and I …", "…; …", "…, I …" 
 )
 _FIRST_PERSON: Final = re.compile(r"(?<![\w'’])I(?=\s|['’](?:m|ve)\b)")
 _SENTENCE: Final = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
-# A turn longer than this is a pasted document or log, not a statement: its rest is archived, quoted,
+# A turn longer than this is a pasted document or log, not a statement: its rest is archived, cited,
 # indexed and recalled, but read for no fact (reading each of the largest turn's million lines for facts
 # took the writer about 40 s).
 READ_CHARS: Final = 20_000
