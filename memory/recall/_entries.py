@@ -276,6 +276,7 @@ class _Scanned:
     mtime_ns: int
     valid_end: int  # where the strict scan stopped: the next scan starts there
     sources: dict[str, Source]
+    ids: set[str]  # the source ids scanned so far: what a scan of the rest must not see again
 
 
 class ArchiveScans:
@@ -305,7 +306,7 @@ class ArchiveScans:
                 )
             )
             if held is None or not grown:
-                held = _Scanned(info.st_ino, 0, 0, 0, {})
+                held = _Scanned(info.st_ino, 0, 0, 0, {}, set())
             start = held.valid_end
             data = os.pread(fd, info.st_size - start, start) if info.st_size > start else b""
         finally:
@@ -313,11 +314,11 @@ class ArchiveScans:
         from ..format import scan_archive
 
         if data:
-            known = {source.source_id for source in held.sources.values()}
-            scan = scan_archive(data, session, known_ids=known, base=start)
+            scan = scan_archive(data, session, known_ids=held.ids, base=start)
             for frame in scan.frames:
                 anchor = anchor_of(frame.source_id)
                 held.sources.setdefault(anchor, _source_of_frame(session, anchor, frame))
+                held.ids.add(frame.source_id)
             held.valid_end = scan.valid_end
         held.size, held.mtime_ns = info.st_size, info.st_mtime_ns
         self._held[session] = held
