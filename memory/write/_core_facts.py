@@ -78,7 +78,8 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
             continue
         covered = True
         previous = ""
-        for raw in sentences(record.content):
+        read = sentences(record.content)
+        for raw in read:
             facts, wholly = _facts_of_sentence(raw)
             if not facts:
                 covered = covered and not strip_lead(raw).strip(" .!?。！？")
@@ -88,7 +89,7 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
             said = f"{previous} {raw}".strip()
             previous = ""
             out += [CoreFact(text, record, said) for text in facts]
-        if covered and sentences(record.content) and len(record.content) <= READ_CHARS:
+        if covered and read and len(record.content) <= READ_CHARS:
             whole.add(record.source_id)
     return out, whole
 
