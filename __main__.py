@@ -26,4 +26,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # `python -m` puts the working directory first on `sys.path`: hooks installed before they ran with `-P`
+    # run in a project's directory, whose own `queue.py` or `types.py` would shadow the standard library.
+    # dagmem is imported already (its package directory serves its modules), so the entry can go.
+    if not sys.flags.safe_path and sys.path and sys.path[0] == __import__("os").getcwd():
+        del sys.path[0]
     sys.exit(main())

@@ -21,7 +21,6 @@ import os
 import re
 import shlex
 import stat
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from ..memory.durable import atomic_write
 from ..memory.errors import InvalidInput
 from ._cli import HOSTS
 from ._pi import EXTENSION
+from ._queue import ISOLATED
 
 __all__ = ["Change", "apply", "hook_command", "plan", "target"]
 
@@ -62,10 +62,12 @@ class Change:
 
 def hook_command(host: str, home: Path | None) -> list[str]:
     """The hook's command: this interpreter running dagmem (so no PATH is needed where the host runs it),
-    with `--home` when one was given (an absolute path: the host runs hooks from anywhere)."""
-    command = [sys.executable, "-m", "dagmem", "hook", host]
+    with `--home` when one was given (an absolute path: the host runs hooks from anywhere). `-P`: the host
+    runs it in the project's directory, which `-m` would put first on `sys.path`, so a project's own
+    `queue.py` or `types.py` would shadow the standard library's."""
+    command = [*ISOLATED, "dagmem", "hook", host]
     if home is not None:
-        command[4:4] = ["--home", str(home.absolute())]
+        command[len(ISOLATED) + 2 : len(ISOLATED) + 2] = ["--home", str(home.absolute())]
     return command
 
 

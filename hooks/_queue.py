@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "ISOLATED",
     "enqueue",
     "lock_free",
     "queue_dir",
@@ -48,6 +49,12 @@ __all__ = [
     "try_lock",
     "worker_idle",
 ]
+
+
+# How dagmem runs itself as a program: `-P` keeps the working directory (a host runs hooks in the
+# project's, and the worker inherits it) off `sys.path`, so a project's own `queue.py`, `types.py` or
+# `logging.py` never shadows the standard library's.
+ISOLATED = [sys.executable, "-P", "-m"]
 
 
 def queue_dir(home: Path) -> Path:
@@ -126,7 +133,7 @@ def start_worker(home: Path) -> bool:
     worker) and it runs in a session of its own (a host that kills the hook's group leaves it be)."""
     if not lock_free(home):
         return False
-    spawn_detached([sys.executable, "-m", "dagmem.hooks._worker", str(home)])
+    spawn_detached([*ISOLATED, "dagmem.hooks._worker", str(home)])
     return True
 
 

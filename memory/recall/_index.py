@@ -652,9 +652,12 @@ def _entry(raw: object) -> Entry:
     if not isinstance(raw, dict) or not isinstance(raw.get("e"), list) or "v" not in raw:
         raise Damaged("a recall delta line holds an entry without its vector or sources")
     for source in raw["e"]:
-        if not isinstance(source, list) or len(source) != 7:
+        # Seven fields, and an eighth, the origin, when it is not the role's default (`Source.as_json`).
+        if not isinstance(source, list) or len(source) not in (7, 8):
             raise Damaged("a recall delta line holds a source that is not one")
-        _session, _anchor, node, role, created_at, seq, _excerpt = source
+        _session, _anchor, node, role, created_at, seq, _excerpt = source[:7]
+        if len(source) == 8 and not isinstance(source[7], str):
+            raise Damaged("a recall delta line holds a source that is not one")
         if seq is not None:
             _count(seq)
         if not all(isinstance(v, str | None) for v in (node, role)) or not (

@@ -14,6 +14,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from ..currency import SessionShape
 from ..durable import sha256_hex
@@ -39,7 +40,7 @@ from ..policy import with_marker
 from ..store import SessionStore
 from ..workspace import Workspace
 from ._current import InstallCurrency, TopicBlocks, current_core
-from ._distill import BatchInput, Distiller
+from ._distill import BatchInput, Distiller, PlainDistiller
 from ._held import hold_untrusted
 from ._slot_index import SlotIndex
 
@@ -168,7 +169,49 @@ def _write(
             workspace.recover()
         return WriteOutcome(all_ids[:prefix], None)
     todo = [r for r in records if r.source_id not in done]
+    try:
+        return _install(
+            workspace, session_id, records, todo, distiller, lineage=lineage, currency=currency, slots=slots
+        )
+    except Exception as exc:
+        failure = classify(exc)  # a simulated crash is never classified: it propagates
+        if failure.code not in FILED_PLAINLY:
+            if failure is exc:
+                raise
+            raise failure from exc
+        # What the distiller could not file is filed plainly: no text of a turn stops a session's memory.
+        log.warning("session %s: %s; the batch is filed as plain cited blocks", session_id, failure)
+    return _install(workspace, session_id, records, todo, PlainDistiller(), currency=currency, slots=slots)
 
+
+# Failures the batch's text can cause through a distiller, and that a plain filing cannot: a write that
+# meets one files the batch with `PlainDistiller` instead of failing for good. A model server that refuses
+# (its key, the batch's length or content, an answer invalid after the repair round), a full disk or a
+# damaged workspace is no such failure: it is reported as it is, and the batch stays owed.
+FILED_PLAINLY: Final = frozenset(
+    {
+        ReasonCode.INVALID_TOPIC_FORMAT,
+        ReasonCode.PATH_OUTSIDE_WORKSPACE,
+        ReasonCode.WRITER_NO_PROGRESS,
+        ReasonCode.DISTILLER_FAILED,
+        ReasonCode.WRITER_FAILURE_UNKNOWN,
+    }
+)
+
+
+def _install(
+    workspace: Workspace,
+    session_id: str,
+    records: Sequence[ArchiveRecord],
+    todo: Sequence[ArchiveRecord],
+    distiller: Distiller,
+    *,
+    lineage: Callable[[], frozenset[str]] | None = None,
+    currency: InstallCurrency | None,
+    slots: SlotIndex | None,
+) -> WriteOutcome:
+    all_ids = tuple(r.node_id for r in records)
+    source_ids = [r.source_id for r in records]
     # 2a. Distil, outside the lock (a model call can take minutes). Before the archive step, so that a
     # distiller that fails (a model server that says no) leaves the workspace byte-identical.
     reader, new_files = _distil(
@@ -270,15 +313,31 @@ def install_edits(
         if (None if data is None else sha256_hex(data)) != base:
             raise WriteFailure(ReasonCode.CONCURRENT_UPDATE, f"{path} changed while the batch was distilled")
     changed = {path: data for path, data in new_files.items() if data != current[path]}
+    consumed = [r.source_id for r in todo] if consumes else []
     if not changed:
+        if consumed and _all_cited(reader, todo):
+            # The topics hold the batch already (a redo after a lost txlog line was repaired): its records
+            # are consumed by a transaction that changes no file.
+            return workspace.install(session_id, consumed, {}, before={}, records=todo)
         raise WriteFailure(ReasonCode.WRITER_NO_PROGRESS, "the distiller's edits changed no file")
     _validate(workspace, changed, current, [r.source_id for r in todo])
     core = _core_after(workspace, changed, currency)
     if core is not None:
         changed[CORE_FILE] = core[0]
     # The install: commit, index, and the hook the workspace was opened with (recall's updater).
-    consumed = [r.source_id for r in todo] if consumes else []
     return workspace.install(session_id, consumed, changed, before=current, records=todo)
+
+
+def _all_cited(reader: _Reader, records: Sequence[ArchiveRecord]) -> bool:
+    """Does some topic file cite each of `records`? A scan of every topic file's bytes for the links, so
+    only for the rare batch whose edits changed nothing (record text, made inert, cannot forge a link)."""
+    links = {f"(../sources/{r.session_id}.md#{anchor_of(r.source_id)})".encode() for r in records}
+    for path in reader.paths():
+        data = reader.workspace.read_bytes(path) or b""
+        links = {link for link in links if link not in data}
+        if not links:
+            return True
+    return not links
 
 
 def _core_after(

@@ -77,6 +77,7 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
         if record.role != "user":
             continue
         covered = True
+        stated = False  # a turn of interjections alone ("AND", "ok!") states no fact: it is filed on a page
         previous = ""
         read = sentences(record.content)
         for raw in read:
@@ -86,10 +87,11 @@ def read_core_facts(records: Sequence[ArchiveRecord]) -> tuple[list[CoreFact], s
                 previous = raw if cue_only(raw) else ""
                 continue
             covered = covered and wholly
+            stated = True
             said = f"{previous} {raw}".strip()
             previous = ""
             out += [CoreFact(text, record, said) for text in facts]
-        if covered and read and len(record.content) <= READ_CHARS:
+        if covered and stated and len(record.content) <= READ_CHARS:
             whole.add(record.source_id)
     return out, whole
 

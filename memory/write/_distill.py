@@ -33,6 +33,7 @@ __all__ = [
     "Distiller",
     "Edits",
     "ExtractiveDistiller",
+    "PlainDistiller",
     "TopicReader",
     "excerpt",
     "exchange_claim",
@@ -174,6 +175,13 @@ def _open_part(slug: str, topics: TopicReader, pending: Mapping[str, TopicEdit] 
     return path(part)
 
 
+def states_own_fact(record: ArchiveRecord) -> bool:
+    """May this record's words replace an older statement of a fact? Only the person's own: a user turn
+    they typed, or one imported from another program's transcript (its user turns, as a person wrote them).
+    Pasted or fetched material (`tool`), the assistant and the host never state the person's facts."""
+    return record.role == "user" and record.effective_origin in ("user", "imported")
+
+
 def _label(record: ArchiveRecord) -> str:
     return f"{record.role} {record.session_id}/{record.node_id}"
 
@@ -278,22 +286,25 @@ class ExtractiveDistiller:
         # A lone turn the core master took whole is filed there only, so it asks for no page either.
         blocks = [e for e in exchanges(batch.records) if not (len(e) == 1 and e[0].source_id in in_core)]
 
-        def has_page(slug: str) -> bool:
-            return topics.size(f"topics/{slug}.md") is not None
+        def has_page(slug: str) -> bool:  # a reserved name is never a subject's page, whatever is there
+            return slug not in RESERVED_TOPIC_SLUGS and topics.size(f"topics/{slug}.md") is not None
 
         subjects = SubjectPicker(blocks, has_page, _slug, RESERVED_TOPIC_SLUGS).subjects()
         pages = speaker_pages(batch.records, has_page, _slug) if self.speakers else []
-        for exchange, word in zip(blocks, subjects, strict=True):
+        for exchange, subject in zip(blocks, subjects, strict=True):
             claim = exchange_claim(exchange)
-            path = _open_part(_slug(word), topics, files)  # per block: the file's size with this batch's
+            # A reserved slug is never the picker's choice; guarded all the same, since a write must not fail.
+            word = PLAIN_SLUG if _slug(subject) in RESERVED_TOPIC_SLUGS else subject
+            slug = _slug(word)
+            path = _open_part(slug, topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
             if edit is None:
                 edit = files[path] = TopicEdit(path, topics.read(path), inert(word[:1].upper() + word[1:]))
             sources = [(_label(r), r.source_id) for r in exchange]
             # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
             block = edit.add(claim, [(_date(exchange[-1].created_at), sources)])
-            words = " ".join(r.content for r in exchange if r.role == "user")
-            if words:  # only the user's own words supersede; an assistant's never do
+            words = " ".join(r.content for r in exchange if states_own_fact(r))
+            if words:  # only the person's own words supersede; an assistant's or a tool's never do
                 supersede_older(
                     edit,
                     block,
@@ -337,7 +348,7 @@ class ExtractiveDistiller:
         if edit.holds(claim):
             return
         block = edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])
-        if record.role == "user":
+        if states_own_fact(record):
             supersede_older(
                 edit,
                 block,
@@ -373,6 +384,8 @@ class ExtractiveDistiller:
             record = fact.record
             claim = f"User: “{inert(fact.text)}”"
             block = edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])
+            if not states_own_fact(record):
+                continue  # a candidate (held unless the person typed it) never replaces a standing fact
             supersede_older(
                 edit,
                 block,
@@ -385,3 +398,26 @@ class ExtractiveDistiller:
             )
             said.append((record.created_at, block, CORE_PATH, _key_words(fact.text, fact.said)))
         return whole
+
+
+PLAIN_SLUG: Final = "notes"
+
+
+class PlainDistiller:
+    """The fallback every write has: each exchange quoted in one block of `topics/notes.md` (and its
+    parts), citing its turns; no subject, no core fact, no supersession. The write core files a batch this
+    way when its distiller's edits cannot be installed (they fail validation, name a file no topic may
+    have, or the distiller raised on the batch's text): no text of a turn makes a write fail for good."""
+
+    name = "plain"
+
+    def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
+        files: dict[str, TopicEdit] = {}
+        for exchange in exchanges(batch.records):
+            path = _open_part(PLAIN_SLUG, topics, files)
+            edit = files.get(path)
+            if edit is None:
+                edit = files[path] = TopicEdit(path, topics.read(path), "Notes")
+            sources = [(_label(r), r.source_id) for r in exchange]
+            edit.add(exchange_claim(exchange), [(_date(exchange[-1].created_at), sources)])
+        return {path: edit.render() for path, edit in files.items() if edit.changed}

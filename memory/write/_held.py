@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..durable import read_regular
 from ..format import (
@@ -92,16 +92,53 @@ def hold_untrusted(
         return out
     ids = {b.id for b in kept} | {b.id for b, _ in held}
     kept += [b for b in before.values() if b.id not in ids]
+    # A held block is no core fact: the older facts it superseded stand (in the core and in every page).
+    gone = {b.id for b, _ in held if b.id not in before}
+    kept = _unsuperseded(kept, gone, before)
+    for path, text in list(out.items()):
+        if path != CORE_MASTER and text is not None and gone:
+            out[path] = _unsupersede_file(path, text, gone, topics)
     out[CORE_MASTER] = render_topic(Topic(new.title, tuple(kept))) if kept or old is not None else None
     queue_text = out.get(HELD_TOPIC) or topics.read(HELD_TOPIC)
     queue = list(parse_topic(queue_text, HELD_TOPIC).blocks) if queue_text is not None else []
-    queued = {b.id for b in queue}
+    queued = {b.id: n for n, b in enumerate(queue)}
     for block, reason in held:
         log.info("core fact %s held for review: %s", block.id, reason)
         if block.id not in queued:
+            queued[block.id] = len(queue)
             queue.append(block)
+            continue
+        # Held again (said again): the waiting candidate cites this evidence too, so every record is cited.
+        waiting = queue[queued[block.id]]
+        have = {c.id for c in waiting.citations}
+        extra = tuple(c for c in block.citations if c.id not in have)
+        queue[queued[block.id]] = replace(waiting, citations=waiting.citations + extra)
     out[HELD_TOPIC] = render_topic(Topic(HELD_TITLE, tuple(queue)))
     return out
+
+
+def _unsuperseded(blocks: Sequence[Block], gone: set[str], before: Mapping[str, Block]) -> list[Block]:
+    """`blocks` with each supersession by a block of `gone` (held: no longer in the core) undone: the block
+    is as it was before the edit (current, when it is new)."""
+    out: list[Block] = []
+    for block in blocks:
+        mark = block.superseded
+        old = before.get(block.id)
+        if mark is not None and mark.topic == CORE_MASTER and mark.by in gone:
+            out.append(replace(block, superseded=old.superseded if old is not None else None))
+        else:
+            out.append(block)
+    return out
+
+
+def _unsupersede_file(path: str, text: str, gone: set[str], topics: TopicReader) -> str:
+    topic = parse_topic(text, path)
+    marked = [b for b in topic.blocks if b.superseded is not None and b.superseded.by in gone]
+    if not marked:
+        return text
+    old_text = topics.read(path)
+    before = {b.id: b for b in parse_topic(old_text, path).blocks} if old_text is not None else {}
+    return render_topic(Topic(topic.title, tuple(_unsuperseded(topic.blocks, gone, before))))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ calls, a sub-agent's file appearing, a compaction, an edited prompt), with the r
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 from dagmem import FileSessionStore
@@ -174,3 +176,61 @@ def test_a_new_sessions_first_prompt_gets_memory_before_its_transcript_exists(tm
     assert refused.returncode == 0
     assert refused.stdout == b""
     assert "not a regular file" in (home / "hooks" / "hooks.log").read_text()
+
+
+# Modules a project may well have of its own, each a standard library's name; importing one is fatal here.
+SHADOWS = ("queue", "types", "logging", "json", "subprocess", "tempfile", "sqlite3", "select", "signal")
+
+
+def test_hooks_installed_in_a_project_that_shadows_the_standard_library_still_write_memory(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in SHADOWS:
+        (project / f"{name}.py").write_text(
+            f"raise SystemExit('the project\\'s own {name}.py was imported')\n"
+        )
+    installed = dagmem_run("install", "claude-code", "--project", str(project))
+    assert installed.returncode == 0, installed.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+
+    def run(event: str, payload: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
+        """The installed command, as Claude Code runs it: through a shell, in the project's directory."""
+        (entry,) = [h for g in settings["hooks"][event] for h in g["hooks"]]
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+        return subprocess.run(
+            entry["command"], shell=True, cwd=project, env=env, input=json.dumps(payload).encode(),
+            capture_output=True, check=False, timeout=120,
+        )  # fmt: skip
+
+    t = Transcript(project / "transcripts" / "5e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b.jsonl")
+    u = t.user(None, "The release branch is cut every Thursday at noon.")
+    t.assistant(u, "Noted: release branches every Thursday at noon.")
+    for event in ("Stop", "SessionEnd"):
+        result = run(event, t.payload(event))
+        assert result.returncode == 0, result.stderr
+        wait_for_worker(project / ".dagmem")
+    log = project / ".dagmem" / "hooks" / "hooks.log"
+    assert not log.exists(), log.read_text()
+    asked = run("UserPromptSubmit", {**t.payload("UserPromptSubmit"), "prompt": "When is the release cut?"})
+    assert "Thursday" in context_of(asked, "UserPromptSubmit")
+
+
+def test_a_hook_installed_without_isolation_still_keeps_the_project_off_its_path(tmp_path: Path) -> None:
+    """Hooks installed by an earlier dagmem run `python -m dagmem` without `-P`: `__main__` drops the
+    working directory `-m` put first on `sys.path`, and the worker it starts runs isolated."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in SHADOWS:
+        (project / f"{name}.py").write_text("raise SystemExit('shadowed')\n")
+    t = Transcript(project / "transcripts" / "6e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b.jsonl")
+    u = t.user(None, "Our staging database is called heron-db.")
+    t.assistant(u, "Noted: heron-db.")
+    result = hook("SessionEnd", t.payload("SessionEnd"), project=project)  # `python -m dagmem`, no -P
+    assert result.returncode == 0, result.stderr
+    wait_for_worker(project / ".dagmem")
+    assert not (project / ".dagmem" / "hooks" / "hooks.log").exists()
+    assert "heron-db" in "".join(
+        p.read_text() for p in (project / ".dagmem" / "memory" / "topics").glob("*.md")
+    )

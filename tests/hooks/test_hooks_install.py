@@ -159,7 +159,7 @@ def test_pi_extension_is_written_and_only_ours_is_removed(tmp_path: Path) -> Non
     extension = tmp_path / ".pi" / "extensions" / "dagmem.ts"
     text = extension.read_text()
     assert "before_agent_start" in text
-    assert json.dumps([sys.executable, "-m", "dagmem", "hook", "pi"]) in text
+    assert json.dumps([sys.executable, "-P", "-m", "dagmem", "hook", "pi"]) in text
     assert _install("pi", "--project", str(tmp_path), "--uninstall", home=tmp_path).returncode == 0
     assert not extension.exists()
     extension.write_text("// someone else's extension\n")

@@ -253,27 +253,21 @@ class Unchanged:
         (Unchanged(), ReasonCode.WRITER_NO_PROGRESS),
     ],
 )
-def test_a_failed_write_marks_nothing_and_leaves_the_batch_owed(
-    home: Home, distiller: Any, code: ReasonCode
+def test_edits_a_distiller_cannot_make_installable_are_refused_and_the_batch_is_filed_plainly(
+    home: Home, distiller: Any, code: ReasonCode, caplog: pytest.LogCaptureFixture
 ) -> None:
     ids = say(home.store, "s", 4, "m")
-    topics_before = sorted(p.name for p in (home.root / "memory" / "topics").iterdir())
     result = home.session("s", distiller=distiller)
-    assert result.outcome == "failed"
-    assert result.reason_code == code
-    assert result.retryable is False
-    assert result.pending == 4
-    assert home.consumed() == []
-    assert not any(MARKER_KEY in n.metadata for n in home.store.load("s").nodes.values())
-    assert sorted(p.name for p in (home.root / "memory" / "topics").iterdir()) == topics_before
-    status = home.workspace.status()
-    assert status.last_outcome == "failure"
-    assert status.last_failure is not None
-    assert status.last_failure.reason_code == code
-    # The same batch is still owed, and a working distiller writes it.
-    distill = Recording()
-    home.session("s", distiller=distill)
-    assert distill.offered == [ids]
+    assert (result.outcome, result.pending) == ("written", 0)
+    # Nothing the distiller made is installed: every turn is quoted in `topics/notes.md`, and only there.
+    assert sorted(p.name for p in (home.root / "memory" / "topics").iterdir()) == ["index.md", "notes.md"]
+    notes = (home.root / "memory" / "topics" / "notes.md").read_text()
+    assert "elsewhere" not in notes
+    assert home.consumed() == [f"s/{i}" for i in ids]
+    assert all(MARKER_KEY in n.metadata for n in home.store.load("s").nodes.values())
+    assert home.workspace.status().last_outcome == "success"
+    (warning,) = [r.getMessage() for r in caplog.records if "filed as plain" in r.getMessage()]
+    assert str(code) in warning
     home.check()
 
 
