@@ -94,8 +94,10 @@ class OracleReport:
 
 def _is_record(node: Mapping[str, Any]) -> bool:
     metadata = node.get("metadata") or {}
+    # A user or assistant turn with text, or a tool row the importer made tool evidence (`"evidence": "tool"`).
+    role = node.get("role")
     return (
-        node.get("role") in ("user", "assistant")
+        (role in ("user", "assistant") or (role == "tool" and metadata.get("evidence") == "tool"))
         and isinstance(node.get("content"), str)
         and bool(node["content"].strip())
         and metadata.get("display") != "runtime"

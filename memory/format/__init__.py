@@ -70,6 +70,15 @@ if TYPE_CHECKING:
     from ._session import walk_branch as walk_branch
     from ._tokens import count_tokens as count_tokens
     from ._tokens import encoding as token_encoding
+    from ._tool_evidence import EVIDENCE_KEY as EVIDENCE_KEY
+    from ._tool_evidence import EVIDENCE_TOOL as EVIDENCE_TOOL
+    from ._tool_evidence import ToolEvidence as ToolEvidence
+    from ._tool_evidence import ToolKind as ToolKind
+    from ._tool_evidence import excerpt_of as excerpt_of
+    from ._tool_evidence import is_tool_evidence as is_tool_evidence
+    from ._tool_evidence import output_counts as output_counts
+    from ._tool_evidence import parse_tool_evidence as parse_tool_evidence
+    from ._tool_evidence import tool_kind as tool_kind
     from ._topic_index import TOPIC_INDEX_BUDGET as TOPIC_INDEX_BUDGET
     from ._topic_index import TopicIndex as TopicIndex
     from ._topic_index import TopicSummary as TopicSummary
@@ -112,6 +121,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CORE_FILE",
     "CORE_MASTER",
+    "EVIDENCE_KEY",
+    "EVIDENCE_TOOL",
     "FORGOTTEN_KEY",
     "HEAD",
     "HEADER",
@@ -151,6 +162,8 @@ __all__ = [
     "Supersession",
     "TextHash",
     "Tip",
+    "ToolEvidence",
+    "ToolKind",
     "Topic",
     "TopicFormatError",
     "TopicIndex",
@@ -174,9 +187,11 @@ __all__ = [
     "count_tokens",
     "default_origin",
     "entry_line",
+    "excerpt_of",
     "graph_problems",
     "in_topic_index",
     "inert",
+    "is_tool_evidence",
     "is_topic_path",
     "is_topic_slug",
     "is_valid_id",
@@ -185,9 +200,11 @@ __all__ = [
     "newest_first",
     "node_filename",
     "node_relpath",
+    "output_counts",
     "parse_forgotten",
     "parse_node",
     "parse_node_filename",
+    "parse_tool_evidence",
     "parse_topic",
     "parse_topic_index",
     "plan_core",
@@ -205,6 +222,7 @@ __all__ = [
     "summarise_bytes",
     "summarise_topic",
     "token_encoding",
+    "tool_kind",
     "topic_head",
     "validate_topic",
     "validation_problem",
@@ -217,6 +235,15 @@ __getattr__, __dir__ = lazy(
     globals(),
     {
         "entry_line": "._topic_index",
+        "EVIDENCE_KEY": "._tool_evidence",
+        "EVIDENCE_TOOL": "._tool_evidence",
+        "ToolEvidence": "._tool_evidence",
+        "ToolKind": "._tool_evidence",
+        "excerpt_of": "._tool_evidence",
+        "is_tool_evidence": "._tool_evidence",
+        "output_counts": "._tool_evidence",
+        "parse_tool_evidence": "._tool_evidence",
+        "tool_kind": "._tool_evidence",
         "TOPIC_INDEX_SLUG": "._topic_path",
         "TOPIC_INDEX": "._topic_path",
         "summarise_topic": "._topic_index",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..format import FORGOTTEN_KEY, MARKER_KEY, Node, Role
+from ..format import EVIDENCE_KEY, EVIDENCE_TOOL, FORGOTTEN_KEY, MARKER_KEY, Node, Role
 
 __all__ = ["drop_marker", "is_marked", "is_record", "is_record_node", "with_marker"]
 
@@ -13,11 +13,13 @@ _RECORD_ROLES = (Role.USER, Role.ASSISTANT)
 
 
 def is_record(role: Role | str, content: str, metadata: Mapping[str, Any]) -> bool:
-    """User and assistant turns with non-blank text. Tool and system rows, runtime-scheduled turns and
-    rewound nodes are not records: they neither stop a walk nor get marked; nor is a forgotten node
-    (`dagmem forget` left its tombstone), ever again."""
+    """User and assistant turns with non-blank text, and tool evidence (a tool row whose metadata says
+    `"evidence": "tool"`: a call with its result, as an importer or a host keeps it). Other tool rows,
+    system rows, runtime-scheduled turns and rewound nodes are not records: they neither stop a walk nor
+    get marked; nor is a forgotten node (`dagmem forget` left its tombstone), ever again. A tool row
+    written before tool evidence existed has no such key: a home written then owes what it owed."""
     return (
-        role in _RECORD_ROLES
+        (role in _RECORD_ROLES or (role == Role.TOOL and metadata.get(EVIDENCE_KEY) == EVIDENCE_TOOL))
         and bool(content.strip())
         and metadata.get("display") != "runtime"
         and not metadata.get("rewound")
