@@ -5,8 +5,9 @@ Input fields used: `session_id`, `transcript_path` and `cwd` (every event) and `
 (UserPromptSubmit). Output, for SessionStart and UserPromptSubmit only: `{"hookSpecificOutput":
 {"hookEventName": EVENT, "additionalContext": TEXT}}`, the documented way to add context for the model
 without showing it as the hook's output. The events that end something (Stop, SubagentStop, PreCompact,
-SessionEnd) print nothing: they queue the transcript for the detached worker and return, SessionEnd with
-the boundary write asked for."""
+SessionEnd) print nothing: they queue the transcript for the detached worker and return, PreCompact and
+SessionEnd with everything the transcript owes to be written (the boundary write). A SessionStart after a
+compaction (`source` "compact") waits a few seconds for that write, then gives back what it wrote."""
 
 from __future__ import annotations
 
@@ -30,14 +31,17 @@ def answer(event: str, payload: dict[str, Any], home: Path, knobs: Knobs) -> str
     """What to print for `event` (None: nothing). Raises on a payload that lacks what the event needs;
     the caller logs it and the hook still exits 0."""
     if event == "SessionStart":
-        context = session_start(home, knobs)
+        context = session_start(home, knobs, payload)
     elif event == "UserPromptSubmit":
         # The core came at SessionStart (and comes again after a compaction, source `compact`): a prompt
         # gets only what it recalls, or every prompt would add the core to the transcript once more.
         context = prompt(home, payload, knobs, with_core=False)
     else:
         transcript = text(payload, "transcript_path") or ""
-        queue_transcript(home, "claude-code", transcript, end=event == "SessionEnd", knobs=knobs)
+        # Before a compaction and at the session's end, everything the transcript owes is written: a
+        # compaction takes the turns out of the agent's context, and memory is to give them back.
+        everything = event in ("SessionEnd", "PreCompact")
+        queue_transcript(home, "claude-code", transcript, end=everything, knobs=knobs)
         return None
     if context is None:
         return None

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING
 
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, CORE_MASTER, TOPIC_INDEX, HomePaths, count_tokens
-from ..memory.recall import render_context
+from ..memory.recall import render_context, render_sections
 
 if TYPE_CHECKING:
     from ..memory.currency import SessionShape
+    from ..memory.format import TopicSummary
+    from ..memory.recall import Line
+    from ..memory.write import BriefLine
 
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
@@ -26,17 +29,62 @@ def _read(memory: Path, name: str) -> str:
     return "" if data is None else data.decode("utf-8", "replace")
 
 
-def start_context(home: Path, budget: int = DEFAULT_BUDGET) -> str | None:
-    """The core facts and the topic index as one block, or None when memory holds neither."""
+def start_context(home: Path, budget: int = DEFAULT_BUDGET, *, session: str | None = None) -> str | None:
+    """What a session starts with, as one block within `budget` tokens: the core facts, the project's
+    brief (its conventions, open threads, where the last session ended, commands, fixes, what did not
+    work, decisions, files; newest first) and the topics (newest first), as plain text. With `session`
+    (a start after that session's compaction), what the brief holds of that session comes first: what
+    the compaction took from the transcript. None when memory holds nothing."""
     memory = HomePaths(home).memory
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    index = _index_lines(home, _read(memory, TOPIC_INDEX))
-    block = render_context(f"## Topics\n{index}", core) if index else render_context([], core)
+    sections = [*_brief_sections(home, session), ("Topics", _topic_lines(home, _read(memory, TOPIC_INDEX)))]
+    block = render_sections(sections, core)
     if block.count("\n") < 2:  # nothing between the tags
         return None
     return _within(block, budget)
+
+
+# The brief's sections in the order a session's start gives them (what the budget cuts comes last).
+_SECTIONS = (
+    ("Convention", "The person's conventions"),
+    ("Open", "Open threads"),
+    ("Where it ended", "Where the last sessions ended"),
+    ("Command", "Commands (build, test, run)"),
+    ("Fix", "Problems and their fixes"),
+    ("Did not work", "What did not work"),
+    ("Decision", "Decisions"),
+    ("File", "Files changed"),
+)
+_PER_SECTION = {"Where it ended": 2, "Open": 4}
+
+
+def _brief_sections(home: Path, session: str | None) -> list[tuple[str, list[Line]]]:
+    from ..memory.shapes import shapes_for
+    from ..memory.write import current_brief
+
+    memory = HomePaths(home).memory
+    with shapes_for(home) as shapes:
+        lines = current_brief(memory, shapes.current)
+    out: list[tuple[str, list[Line]]] = []
+    if session is not None and lines:
+        from ..memory.adopt import to_id
+
+        sid = to_id(session)
+        mine = [line for line in lines if sid in line.sessions]
+        out.append(("Before the compaction (this session)", [_line(x, labelled=True) for x in mine]))
+        lines = [line for line in lines if sid not in line.sessions]
+    for section, heading in _SECTIONS:
+        chosen = [line for line in lines if line.section == section][: _PER_SECTION.get(section, 40)]
+        out.append((heading, [_line(x, labelled=False) for x in chosen]))
+    return out
+
+
+def _line(line: BriefLine, *, labelled: bool) -> Line:
+    text = f"{line.section}: {line.text}" if labelled else line.text
+    # A line that quotes a tool's output (a command's error line) is material, not an instruction.
+    return (line.date, text, "tool" if line.quotes_tool else None)
 
 
 def prompt_context(
@@ -87,20 +135,20 @@ def prompt_context(
         hits = hits[:-1]  # the least relevant hit goes first
 
 
-def _index_lines(home: Path, text: str) -> str:
-    """The topic index's lines (one per topic, and the count of those left out) without its title and
-    format comment, as true now: only topics with a current block, each described by its first (a
-    branch the conversation left since their last write is left out, as from the core). A file that is
-    no index written by dagmem (one placed by hand) is given as it is."""
+def _topic_lines(home: Path, text: str) -> list[Line]:
+    """The topic index's entries as true now (only topics with a current block; a branch the
+    conversation left since their last write is left out, as from the core), newest first, each as a
+    model reads it: its title and what it holds, no link or Markdown escape. A file that is no index
+    written by dagmem (one placed by hand) is given as it is, a line each."""
     # The topic models load here, for a session's start, not for every prompt.
-    from ..memory.format import TopicFormatError, entry_line, newest_first, parse_topic_index
+    from ..memory.format import TopicFormatError, newest_first, parse_topic_index
 
     try:
         index = parse_topic_index(text)
     except TopicFormatError:
-        return text.strip()
+        return [(None, line.strip(), None) for line in text.splitlines() if line.strip()]
     if not index.entries:
-        return ""
+        return []
     from ..memory.shapes import shapes_for
     from ..memory.write import current_index
 
@@ -109,10 +157,19 @@ def _index_lines(home: Path, text: str) -> str:
         entries = current_index(memory, index, shapes.current)
     # Lines only, counted by the block's own budget (`_within`): fewer entries than the file's never
     # outgrow it, and not counting tokens here keeps tiktoken out of a session's start.
-    lines = [entry_line(entry) for entry in newest_first(entries)]
+    lines: list[Line] = [(None, _plain_entry(entry), None) for entry in newest_first(entries)]
     if index.left_out:
-        lines.append(f"*{index.left_out} more topics left out.*")
-    return "\n".join(lines).strip()
+        lines.append((None, f"({index.left_out} more topics left out.)", None))
+    return lines
+
+
+def _plain_entry(entry: TopicSummary) -> str:
+    """An index entry as a model reads it: no link, no Markdown escapes."""
+    from ..memory.format import uninert
+
+    about = f" — {uninert(entry.description)}" if entry.description else ""
+    count = f"{entry.blocks} block" + ("" if entry.blocks == 1 else "s")
+    return f"{uninert(entry.title)}{about} · {count}" + (f" · {entry.last}" if entry.last else "")
 
 
 def _branch(own: SessionShape | None, tail: bytes) -> tuple[str | None, str | None]:

@@ -30,10 +30,31 @@ def queue_transcript(home: Path, fmt: str, transcript: str, *, end: bool, knobs:
     start_worker(home)
 
 
-def session_start(home: Path, knobs: Knobs) -> str | None:
+def session_start(home: Path, knobs: Knobs, payload: dict[str, Any] | None = None) -> str | None:
+    """The context a session starts with. After a compaction (`source` "compact"), the writer was asked
+    at `PreCompact` to write everything the transcript owed: it is waited for (at most `COMPACT_WAIT`
+    seconds, never longer: the host waits for this hook), and what the brief holds of this session comes
+    first, so the agent gets back what the compaction took."""
     from . import _context  # the read side loads only for the events that read memory
 
-    return _context.start_context(home, knobs.get("budget") or _context.DEFAULT_BUDGET)
+    session = None
+    if payload is not None and text(payload, "source", required=False) == "compact":
+        session = text(payload, "session_id", required=False)
+        _wait_for_worker(home, COMPACT_WAIT)
+    return _context.start_context(home, knobs.get("budget") or _context.DEFAULT_BUDGET, session=session)
+
+
+COMPACT_WAIT = 5.0  # seconds a post-compaction start waits for the writer, at most
+
+
+def _wait_for_worker(home: Path, bound: float) -> None:
+    import time
+
+    from ._queue import worker_idle
+
+    deadline = time.monotonic() + bound
+    while not worker_idle(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def prompt(home: Path, payload: dict[str, Any], knobs: Knobs, *, with_core: bool) -> str | None:

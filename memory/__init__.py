@@ -2,6 +2,8 @@
 
 - `errors`, `outcomes`, `faults`, `settings`, `switch`: the shared vocabulary (exceptions, reason codes,
   named fault sites, the knobs' defaults and checks, the `DAGMEM_MEMORY` switch);
+- `text`: what words say, pure (the kinds of sentence a working session holds: narration, the person's
+  standing instructions, decisions, failures, causes, open threads; keywords), each language a table;
 - `format`: the on-disk formats, pure (the topic-path rule among them);
 - `trust`: where a memory came from and who may read it, pure (the hold rule of the core, the
   instruction tripwire, a reader's scope);

@@ -32,12 +32,15 @@ if TYPE_CHECKING:
     from ._ids import anchor_of as anchor_of
     from ._ids import check_id as check_id
     from ._ids import is_valid_id as is_valid_id
+    from ._layout import BRIEF_SLUG as BRIEF_SLUG
+    from ._layout import BRIEF_TOPIC as BRIEF_TOPIC
     from ._layout import CORE_FILE as CORE_FILE
     from ._layout import CORE_MASTER as CORE_MASTER
     from ._layout import HELD_TOPIC as HELD_TOPIC
     from ._layout import REJECTED_TOPIC as REJECTED_TOPIC
     from ._layout import HomePaths as HomePaths
     from ._layout import WorkspacePaths as WorkspacePaths
+    from ._layout import is_brief_path as is_brief_path
     from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
     from ._limits import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
     from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
@@ -107,6 +110,7 @@ if TYPE_CHECKING:
     from ._topic_model import render_block as render_block
     from ._topic_model import render_topic as render_topic
     from ._topic_model import topic_head as topic_head
+    from ._topic_model import uninert as uninert
     from ._topic_parse import TopicLookup as TopicLookup
     from ._topic_parse import parse_topic as parse_topic
     from ._topic_path import TOPIC_INDEX as TOPIC_INDEX
@@ -119,6 +123,8 @@ if TYPE_CHECKING:
     from ._txrecord import TxRecord as TxRecord
 
 __all__ = [
+    "BRIEF_SLUG",
+    "BRIEF_TOPIC",
     "CORE_FILE",
     "CORE_MASTER",
     "EVIDENCE_KEY",
@@ -191,6 +197,7 @@ __all__ = [
     "graph_problems",
     "in_topic_index",
     "inert",
+    "is_brief_path",
     "is_tool_evidence",
     "is_topic_path",
     "is_topic_slug",
@@ -224,6 +231,7 @@ __all__ = [
     "token_encoding",
     "tool_kind",
     "topic_head",
+    "uninert",
     "validate_topic",
     "validation_problem",
     "walk_branch",
@@ -260,7 +268,10 @@ __getattr__, __dir__ = lazy(
         "ArchiveRecord": "._archive_codec",
         "Block": "._topic_model",
         "BranchInfo": "._session",
+        "BRIEF_SLUG": "._layout",
+        "BRIEF_TOPIC": "._layout",
         "CORE_FILE": "._layout",
+        "is_brief_path": "._layout",
         "CORE_MASTER": "._layout",
         "Citation": "._topic_model",
         "EpochSeconds": "._problems",
@@ -335,6 +346,7 @@ __getattr__, __dir__ = lazy(
         "render_tombstone": "._archive_codec",
         "render_topic": "._topic_model",
         "topic_head": "._topic_model",
+        "uninert": "._topic_model",
         "restore_final_newline": "._archive_scan",
         "scan_archive": "._archive_scan",
         "shard_of": "._node",

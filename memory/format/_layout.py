@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Final
 
 __all__ = [
+    "BRIEF_SLUG",
+    "BRIEF_TOPIC",
     "CORE_FILE",
     "CORE_MASTER",
     "HELD_TOPIC",
@@ -37,6 +39,7 @@ __all__ = [
     "TOPICS_DIR",
     "HomePaths",
     "WorkspacePaths",
+    "is_brief_path",
 ]
 
 SESSIONS_DIR: Final = "sessions"
@@ -49,6 +52,18 @@ CORE_MASTER: Final = f"{TOPICS_DIR}/core.md"  # relative to the workspace root
 # rejected: topic files like any other (so every record stays cited), that recall leaves out by default.
 HELD_TOPIC: Final = f"{TOPICS_DIR}/held.md"
 REJECTED_TOPIC: Final = f"{TOPICS_DIR}/rejected.md"
+# The project's brief (what a project established: commands, conventions, decisions, fixes, files, open
+# threads), written by its own rules only, continued in `brief--2.md`, ... as any page rolls over.
+BRIEF_SLUG: Final = "brief"
+BRIEF_TOPIC: Final = f"{TOPICS_DIR}/{BRIEF_SLUG}.md"
+
+
+def is_brief_path(relpath: str) -> bool:
+    """`topics/brief.md` or one of its parts (`topics/brief--2.md`, ...)."""
+    name = relpath.removeprefix(f"{TOPICS_DIR}/")
+    return name == f"{BRIEF_SLUG}.md" or (name.startswith(f"{BRIEF_SLUG}--") and name.endswith(".md"))
+
+
 STATE_DIR: Final = ".dagmem"
 TXLOG_FILE: Final = "txlog.jsonl"
 WORKSPACE_ID_FILE: Final = "workspace-id"

@@ -1,7 +1,7 @@
 """The topic index `topics/index.md`: one line per topic, the map a person, a hook and a model read first.
 
-Each topic is summed up as a `TopicSummary` (its title, a one-line description: the start of its first
-current block's claim, its block count and its latest citation date), taken from the topic file alone,
+Each topic is summed up as a `TopicSummary` (its title, a one-line description: the words its current
+claims are about, its block count and its latest citation date), taken from the topic file alone,
 so an install re-summarises only the topics it touches. The index lists them newest first (then by
 path), whole lines only, within a token budget (cl100k_base, like the core block); what does not fit is
 counted in a closing line. The core master and the hold queue's files are not topics of the map (the
@@ -10,7 +10,7 @@ core is injected on its own; held and rejected facts are not memory to point at)
     # Topic index
 
     <!-- dagmem-topic-index:v1 -->
-    - [Lisbon trip](lisbon.md) — User: “We fly to Lisbon on May 3” … · 3 blocks · 2024-05-01
+    - [Lisbon trip](lisbon.md) — flight, Alfama, trams · 3 blocks · 2024-05-01
     *2 more topics left out (the index is kept within 1000 tokens).*
 
 `parse_topic_index` reads that back (the hook, the MCP resource, the page, the LLM wire and `verify`).
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from ._layout import CORE_MASTER, HELD_TOPIC, REJECTED_TOPIC
+from ._layout import CORE_MASTER, HELD_TOPIC, REJECTED_TOPIC, is_brief_path
 from ._tokens import count_tokens
 from ._topic_model import Block, Topic, TopicFormatError
 from ._topic_parse import parse_topic
@@ -76,8 +76,9 @@ class TopicIndex:
 
 
 def in_topic_index(relpath: str) -> bool:
-    """Whether the topic file `relpath` has a line in the index."""
-    return is_topic_path(relpath) and relpath not in _NOT_MAPPED
+    """Whether the topic file `relpath` has a line in the index (the core, the hold queue and the brief are
+    given on their own, not as topics)."""
+    return is_topic_path(relpath) and relpath not in _NOT_MAPPED and not is_brief_path(relpath)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -115,15 +116,20 @@ def summarise_topic(
     the first current block's."""
     kept = [b for b in topic.blocks if (b.superseded is None if current is None else current(b))]
     candidates = kept or list(topic.blocks)
-    first: Block | None = candidates[0] if candidates else None
     dates = [citation.date for block in topic.blocks for citation in block.citations]
+    title = _bracket_safe(topic.title) or relpath[len("topics/") : -len(".md")]
     return TopicSummary(
-        relpath,
-        _bracket_safe(topic.title) or relpath[len("topics/") : -len(".md")],
-        "" if first is None else _shorten(first.claim),
-        len(topic.blocks),
-        max(dates) if dates else None,
+        relpath, title, _described(candidates, title), len(topic.blocks), max(dates) if dates else None
     )
+
+
+def _described(blocks: list[Block], title: str) -> str:
+    """What a topic holds, in a few words (`memory.text.keywords` of its current claims, its own name
+    left out): the line a reader scans, not the first words of its first block."""
+    from ..text import keywords
+
+    words = keywords((b.claim for b in blocks), exclude=title.replace("\\", "").split())
+    return _shorten(", ".join(words)) if words else ""
 
 
 def summarise_bytes(relpath: str, data: bytes | None) -> TopicSummary | None:

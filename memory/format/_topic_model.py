@@ -50,6 +50,7 @@ __all__ = [
     "make_block",
     "render_block",
     "render_topic",
+    "uninert",
 ]
 
 # What markdown treats as a line ending is \n, \r\n and \r; str.splitlines() also breaks on these. None of
@@ -186,6 +187,14 @@ def inert(text: str) -> str:
     """Record text made safe to quote in a claim: line breaks folded to one space each, markdown's active
     characters backslash-escaped, and lone surrogates (which UTF-8 cannot hold) replaced by U+FFFD."""
     return _SURROGATE.sub("\ufffd", _FOLD.sub(" ", text)).translate(_ESCAPES)
+
+
+_ESCAPED: Final = re.compile(r"\\(.)")
+
+
+def uninert(text: str) -> str:
+    """Text made inert (`inert`), as a person reads it: the backslash escapes undone."""
+    return _ESCAPED.sub(r"\1", text) if "\\" in text else text
 
 
 def _free_id(prefix: str, width: int, material: str, taken: Container[str]) -> str:

@@ -37,8 +37,10 @@ if TYPE_CHECKING:
     from ._query import check_query as check_query
     from ._render import HELD_LABEL as HELD_LABEL
     from ._render import QUOTED_NOTE as QUOTED_NOTE
+    from ._render import Line as Line
     from ._render import in_time_order as in_time_order
     from ._render import render_context as render_context
+    from ._render import render_sections as render_sections
     from ._render import status_label as status_label
     from ._scoped import core_for as core_for
     from ._scoped import index_for as index_for
@@ -71,6 +73,7 @@ __all__ = [
     "Evidence",
     "Found",
     "Hit",
+    "Line",
     "RecallIndex",
     "RecallUpdater",
     "Siblings",
@@ -100,6 +103,7 @@ __all__ = [
     "reader_for",
     "recall_root",
     "render_context",
+    "render_sections",
     "search",
     "status_label",
     "topic_for",
@@ -124,6 +128,8 @@ __getattr__, __dir__ = lazy(
         "Hit": "._hit",
         "MAX_QUERY_CHARS": "._query",
         "QUOTED_NOTE": "._render",
+        "Line": "._render",
+        "render_sections": "._render",
         "RECALL_FLOOR": "._pick:FLOOR",
         "RecallIndex": "._index",
         "RecallUpdater": "._update",

@@ -44,3 +44,4 @@ class Found:
     status: Status = "current"
     superseded_by: str | None = None
     superseded_on: str | None = None
+    passage: str = ""

@@ -47,6 +47,9 @@ class Hit(BaseModel):
     status: Status = "current"
     superseded_by: str | None = None
     superseded_on: str | None = None  # YYYY-MM-DD, with `superseded_by`
+    # The part of the block's text (its claim and the rest of every turn it quotes the start of) that
+    # holds what the query asks, with some text around it: what `render_context` quotes of the hit.
+    passage: str = ""
 
 
 def hit_of(found: Found) -> Hit:

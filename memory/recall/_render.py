@@ -44,8 +44,10 @@ __all__ = [
     "LEFT_LABEL",
     "QUOTED_NOTE",
     "SIBLING_LABEL",
+    "Line",
     "in_time_order",
     "render_context",
+    "render_sections",
     "status_label",
 ]
 
@@ -149,7 +151,7 @@ def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
             branch += f"({status_label(hit)}) "
         held = f"{HELD_LABEL} " if hit.held else ""
         where = f" ({hit.topic}#{hit.block_id})" if hit.topic else ""
-        text = _neutral(hit.text)  # every field: a host may make hits
+        text = _neutral(getattr(hit, "passage", "") or hit.text)  # every field: a host may make hits
         origin = _quoted_origin(hit)
         if origin is not None:
             text = f'<{QUOTED} origin="{origin}">{text}</{QUOTED}>'
@@ -158,6 +160,28 @@ def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
         if label:
             lines.append(_neutral(f"  evidence: {label}"))
     return lines
+
+
+Line = tuple[str | None, str, str | None]  # (date YYYY-MM-DD or None, text, the origin it quotes or None)
+
+
+def render_sections(sections: Sequence[tuple[str, Sequence[Line]]], core: str | None = None) -> str:
+    """One `<memory-context>` block of headed sections (a session's start: the brief's sections, the
+    topics), the core facts first. A line that quotes text of `origin` (a tool's output) is wrapped as
+    quoted material, after the note saying what that is; no text can open or close either tag."""
+    parts = _core_part(core)
+    if any(origin for _, lines in sections for _, _, origin in lines):
+        parts.append(QUOTED_NOTE)
+    for heading, lines in sections:
+        if not lines:
+            continue
+        parts.append(f"## {_neutral(heading)}")
+        for date, text, origin in lines:
+            said = _neutral(text)
+            if origin is not None:
+                said = f'<{QUOTED} origin="{_neutral(origin)}">{said}</{QUOTED}>'
+            parts.append(f"- [{_neutral(date)}] {said}" if date else f"- {said}")
+    return "\n".join([OPEN, *parts, CLOSE]) if parts else f"{OPEN}\n{CLOSE}"
 
 
 def _core_part(core: str | None) -> list[str]:

@@ -59,6 +59,7 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
+from ._passage import passage
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
 from ._speaker import PEEK, Asked, asked_among, speaker_first, speakers, without_speakers
@@ -331,6 +332,7 @@ def _hit(
         status=status,
         superseded_by=by,
         superseded_on=on,
+        passage=passage(f"{entry.text} {entry.more}" if entry.more else entry.text, weights),
     )
 
 

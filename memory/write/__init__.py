@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from ._core import mark_nodes as mark_nodes
     from ._core import records_of as records_of
     from ._core import write_batch as write_batch
+    from ._current import BriefLine as BriefLine
     from ._current import core_after as core_after
+    from ._current import current_brief as current_brief
     from ._current import current_index as current_index
     from ._distill import RESERVED_TOPIC_SLUGS as RESERVED_TOPIC_SLUGS
     from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
@@ -62,6 +64,7 @@ __all__ = [
     "Backfilled",
     "BatchInput",
     "BatchWriter",
+    "BriefLine",
     "Distiller",
     "DuplicateJudge",
     "Edits",
@@ -78,6 +81,7 @@ __all__ = [
     "approve",
     "backfill",
     "core_after",
+    "current_brief",
     "current_index",
     "distiller_named",
     "excerpt",
@@ -104,6 +108,8 @@ __getattr__, __dir__ = lazy(
     globals(),
     {
         "current_index": "._current",
+        "current_brief": "._current",
+        "BriefLine": "._current",
         "uncited_records": "._backfill",
         "backfill": "._backfill",
         "Backfilled": "._backfill",

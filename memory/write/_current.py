@@ -22,6 +22,8 @@ from ..currency import Reader, ShapeSource, Status, resolve
 from ..durable import read_below
 from ..errors import UnsafePath
 from ..format import (
+    BRIEF_SLUG,
+    BRIEF_TOPIC,
     CORE_MASTER,
     Block,
     TopicFormatError,
@@ -32,13 +34,22 @@ from ..format import (
     parse_topic,
     render_core,
     summarise_topic,
+    uninert,
 )
 from ..shapes import ShapeCache
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-__all__ = ["InstallCurrency", "TopicBlocks", "core_after", "current_core", "current_index"]
+__all__ = [
+    "BriefLine",
+    "InstallCurrency",
+    "TopicBlocks",
+    "core_after",
+    "current_brief",
+    "current_core",
+    "current_index",
+]
 
 
 class TopicBlocks:
@@ -124,6 +135,92 @@ def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[
         if any(current(block) for block in topic.blocks):
             out.append(summarise_topic(entry.path, topic, current))
     return out
+
+
+@dataclass(frozen=True)
+class BriefLine:
+    """One current entry of the brief as a reader is given it: its section's label, its words (plain,
+    after the label), its date, the sessions it cites and whether it quotes a tool's output."""
+
+    section: str
+    text: str
+    date: str
+    sessions: frozenset[str]
+    quotes_tool: bool
+
+
+_PARTS_READ = 16  # parts of the brief a session's start reads at most, newest first
+
+
+def current_brief(memory: Path, shapes: ShapeSource, *, limit: int = 120) -> list[BriefLine]:
+    """The brief's current entries, newest first (read-only: no lock, no cache written): its parts read
+    from the newest back, each entry once per subject (a newer run of a command over an older one, in
+    whichever part the older one is), none superseded or said only on a branch the conversation left."""
+    from ._brief_keys import brief_subject  # here: only a session's start reads the brief
+
+    shape_of = functools.cache(shapes)
+    blocks = TopicBlocks(TopicLookup(lambda relpath: read_below(memory, relpath)), _anchor_source(shape_of))
+    reader = Reader(shape_of)
+    out: list[BriefLine] = []
+    subjects: set[str] = set()
+    texts: set[str] = set()
+    for relpath in reversed(_brief_parts(memory)):
+        try:
+            data = read_below(memory, relpath)
+            topic = parse_topic(data.decode("utf-8"), relpath) if data is not None else None
+        except (TopicFormatError, UnicodeDecodeError, OSError, UnsafePath):
+            continue  # `verify` reports it
+        for block in reversed(topic.blocks if topic is not None else ()):
+            if block.superseded is not None or blocks.status(relpath, block.id, reader)[0] != "current":
+                continue
+            subject = brief_subject(block)
+            plain = uninert(block.claim)
+            label, _, text = plain.partition(": ")
+            if (subject is not None and subject in subjects) or plain in texts:
+                continue
+            subjects.add(subject or "")
+            texts.add(plain)
+            sessions = frozenset(s.session_id for c in block.citations for s in c.sources)
+            labels = [s.label for c in block.citations for s in c.sources]
+            out.append(
+                BriefLine(
+                    label,
+                    text,
+                    max(c.date for c in block.citations),
+                    sessions,
+                    any(x.startswith("tool ") for x in labels),
+                )
+            )
+            if len(out) >= limit:
+                return out
+    return out
+
+
+def _brief_parts(memory: Path) -> list[str]:
+    """The brief's parts that exist, oldest first (`brief.md`, `brief--2.md`, ...: they fill in order),
+    the newest `_PARTS_READ` of them."""
+    parts: list[str] = []
+    n = 1
+    while True:
+        relpath = BRIEF_TOPIC if n == 1 else f"topics/{BRIEF_SLUG}--{n}.md"
+        if not (memory / relpath).is_file():
+            return parts[-_PARTS_READ:]
+        parts.append(relpath)
+        n += 1
+
+
+def _anchor_source(shape_of: ShapeSource) -> Callable[[str, str], str | None]:
+    """`source_of(session, anchor)` from the sessions' shapes (their nodes), read once each."""
+    anchors: dict[str, dict[str, str]] = {}
+
+    def source_of(session: str, anchor: str) -> str | None:
+        if session not in anchors:
+            shape = shape_of(session)
+            nodes = () if shape is None else shape.predecessors
+            anchors[session] = {anchor_of(f"{session}/{node}"): f"{session}/{node}" for node in nodes}
+        return anchors[session].get(anchor)
+
+    return source_of
 
 
 def core_after(workspace: Workspace, changed: Mapping[str, bytes | None], master: bytes) -> bytes:

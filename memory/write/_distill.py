@@ -16,16 +16,18 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from ..currency import SessionShape, ShapeSource, are_alternatives
-from ..format import TOPIC_INDEX_SLUG, ArchiveRecord, Block, SourceRef, anchor_of, inert
+from ..format import BRIEF_SLUG, TOPIC_INDEX_SLUG, ArchiveRecord, Block, SourceRef, anchor_of, inert
 from ._across import Across
 from ._blocks import TopicEdit
+from ._brief import BRIEF_TITLE, BriefEntry, brief_entries
+from ._brief_keys import brief_subject
 from ._core_facts import CORE_PATH, CORE_TITLE, read_core_facts
 from ._exchanges import exchanges
 from ._fact_keys import keys_of
 from ._slot_index import SlotIndex
 from ._speakers import speaker_pages
 from ._subjects import SubjectPicker
-from ._supersede import Aside, supersede_older
+from ._supersede import Aside, newest_date, off_path, supersede_older
 
 __all__ = [
     "RESERVED_TOPIC_SLUGS",
@@ -101,7 +103,8 @@ TOPIC_FILE_LIMIT = 16 * 1024
 # writes it. ("core" also covers its parts, `core--2.md`, ...: they are named after the same slug.)
 # "held" and "rejected" are the hold queue's (`_held`): only the hold rule and the person's decision write them.
 # "index" is the topic index's (`topics/index.md`, derived by every install): never a topic.
-RESERVED_TOPIC_SLUGS: Final = frozenset({"core", "held", "rejected", TOPIC_INDEX_SLUG})
+# "brief" is the project's brief (`_brief`): only its rules write it.
+RESERVED_TOPIC_SLUGS: Final = frozenset({"core", "held", "rejected", BRIEF_SLUG, TOPIC_INDEX_SLUG})
 
 
 def _keywords(text: str) -> list[str]:
@@ -267,6 +270,7 @@ class ExtractiveDistiller:
     name = "extractive"
     core = True
     speakers = True  # a page per speaker of a labelled chat (`_speakers`)
+    brief = True  # the project's brief (`_brief`): commands, conventions, decisions, fixes, files, threads
 
     def distill(self, batch: BatchInput, topics: TopicReader) -> Edits:
         on_path = path_rule(batch)
@@ -317,6 +321,15 @@ class ExtractiveDistiller:
                 said.append((max(r.created_at for r in exchange if r.role == "user"), block, path, words))
         for record, speaker, text in pages:
             self._speaker_page(record, speaker, text, topics, files, on_path=on_path, aside=aside, said=said)
+        if self.brief:
+            file_brief(
+                brief_entries(batch.records),
+                topics,
+                files,
+                session_id=batch.session_id,
+                on_path=on_path,
+                aside=aside,
+            )
         for _, block, path, words in sorted(said, key=lambda entry: entry[0]):  # stable: core first
             across.supersede(block, path, words)
         return {path: edit.render() for path, edit in files.items() if edit.changed}
@@ -421,3 +434,39 @@ class PlainDistiller:
             sources = [(_label(r), r.source_id) for r in exchange]
             edit.add(exchange_claim(exchange), [(_date(exchange[-1].created_at), sources)])
         return {path: edit.render() for path, edit in files.items() if edit.changed}
+
+
+def file_brief(
+    entries: Sequence[BriefEntry],
+    topics: TopicReader,
+    files: dict[str, TopicEdit],
+    *,
+    session_id: str,
+    on_path: Callable[[str], bool] | None,
+    aside: Aside | None,
+) -> None:
+    """File the brief's entries in `topics/brief.md` (and its parts, as any page rolls over). An entry
+    already there (the same claim) gains a citation; one of the same subject (a command of the same
+    purpose, a file, a session's open threads) supersedes the older current one in the part it lands in,
+    unless that one lies off the batch's path (an alternative of a fork: `left`, never superseded). What
+    an older part says of a subject is read newest first (`current_brief`)."""
+    for entry in entries:
+        path = _open_part(BRIEF_SLUG, topics, files)
+        edit = files.get(path)
+        if edit is None:
+            edit = files[path] = TopicEdit(path, topics.read(path), BRIEF_TITLE)
+        groups = [(_date(entry.records[-1].created_at), [(_label(r), r.source_id) for r in entry.records])]
+        block = edit.add(inert(entry.claim_words), groups)
+        subject = brief_subject(block)
+        if subject is None:
+            continue
+        date = newest_date(block)
+        for old in list(edit.blocks):
+            if (
+                old.id != block.id
+                and old.superseded is None
+                and brief_subject(old) == subject
+                and newest_date(old) <= date
+                and not off_path(old, session_id, on_path, aside)
+            ):
+                edit.supersede(old.id, block, path, "update")

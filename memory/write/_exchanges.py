@@ -14,6 +14,10 @@ superseded whole without hiding the other. Turns about one subject (a question a
 and the answer) stay together. A silence of a session's length (`Settings.idle_after`, 30 minutes by default) between two turns ends
 the block: a host or an importer that keeps several conversations' dates in one session gets blocks
 that stay inside each conversation, as a live session does.
+
+In a working session, a tool call's evidence joins the turn that made it (up to `MAX_TOOLS` calls), and
+what is said after a result opens the next block, so a block is one step: what the agent said it would
+do and what it ran. Narration never makes a block on its own (`memory.text.is_narration`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from typing import Final
 
 from ..format import ArchiveRecord
 from ..settings import Settings
+from ..text import is_narration
 from ._fact_keys import keys_of
 
-__all__ = ["MAX_TURNS", "SESSION_GAP", "exchanges", "new_session"]
+__all__ = ["MAX_TOOLS", "MAX_TURNS", "SESSION_GAP", "exchanges", "new_session"]
 
 MAX_TURNS: Final = 4
+MAX_TOOLS: Final = 4  # tool calls' evidence in one block
 SESSION_GAP: Final = Settings().idle_after
 
 
@@ -49,7 +55,37 @@ def exchanges(records: Sequence[ArchiveRecord]) -> list[list[ArchiveRecord]]:
             current.append(record)
         else:
             groups.append([record])
-    return groups
+    return _without_lone_narration(groups)
+
+
+def _narration(record: ArchiveRecord) -> bool:
+    return record.role == "assistant" and is_narration(record.content)
+
+
+def _without_lone_narration(groups: list[list[ArchiveRecord]]) -> list[list[ArchiveRecord]]:
+    """Narration ("Let me check the router:", "Perfect!") never makes a block on its own: such a block
+    joins the block before it (the step it comments on), or the one after it when it opens the batch or a
+    session."""
+    out: list[list[ArchiveRecord]] = []
+    pending: list[ArchiveRecord] = []  # lone narration waiting for the next block
+    for group in groups:
+        if all(_narration(r) for r in group):
+            if out and not new_session(out[-1][-1], group[0]):
+                out[-1].extend(group)
+            else:
+                pending.extend(group)
+            continue
+        joined = group
+        if pending:
+            if new_session(pending[-1], group[0]):
+                out.append(pending)  # nothing of its session to join: it stays a block
+            else:
+                joined = [*pending, *group]
+            pending = []
+        out.append(joined)
+    if pending:
+        out.append(pending)
+    return out
 
 
 def _subjects(record: ArchiveRecord) -> frozenset[str]:
@@ -61,7 +97,16 @@ def _subjects(record: ArchiveRecord) -> frozenset[str]:
 
 def _joins(block: Sequence[ArchiveRecord], record: ArchiveRecord) -> bool:
     last = block[-1]
-    if len(block) >= MAX_TURNS or new_session(last, record) or record.role == last.role:
+    if new_session(last, record):
+        return False
+    if record.role == "tool":
+        # A tool call's evidence joins the turn that made it (the narration or request before it), a few
+        # calls to a block: the step and what it did are found together.
+        tools = sum(r.role == "tool" for r in block)
+        return tools < MAX_TOOLS and len(block) < MAX_TURNS + MAX_TOOLS - 1
+    if last.role == "tool":
+        return False  # what is said after a tool's result opens the next step
+    if len(block) >= MAX_TURNS or record.role == last.role:
         return False
     subjects = _subjects(record)
     if subjects and any(_subjects(r) - subjects for r in block):

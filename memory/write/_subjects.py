@@ -34,10 +34,19 @@ from typing import Any, Final
 
 import Stemmer
 
-from ..format import ArchiveRecord
+from ..format import ArchiveRecord, parse_tool_evidence
 from ._exchanges import new_session
+from ._slots import READ_CHARS
 
-__all__ = ["FILLER_WORDS", "SubjectPicker", "is_filler", "label_of", "may_name", "speaker_labels"]
+__all__ = [
+    "FILLER_WORDS",
+    "SubjectPicker",
+    "file_subject",
+    "is_filler",
+    "label_of",
+    "may_name",
+    "speaker_labels",
+]
 
 # Words that are never a page's subject, lowercase. Interjections, greetings, evaluative adjectives,
 # intensifiers, generic verbs, adverbs of time and degree, and the chat-import words ("photo", "shares").
@@ -94,8 +103,35 @@ _LABEL = re.compile(r"\s*([A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?):\s")
 _SENTENCE_END = frozenset(".!?;:")
 _MAX_NAME_WORDS = 3
 _MAX_PHRASE_WORDS = 3
-# Weights of one mention: a name outweighs a noun head, which outweighs a plain content word.
-_NAME, _HEAD, _WORD = 3.0, 2.0, 1.0
+# Weights of one mention: a file an edit changed outweighs a file read or named, which outweighs a name,
+# then a noun head, then a plain content word.
+_FILE_EDIT, _FILE, _NAME, _HEAD, _WORD = 5.0, 4.0, 3.0, 2.0, 1.0
+# A file named in a turn: a path or a name with an extension code is written in.
+_PATH: Final = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|ex|exs|heex|eex|erl|ts|tsx|js|jsx|mjs|cjs|vue|svelte|rs|go|rb|"
+    r"java|kt|swift|c|h|cc|cpp|hpp|cs|php|scala|clj|hs|ml|lua|sh|sql|css|scss|html|toml|yaml|yml|json|md|"
+    r"ini|cfg|lock|proto|graphql|tf|nix|zig|dart|r|jl)(?![\w/])"
+)
+# File names too common to name a page alone: their folder says which one ("report/mod.rs").
+_GENERIC_FILES: Final = frozenset(
+    """index init __init__ mod main lib app utils util helpers helper types type config settings test tests
+    setup conftest common core base models model views view routes router components component styles
+    style package readme changelog makefile""".split()
+)
+
+
+def file_subject(path: str) -> str:
+    """The subject a file gives: its name, with its folder when the name alone is a common one."""
+    parts = [p for p in path.strip().replace("\\", "/").split("/") if p and p != "."]
+    if not parts:
+        return path.strip()
+    name = parts[-1]
+    stem = name.split(".", 1)[0].casefold()
+    if stem in _GENERIC_FILES and len(parts) > 1:
+        return f"{parts[-2]}/{name}"
+    return name
+
+
 _USER = 2.0  # the person's own words say what the exchange is about more than a reply does
 _PAGE = 6.0  # a subject that already has a page (measured: 2 left the median page at 2 blocks)
 
@@ -181,7 +217,7 @@ class SubjectPicker:
         # How many turns of the batch mention each subject: a subject the batch keeps coming back to is
         # a page; one said once is a passing word (the document-frequency half of keyphrase scoring).
         self._spread: Counter[str] = Counter()
-        self._said = [self._mentions(record.content) for record in records]  # each record's, in order
+        self._said = [self._mentions_of(record) for record in records]  # each record's, in order
         for mentions in self._said:
             self._spread.update({subject for subject, _ in mentions})
 
@@ -241,7 +277,7 @@ class SubjectPicker:
                 continue  # a word the block says once, and not as a noun, may join a page, never open one
             value = score * math.log2(1 + self._spread[subject]) * (_PAGE if page else 1.0)
             key = (-value, first_seen[subject])  # ties: the subject said first
-            if page or self._spread[subject] > 1:
+            if page or self._spread[subject] > 1 or kinds[subject] >= _FILE:  # a file is a page at once
                 if best_key is None or key < best_key:
                     best, best_key = subject, key
             elif lone_key is None or key < lone_key:
@@ -258,6 +294,18 @@ class SubjectPicker:
     @staticmethod
     def _capitalised(token: str) -> bool:
         return token[:1].isupper() and token[1:2].islower()
+
+    def _mentions_of(self, record: ArchiveRecord) -> list[tuple[str, float]]:
+        """(subject, weight) for each mention in one record. A tool call's evidence mentions the file it
+        read or changed and nothing else (a tool's output is no one's words); a turn mentions the files
+        it names as well as its words."""
+        if record.role == "tool":
+            found = parse_tool_evidence(record.content)
+            if found is None or found.kind not in ("edit", "read") or not found.input:
+                return []
+            return [(file_subject(found.input), _FILE_EDIT if found.kind == "edit" else _FILE)]
+        files = [(file_subject(m.group()), _FILE) for m in _PATH.finditer(record.content[:READ_CHARS])]
+        return files + self._mentions(record.content)
 
     def _mentions(self, text: str) -> list[tuple[str, float]]:
         """(subject, weight) for each mention in one turn."""

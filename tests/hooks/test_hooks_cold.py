@@ -84,7 +84,12 @@ def test_each_hook_imports_only_what_its_event_needs(tmp_path: Path) -> None:
     assert not start & {"dagmem.memory.recall._hit", "dagmem.memory.recall._search", "dagmem.memory.adopt"}
     # The shapes come from the cache: no session store, no workspace, no write side beyond the index's.
     assert not start & {"dagmem.memory.store._file", "dagmem.memory.format._node", "dagmem.memory.workspace"}
-    assert {n for n in start if n.startswith("dagmem.memory.write.")} <= {"dagmem.memory.write._current"}
+    # The index's currency and the brief's (`_current`), and which subject each brief entry is about
+    # (`_brief_keys`): never the brief's rules or the distiller.
+    assert {n for n in start if n.startswith("dagmem.memory.write.")} <= {
+        "dagmem.memory.write._current",
+        "dagmem.memory.write._brief_keys",
+    }
     out, prompt = _modules(
         "UserPromptSubmit", tmp_path, t.payload("UserPromptSubmit", prompt="Which runners?")
     )

@@ -56,7 +56,7 @@ def test_session_start_gives_the_index_the_writer_keeps_one_line_a_topic(tmp_pat
     block = start_context(tmp_path)
     assert block is not None
     body = block.split("## Topics\n", 1)[1]
-    assert body.startswith("- [Lisbon](lisbon.md) — ")  # its lines, without the file's title and comment
+    assert body.startswith("- Lisbon — ")  # its lines as plain text, without the file's title and comment
     assert "dagmem-topic-index" not in block
     assert "# Topic index" not in block
     assert f"· {entry.blocks} block · {entry.last}" in body

@@ -19,7 +19,14 @@ from dagmem.tests._source import ROOT, package_sources
 
 # The shared vocabulary at the bottom of the domain, then each layer of `dagmem.memory` and what it may
 # import (besides itself).
-_VOCAB = {"memory.errors", "memory.faults", "memory.outcomes", "memory.settings", "memory.switch"}
+_VOCAB = {
+    "memory.errors",
+    "memory.faults",
+    "memory.outcomes",
+    "memory.settings",
+    "memory.switch",
+    "memory.text",
+}
 _BELOW_POLICY = _VOCAB | {
     "memory.format",
     "memory.trust",
@@ -35,6 +42,7 @@ MEMORY: dict[str, set[str]] = {
     "memory.outcomes": {"memory.errors", "memory.faults"},
     "memory.settings": {"memory.errors", "memory.switch"},
     "memory.switch": set(),
+    "memory.text": set(),  # pure: what words say, each language a table
     "memory.format": _VOCAB,
     "memory.trust": _VOCAB,  # pure: the hold rule, the instruction tripwire, scopes
     "memory.durable": _VOCAB | {"memory.format"},

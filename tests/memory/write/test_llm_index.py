@@ -107,7 +107,7 @@ def test_the_prompt_ends_with_the_index_and_a_claim_can_go_to_a_topic_listed_the
     assert entry == {
         "path": "topics/lisbon.md",
         "title": "Lisbon",
-        "description": "User: “We fly to Lisbon on May 3.” Assistant: “Lisbon in May is mild; pack light layers.”",
+        "description": "mild, pack, light, layers",
         "blocks": 1,
         "last": entry["last"],
     }

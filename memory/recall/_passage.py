@@ -1,0 +1,113 @@
+"""The passage of a hit that answers the query: the sentences of its text that hold what was asked, with
+enough around them to read, instead of the first few hundred characters of a long turn.
+
+A block's searchable text is its claim (the start of each cited turn) and the rest of every turn it cuts
+short (`Entry.more`). The answer to "which env vars does the review session pass?" sits wherever those
+words are said, often thousands of characters into a session's summary or a command's output. So the
+text is cut into sentences (at `.`, `!`, `?` or `;` before a space, at a closing quote, and every
+`_PIECE` characters within a longer run such as a log line), each scored by the weights (idf) of the
+distinct query terms it holds, and the passage is the best sentence grown on both sides while it gains,
+within `limit`; a second window around the best sentence left out follows when room is left (an answer
+in two places: the command and its outcome). Windows keep text order, joined by " … ".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from ._text import term_set
+
+__all__ = ["PASSAGE_CHARS", "passage"]
+
+PASSAGE_CHARS: Final = 600
+_PIECE: Final = 160  # characters of one scored piece, at most
+_SPLIT: Final = re.compile(r"(?<=[.!?;”])\s+|(?<=[:])\s+(?=[A-Z“`])")
+_GAP: Final = " … "
+
+
+def _pieces(text: str) -> list[str]:
+    out: list[str] = []
+    for sentence in _SPLIT.split(text):
+        rest = sentence
+        while len(rest) > _PIECE:
+            cut = rest.rfind(" ", _PIECE // 2, _PIECE)
+            cut = cut if cut > 0 else _PIECE
+            out.append(rest[:cut])
+            rest = rest[cut:].lstrip()
+        if rest:
+            out.append(rest)
+    return out
+
+
+def passage(text: str, weights: Mapping[str, float], limit: int = PASSAGE_CHARS) -> str:
+    """The part of `text` that best answers a query whose terms weigh `weights` (at most about `limit`
+    characters; the whole text when it fits; its start when no piece holds a query term)."""
+    if len(text) <= limit:
+        return text
+    pieces = _pieces(text)
+    sets = [term_set(p) for p in pieces]
+    scores = [sum(weights.get(t, 0.0) for t in terms) for terms in sets]
+    if not pieces or max(scores) <= 0.0:
+        return _head(text, limit)
+    windows: list[tuple[int, int]] = []
+    covered: set[str] = set()
+    room = limit
+    for _ in range(2):
+        best = _best(scores, sets, covered, windows)
+        if best is None or room < _PIECE // 2:
+            break
+        start, end = _grow(pieces, scores, best, room)
+        windows.append((start, end))
+        for i in range(start, end + 1):
+            covered |= sets[i]
+        room -= sum(len(pieces[i]) + 1 for i in range(start, end + 1)) + len(_GAP)
+    windows.sort()
+    parts = [" ".join(pieces[s : e + 1]) for s, e in windows]
+    head = "… " if windows[0][0] > 0 else ""
+    tail = " …" if windows[-1][1] < len(pieces) - 1 else ""
+    return head + _GAP.join(parts) + tail
+
+
+def _best(
+    scores: list[float], sets: list[frozenset[str]], covered: set[str], windows: list[tuple[int, int]]
+) -> int | None:
+    """The piece outside every window that adds the most query weight not covered yet."""
+    best, value = None, 0.0
+    for i, terms in enumerate(sets):
+        if any(s <= i <= e for s, e in windows):
+            continue
+        gain = _new(scores, i, terms, covered)
+        if gain > value:
+            best, value = i, gain
+    return best
+
+
+def _new(scores: list[float], i: int, terms: frozenset[str], covered: set[str]) -> float:
+    """Piece `i`'s score, in proportion to the terms it holds that no window holds yet."""
+    return scores[i] * (len(terms - covered) / len(terms)) if terms else 0.0
+
+
+def _grow(pieces: list[str], scores: list[float], at: int, room: int) -> tuple[int, int]:
+    """The window around piece `at`, grown a piece at a time toward the side that scores more (the
+    following piece first on a tie: an answer tends to come after what names it) while it fits."""
+    start = end = at
+    used = len(pieces[at])
+    while True:
+        left = start - 1 if start > 0 and used + len(pieces[start - 1]) + 1 <= room else None
+        right = end + 1 if end + 1 < len(pieces) and used + len(pieces[end + 1]) + 1 <= room else None
+        if left is None and right is None:
+            return start, end
+        if right is not None and (left is None or scores[right] >= scores[left]):
+            end = right
+            used += len(pieces[right]) + 1
+        else:
+            assert left is not None
+            start = left
+            used += len(pieces[left]) + 1
+
+
+def _head(text: str, limit: int) -> str:
+    cut = text.rfind(" ", limit // 2, limit)
+    return text[: cut if cut > 0 else limit] + " …"

@@ -1,0 +1,135 @@
+"""What each entry of the brief is about: its section (the label its claim opens with) and its subject,
+where a newer entry replaces an older one (a command's purpose and program, a file, a session's open
+threads). Read by the brief's writer and by a session's start, which must not load the brief's rules."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Final, Literal
+
+from ..format import Block, uninert
+
+__all__ = ["SECTIONS", "Section", "base_command", "brief_subject", "purpose_of"]
+
+Section = Literal["convention", "command", "decision", "fix", "failed", "file", "open", "ended"]
+# Each section's label: a brief block's claim opens with it (`<label>: ...`), which is how a reader tells
+# the sections apart and what `entry_key` reads back.
+SECTIONS: Final[dict[Section, str]] = {
+    "convention": "Convention",
+    "command": "Command",
+    "decision": "Decision",
+    "fix": "Fix",
+    "failed": "Did not work",
+    "file": "File",
+    "open": "Open",
+    "ended": "Where it ended",
+}
+# What a command does to the project, by the words of its command line (the first that matches wins).
+_PURPOSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
+    (purpose, re.compile(pattern, re.IGNORECASE))
+    for purpose, pattern in (
+        ("test", r"\b(?:test|tests|pytest|jest|vitest|rspec|mocha|phpunit|ctest|unittest|nextest|spec)\b"),
+        ("typecheck", r"\b(?:mypy|pyright|tsc|dialyzer|typecheck|type-check|ty\s+check|flow)\b"),
+        (
+            "lint",
+            r"\b(?:lint|ruff|eslint|credo|clippy|flake8|pylint|rubocop|golangci-lint|shellcheck|biome)\b",
+        ),
+        ("format", r"\b(?:fmt|format|prettier|black|isort|gofmt|rustfmt)\b"),
+        ("migrate", r"\b(?:migrate|migration|migrations|ecto\.\w+|alembic|prisma)\b"),
+        (
+            "build",
+            r"\b(?:build|compile|make|webpack|esbuild|rollup|gradle|mvn|bundle|assets\.deploy)\b|\bnode\s+build",
+        ),
+        ("run", r"\b(?:run|serve|server|start|dev|phx\.server|uvicorn|flask|watch|preview)\b"),
+        ("deps", r"\b(?:install|deps\.get|sync|add|pnpm\s+i|npm\s+ci|pip|uv\s+lock|cargo\s+update|bundle)\b"),
+        ("commit", r"^git\s+(?:commit|push|tag|merge|rebase|cherry-pick)\b"),
+        ("release", r"\b(?:release|publish|deploy|upload)\b"),
+    )
+)
+# Looking around, not doing: never a command of the project.
+_LOOKING: Final = frozenset(
+    """ls cat head tail grep rg ag find fd wc echo printf pwd cd which type file stat tree less more sed awk
+    sort uniq diff cut tr xargs true false sleep date env printenv whoami id ps top du df open xdg-open
+    curl wget jq yq python3 python node""".split()
+)
+_GIT_LOOKING: Final = frozenset(
+    {"status", "diff", "log", "show", "branch", "remote", "rev-parse", "blame", "fetch"}
+)
+_ENV: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+_SUBCOMMAND: Final = re.compile(r"^[a-z][\w:.-]*$")
+_FILE_LIKE: Final = re.compile(
+    r"[/\\]|\.(?:py|ex|exs|ts|tsx|js|jsx|rs|go|rb|json|md|toml|yaml|yml|txt|sh|css|html)$"
+)
+
+_SEP: Final = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+
+
+def _tokens(command: str) -> list[str]:
+    try:
+        return shlex.split(command, posix=True)
+    except ValueError:
+        return command.split()
+
+
+def _steps(command: str) -> list[str]:
+    """The commands of a command line (`cd x && mix test` is `mix test`), the looking-around ones left out."""
+    steps = []
+    for part in _SEP.split(command):
+        words = [w for w in _tokens(part) if not _ENV.match(w)]
+        if not words or words[0] in ("cd", "export", "source", "set", "time", "sudo", "env"):
+            continue
+        steps.append(part.strip())
+    return steps
+
+
+def base_command(command: str) -> str | None:
+    """The program and its subcommands (`uv run pytest -x tests/a.py` → `uv run pytest`), None for a
+    command that only looks around."""
+    for step in _steps(command):
+        words = [w for w in _tokens(step) if not _ENV.match(w)]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program in _LOOKING:
+            continue
+        if program == "git" and (len(words) < 2 or words[1] in _GIT_LOOKING):
+            continue
+        base = [program]
+        for word in words[1:]:
+            if len(base) >= 3 or not _SUBCOMMAND.match(word) or _FILE_LIKE.search(word):
+                break
+            base.append(word)
+        return " ".join(base)
+    return None
+
+
+def purpose_of(command: str) -> str | None:
+    for purpose, pattern in _PURPOSES:
+        if any(pattern.search(step) for step in _steps(command)):
+            return purpose
+    return None
+
+
+_CODE: Final = re.compile(r"`([^`]+)`")
+
+
+def brief_subject(block: Block) -> str | None:
+    """What a brief block is about, where a newer entry of it replaces the older: a command's purpose and
+    program, a file's path, a session's open threads or end; None for what is never replaced (a
+    convention, a decision, a fix: each stands until the person says otherwise)."""
+    plain = uninert(block.claim)
+    label, _, rest = plain.partition(": ")
+    section = next((key for key, name in SECTIONS.items() if name == label), None)
+    code = _CODE.search(rest)
+    if section == "command" and code is not None:
+        base = base_command(code.group(1))
+        purpose = purpose_of(code.group(1))
+        return None if base is None else f"command:{purpose}:{base}"
+    if section == "file" and code is not None:
+        return f"file:{code.group(1)}"
+    if section in ("open", "ended"):
+        sessions = sorted({s.session_id for c in block.citations for s in c.sources})
+        kind = "todo" if (section == "open" and "☐" in rest) or "to-do items done" in rest else "said"
+        return f"{section}:{kind}:{','.join(sessions)}"
+    return None
