@@ -53,21 +53,39 @@ def passage(text: str, weights: Mapping[str, float], limit: int = PASSAGE_CHARS)
         return _head(text, limit)
     windows: list[tuple[int, int]] = []
     covered: set[str] = set()
-    room = limit
     for _ in range(2):
+        room = limit - _used(pieces, windows)
         best = _best(scores, sets, covered, windows)
-        if best is None or room < _PIECE // 2:
+        if best is None or len(pieces[best]) > room:
             break
-        start, end = _grow(pieces, scores, best, room)
-        windows.append((start, end))
-        for i in range(start, end + 1):
+        window = _grow(pieces, scores, best, room, windows)
+        windows.append(window)
+        for i in range(window[0], window[1] + 1):
             covered |= sets[i]
-        room -= sum(len(pieces[i]) + 1 for i in range(start, end + 1)) + len(_GAP)
-    windows.sort()
+    # Room left: the text around the windows, the following side first (an answer comes after its name).
+    windows = sorted(windows)
+    for n, (start, end) in enumerate(windows):
+        room = limit - _used(pieces, windows)
+        windows[n] = _grow(pieces, [1.0] * len(pieces), start, room, windows[:n] + windows[n + 1 :], end=end)
+    windows = _merged(sorted(windows))
     parts = [" ".join(pieces[s : e + 1]) for s, e in windows]
     head = "… " if windows[0][0] > 0 else ""
     tail = " …" if windows[-1][1] < len(pieces) - 1 else ""
     return head + _GAP.join(parts) + tail
+
+
+def _used(pieces: list[str], windows: list[tuple[int, int]]) -> int:
+    return sum(len(pieces[i]) + 1 for s, e in windows for i in range(s, e + 1)) + len(_GAP) * len(windows)
+
+
+def _merged(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in windows:
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _best(
@@ -89,14 +107,28 @@ def _new(scores: list[float], i: int, terms: frozenset[str], covered: set[str]) 
     return scores[i] * (len(terms - covered) / len(terms)) if terms else 0.0
 
 
-def _grow(pieces: list[str], scores: list[float], at: int, room: int) -> tuple[int, int]:
-    """The window around piece `at`, grown a piece at a time toward the side that scores more (the
-    following piece first on a tie: an answer tends to come after what names it) while it fits."""
-    start = end = at
-    used = len(pieces[at])
+def _grow(
+    pieces: list[str],
+    scores: list[float],
+    at: int,
+    room: int,
+    others: list[tuple[int, int]],
+    *,
+    end: int | None = None,
+) -> tuple[int, int]:
+    """The window from piece `at` (to `end`), grown a piece at a time over the pieces that score,
+    toward the side that scores more (the following piece on a tie), while it fits in `room` and
+    meets no other window."""
+    start, end = at, at if end is None else end
+    used = sum(len(pieces[i]) + 1 for i in range(start, end + 1))
+    taken = {i for s, e in others for i in range(s, e + 1)}
+
+    def fits(i: int) -> bool:
+        return 0 <= i < len(pieces) and i not in taken and scores[i] > 0 and used + len(pieces[i]) + 1 <= room
+
     while True:
-        left = start - 1 if start > 0 and used + len(pieces[start - 1]) + 1 <= room else None
-        right = end + 1 if end + 1 < len(pieces) and used + len(pieces[end + 1]) + 1 <= room else None
+        left = start - 1 if fits(start - 1) else None
+        right = end + 1 if fits(end + 1) else None
         if left is None and right is None:
             return start, end
         if right is not None and (left is None or scores[right] >= scores[left]):

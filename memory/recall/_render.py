@@ -104,7 +104,9 @@ def _label(hit: AnyHit) -> str:
     labels = []
     for evidence in in_time_order(hit.evidence):
         when = f" {evidence.time[:16].replace('T', ' ')}" if evidence.time else ""
-        labels.append(f"{evidence.role or 'record'} {evidence.source_id}{when}")
+        # A prompt the agent wrote to a sub-agent (a user turn of `assistant` origin) is the agent's.
+        who = "agent" if evidence.role == "user" and evidence.origin == "assistant" else evidence.role
+        labels.append(f"{who or 'record'} {evidence.source_id}{when}")
     return "; ".join(labels)
 
 

@@ -131,12 +131,20 @@ def _excerpt(text: str) -> str:
 def exchange_claim(records: Sequence[ArchiveRecord]) -> str:
     """The extractive claim of an exchange: the quoted gist of each turn, in order (also how `dagmem
     forget` re-distils a block from the evidence it keeps)."""
-    return " ".join(_quote(r.role, r.content) for r in records)
+    return " ".join(_quote(r, r.content) for r in records)
 
 
-def _quote(role: str, text: str) -> str:
+def speaker_of(record: ArchiveRecord) -> str:
+    """Who said a record, as a claim names them: its role, except a prompt the agent wrote to a sub-agent
+    (a user turn of `assistant` origin), which is the agent's, never the person's."""
+    if record.role == "user" and record.effective_origin == "assistant":
+        return "Agent"
+    return record.role.capitalize()
+
+
+def _quote(record: ArchiveRecord, text: str) -> str:
     """One turn's words as a claim quotes them: `User: “…”` (its gist, at most ~400 characters)."""
-    return f"{role.capitalize()}: “{inert(_excerpt(text))}”"
+    return f"{speaker_of(record)}: “{inert(_excerpt(text))}”"
 
 
 def excerpt(text: str) -> str:
@@ -303,7 +311,9 @@ class ExtractiveDistiller:
             path = _open_part(slug, topics, files)  # per block: the file's size with this batch's
             edit = files.get(path)
             if edit is None:
-                edit = files[path] = TopicEdit(path, topics.read(path), inert(word[:1].upper() + word[1:]))
+                # A name is titled as said; a file's name ("renderer.py") as it is written, a word capitalised.
+                title = word if "." in word or "/" in word else word[:1].upper() + word[1:]
+                edit = files[path] = TopicEdit(path, topics.read(path), inert(title))
             sources = [(_label(r), r.source_id) for r in exchange]
             # The same exchange said again (a re-run, or on a sibling branch) gains a citation.
             block = edit.add(claim, [(_date(exchange[-1].created_at), sources)])
@@ -357,7 +367,7 @@ class ExtractiveDistiller:
         edit = files.get(path)
         if edit is None:
             edit = files[path] = TopicEdit(path, topics.read(path), inert(speaker))
-        claim = _quote(record.role, text)
+        claim = _quote(record, text)
         if edit.holds(claim):
             return
         block = edit.add(claim, [(_date(record.created_at), [(_label(record), record.source_id)])])

@@ -32,8 +32,10 @@ from ..format import (
     parse_topic_index,
 )
 from ._blocks import TopicEdit
+from ._brief import BriefEntry, entry_key
+from ._brief_keys import SECTIONS, Section
 from ._core_facts import CORE_PATH, CORE_TITLE
-from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label
+from ._distill import RESERVED_TOPIC_SLUGS, TopicReader, _date, _label, file_brief
 from ._supersede import Reason, choose, newest_date, off_path, statement
 
 __all__ = [
@@ -73,7 +75,7 @@ user, then the INDEX of the other topics, newest first.
 Answer with one JSON object and nothing else:
 {"topics": [{"path": "topics/<slug>.md", "title": "<title>", "blocks": [{"claim": "<text>", "refs": ["r1"], \
 "replaces": null, "supersedes": null}]}], "core": [{"claim": "<text>", "refs": ["r2"], "replaces": null, \
-"supersedes": null}]}
+"supersedes": null}], "brief": [{"section": "command", "text": "<text>", "refs": ["r3"]}]}
 
 Rules:
 - A claim is one self-contained statement worth remembering, in plain text (no markdown, no links), \
@@ -93,6 +95,13 @@ the claim merely adds to the old one ("I now also like tea"). Each shown block h
 ("current" or "superseded"); supersede only a current block.
 - core holds only stable facts about the user (identity, lasting preferences, standing decisions); \
 "replaces" and "supersedes" there name a CORE block. Leave core empty when there is none.
+- brief holds what a project established, for the next working session, each entry one short plain \
+sentence in a section: "convention" (an order or convention the user typed, in their words), "command" \
+(a build, test, lint or run command that ran, with its outcome: "test: `mix test` passed, 87 tests"), \
+"decision" (what was chosen, over what, why), "fix" (a problem and what fixed it), "failed" (what was \
+tried and did not work), "file" (a file that changed and what for), "open" (work left open), "ended" \
+(where the session ended). A newer entry about the same command, file or open work replaces the older \
+one by itself. Leave brief empty when the batch establishes nothing of the kind.
 """
 
 
@@ -118,7 +127,7 @@ RESPONSE_FORMAT: Final = {
         "schema": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["topics", "core"],
+            "required": ["topics", "core", "brief"],
             "properties": {
                 "topics": {
                     "type": "array",
@@ -134,6 +143,19 @@ RESPONSE_FORMAT: Final = {
                     },
                 },
                 "core": {"type": "array", "items": _block_schema()},
+                "brief": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["section", "text", "refs"],
+                        "properties": {
+                            "section": {"type": "string", "enum": list(SECTIONS)},
+                            "text": {"type": "string"},
+                            "refs": {"type": "array", "items": {"type": "string"}},
+                        },
+                    },
+                },
             },
         },
     },
@@ -239,10 +261,18 @@ class _Topic(BaseModel):
     blocks: list[_Block]
 
 
+class _BriefItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    section: Section
+    text: str
+    refs: list[str]
+
+
 class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     topics: list[_Topic]
     core: list[_Block] = Field(default_factory=list)
+    brief: list[_BriefItem] = Field(default_factory=list)
 
 
 def plain(claim: str) -> str:
@@ -605,6 +635,27 @@ def apply_answer(
             place(f"topics[{t}].blocks[{b}]", topic.path, title, block)
     for b, block in enumerate(answer.core):
         place(f"core[{b}]", CORE_PATH, CORE_TITLE, block)
+    entries: list[BriefEntry] = []
+    for b, item in enumerate(answer.brief):
+        where = f"brief[{b}]"
+        text = " ".join(item.text.split())
+        if not text or len(text) > MAX_CLAIM:
+            raise InvalidAnswer("bad brief entry", f"{where}: the text must hold 1 to {MAX_CLAIM} characters")
+        unknown = [ref for ref in item.refs if ref not in refs]
+        if not item.refs or unknown:
+            raise InvalidAnswer(
+                "ref outside the batch", f"{where}: cite refs of this BATCH (r1 to r{len(refs)})"
+            )
+        chosen = tuple(r for ref, r in refs.items() if ref in set(item.refs))
+        if item.section == "convention" and any(r.effective_origin != "user" for r in chosen):
+            raise InvalidAnswer(
+                "a convention not typed by the user",
+                f"{where}: a convention cites only records the user typed (role user); use another section",
+            )
+        entries.append(BriefEntry(item.section, entry_key(item.section, text), text, chosen))
+        cited.update(r.source_id for r in chosen)
+    if entries:
+        file_brief(entries, topics, files, session_id=session_id, on_path=on_path, aside=None)
     return AnswerEdits({path: e.render() for path, e in files.items() if e.changed}, cited)
 
 

@@ -384,7 +384,7 @@ def test_the_request_follows_the_wire_contract(model: ModelServer, home: Home) -
     assert request["max_tokens"] == 4096
     assert request["response_format"]["type"] == "json_schema"
     schema = request["response_format"]["json_schema"]["schema"]
-    assert schema["required"] == ["topics", "core"]
+    assert schema["required"] == ["topics", "core", "brief"]
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
     lines = request["messages"][1]["content"].split("\n")
     assert lines[0] == "BATCH"
@@ -594,7 +594,7 @@ def test_a_batch_over_one_calls_budgets_takes_several_calls(model: ModelServer, 
         previous = home.store.append(
             "s", "user", f"Trip note {i}: " + "porto " * 150, predecessor=previous
         ).id
-    distiller = LLMDistiller(settings(model, max_input_tokens=1_000))  # room for one such record a call
+    distiller = LLMDistiller(settings(model, max_input_tokens=1_200))  # room for one such record a call
     assert home.write("s", distiller).records == 5
     assert [len(batch_of(r)) for r in model.requests] == [1, 1, 1, 1, 1]
     assert [t["path"] for t in topics_of(model.requests[1])] == ["topics/trip.md"]  # sees the edits before
@@ -914,3 +914,32 @@ def test_dagmem_reorganise_adds_the_supersessions_the_model_finds_but_never_betw
     )  # an alternative: left, not superseded
     strict = dagmem_cli("verify", "--strict", home=home.root, env={})
     assert strict.returncode == 0, strict.stdout
+
+
+def test_the_models_brief_entries_are_filed_and_a_convention_must_rest_on_the_persons_words(
+    model: ModelServer, home: Home
+) -> None:
+    home.store.append("s", "user", "Never push straight to main.", node_id="u1")
+    home.store.append(
+        "s", "assistant", "Understood. The tests pass with mix test.", node_id="a1", predecessor="u1"
+    )
+    edits = {"topics": [{"path": "topics/workflow.md", "title": "Workflow", "blocks": [
+        {"claim": "The user never pushes straight to main.", "refs": ["r1", "r2"], "replaces": None, "supersedes": None}]}],
+        "core": []}  # fmt: skip
+    wrong = {
+        **edits,
+        "brief": [{"section": "convention", "text": "The tests pass with mix test.", "refs": ["r2"]}],
+    }
+    right = {
+        **edits,
+        "brief": [
+            {"section": "convention", "text": "Never push straight to main.", "refs": ["r1"]},
+            {"section": "command", "text": "test: `mix test` passed", "refs": ["r2"]},
+        ],
+    }
+    model.script += [answer(wrong), answer(right)]  # the first gets the repair round
+    assert home.write("s", LLMDistiller(settings(model))).outcome == "written"
+    assert "a convention cites only records the user typed" in model.requests[1]["messages"][-1]["content"]
+    brief = [b.claim for b in topic(home.root, "topics/brief.md").blocks]
+    assert brief == ["Convention: Never push straight to main.", "Command: test: \\`mix test\\` passed"]
+    oracle(home.root)
