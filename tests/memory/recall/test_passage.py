@@ -17,7 +17,8 @@ def test_the_passage_is_where_the_query_terms_are() -> None:
     text = FILLER + "The review session passes SPOTTER_REVIEW_TOKEN and SPOTTER_PORT to Claude. " + FILLER
     found = passage(text, {"spotter_review_token": 5.0, "spotter_port": 4.0, "review": 1.0})
     assert "SPOTTER_REVIEW_TOKEN and SPOTTER_PORT" in found
-    assert found.startswith("… ") and found.endswith(" …")
+    assert found.startswith("… ")
+    assert found.endswith(" …")
     assert len(found) <= PASSAGE_CHARS + 10
 
 
