@@ -115,6 +115,7 @@ def run(
                 "turns": len(texts.turns),
                 "turns_with_tools": len(tools.turns),
                 "compactions": sum(len(c) for c in played.compactions.values()),
+                "compactions_answered_while_writing": played.compactions_busy,
                 "shape": shape(HomePaths(played.home).memory),
                 "problems": len(played.problems),
                 "problems_first": played.problems[:_SHOWN],
@@ -143,6 +144,10 @@ def run(
         "worker_wait_ms": _quantiles(timings.worker),
         "shape": _total_shape([p["shape"] for p in per_project.values()]),
         "projects": per_project,
+        "compactions": sum(p["compactions"] for p in per_project.values()),
+        "compactions_answered_while_writing": sum(
+            p["compactions_answered_while_writing"] for p in per_project.values()
+        ),
         "problems": sum(p["problems"] for p in per_project.values()),
         "log_lines": sum(p["log_lines"] for p in per_project.values()),
         "wall_s": round(time.perf_counter() - started, 1),
@@ -215,6 +220,9 @@ def results(coding: dict[str, Any]) -> list[Result]:
     worker = coding["worker_wait_ms"]
     out.append(result(f"coding: wait for the hooks' worker after an event that ends something, p50 ({worker['n']} "
                       "waits)", worker["p50"], "ms", None, None, digits=1))  # fmt: skip
+    out.append(result("coding: post-compaction SessionStarts answered while the worker was still writing what "
+                      "PreCompact handed over (baseline: compactions)", coding["compactions_answered_while_writing"],
+                      "", coding["compactions"], None, digits=0))  # fmt: skip
     form = coding["shape"]
     out += [
         result("coding: topic files after the replay (all projects)", form["topic_files"], "", None, None, digits=0),

@@ -21,6 +21,7 @@ __all__ = [
     "Line",
     "agent_id",
     "is_boundary",
+    "is_interrupt",
     "opens_turn",
     "parse",
     "text_turn",
@@ -36,6 +37,7 @@ _CHROME = re.compile(
     r"|<task-notification>|<local-command-stdout>|<local-command-stderr>"
     r"|<bash-input>|<bash-stdout>|<bash-stderr>)"
 )
+_INTERRUPT = re.compile(r"^\s*\[Request interrupted by user")
 # IDE context a host puts in a text block of its own beside the typed one.
 _IDE = re.compile(r"^\s*<ide_[a-z_]+>.*</ide_[a-z_]+>\s*$", re.DOTALL)
 _COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<]*?)\s*</command-name>")
@@ -98,6 +100,12 @@ def typed_prompt(line: Line) -> str | None:
     if not joined.strip() or _CHROME.match(joined):
         return None
     return joined
+
+
+def is_interrupt(line: Line) -> bool:
+    """The marker Claude Code writes when the person interrupts the agent (Esc): no hook fires for it,
+    `Stop` included (the turn did not finish, it was cut)."""
+    return opens_turn(line) and _INTERRUPT.match("\n".join(_texts(line))) is not None
 
 
 def is_boundary(line: Line) -> bool:

@@ -3,7 +3,9 @@ steps (pure: nothing here writes or runs anything; `_coding_replay` carries the 
 
 - `SessionStart` (`startup`) first.
 - Before each main-chain line that starts the agent again, `Stop` if an agent turn came before it; if
-  the person typed that line, `UserPromptSubmit` with its prompt; then the line.
+  the person typed that line, `UserPromptSubmit` with its prompt; then the line. A turn the person
+  interrupted (Claude Code's `[Request interrupted by user…]` line) gets no `Stop`: Claude Code fires
+  none on an interrupt, so the next prompt comes without one.
 - A sub-agent's file is written whole just before the parent's tool_result line that reports it
   (`toolUseResult.agentId`), then `SubagentStop`. Inline `isSidechain` lines (older transcripts) are
   written in order, and `SubagentStop` follows the last of a run of them.
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ._coding_data import Session, first_timestamp
-from ._coding_lines import agent_id, is_boundary, opens_turn, parse, typed_prompt
+from ._coding_lines import agent_id, is_boundary, is_interrupt, opens_turn, parse, typed_prompt
 
 __all__ = ["Fire", "Step", "Write", "plan"]
 
@@ -102,7 +104,9 @@ def _steps(session: Session) -> Iterator[Step]:
         ):
             compacting = False  # no summary came: the session goes on, compacted
             yield Fire("SessionStart", {"source": "compact"}, record="compact")
-        if opens_turn(line) and agent_turn:
+        if is_interrupt(line):
+            agent_turn = False  # the person cut the turn short: Claude Code fires no Stop for it
+        elif opens_turn(line) and agent_turn:
             agent_turn = False
             yield _stop("Stop")
         prompt = typed_prompt(line)

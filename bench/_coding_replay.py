@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from ..hooks import state_dir
+from ..hooks import state_dir, worker_idle
 from ._coding_data import Question, Session
 from ._coding_hooks import Answer, Hooks, Timings
 from ._coding_lines import with_timestamp
@@ -46,6 +46,8 @@ class ProjectRun:
     written: dict[tuple[Path, int], tuple[str, int]] = field(default_factory=dict)
     # session -> [(sequence number of its boundary line, the post-compaction SessionStart context)]
     compactions: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    # post-compaction SessionStarts answered while the hooks' worker (PreCompact's write) was still busy
+    compactions_busy: int = 0
     start_contexts: list[str] = field(default_factory=list)  # every SessionStart's, in order
     start: str = ""  # SessionStart alone, in a new session after the replay
     answers: dict[str, str] = field(default_factory=dict)  # question id -> its UserPromptSubmit context
@@ -128,6 +130,8 @@ class _Replay:
             answer = self.fire(sid, step.event, step.fields, transcript)
             if step.record == "compact":
                 self.run.compactions.setdefault(sid, []).append((boundary, answer.context))
+                # The start's context could hold what PreCompact handed over only once it is written.
+                self.run.compactions_busy += not worker_idle(self.hooks.home)
             if step.wait:
                 problem = self.hooks.wait_for_worker()
                 if problem is not None:

@@ -61,7 +61,7 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
 @pytest.fixture
 def tiny(tmp_path: Path) -> data.Session:
     """A session: a typed prompt, a sub-agent (its own file), an interrupt marker, a slash command, a
-    compaction (with its compaction agent's file), a last prompt."""
+    background task's notification, a compaction (with its compaction agent's file), a last prompt."""
     main_file = tmp_path / "src" / f"{SESSION}.jsonl"
     agents = main_file.parent / SESSION / "subagents"
     _write(
@@ -75,11 +75,13 @@ def tiny(tmp_path: Path) -> data.Session:
             _line("user", 6, _text("[Request interrupted by user for tool use]")),  # 6
             _line("user", 7, "<command-name>/review</command-name>\n<command-args>parse.go</command-args>"),
             _line("assistant", 8, _text("Reviewed.")),  # 8
-            _line("system", 9, subtype="compact_boundary", compactMetadata={"trigger": "manual"}),  # 9
-            _line("user", 10, "This session is being continued...", isCompactSummary=True),  # 10
-            _line("assistant", 11, _text("Carrying on.")),  # 11
-            _line("user", 12, "did you push?"),  # 12
-            _line("assistant", 13, _text("Yes.")),  # 13
+            _line("user", 9, "<task-notification>done</task-notification>"),  # 9: Claude Code's, after a Stop
+            _line("assistant", 10, _text("Noted.")),  # 10
+            _line("system", 11, subtype="compact_boundary", compactMetadata={"trigger": "manual"}),  # 11
+            _line("user", 12, "This session is being continued...", isCompactSummary=True),  # 12
+            _line("assistant", 13, _text("Carrying on.")),  # 13
+            _line("user", 14, "did you push?"),  # 14
+            _line("assistant", 15, _text("Yes.")),  # 15
         ],
     )  # fmt: skip
     _write(agents / "agent-a1.jsonl", [_line("user", 20, "map", isSidechain=True), _line("assistant", 21, _text("parse.go"), isSidechain=True)])  # fmt: skip
@@ -105,26 +107,28 @@ def test_the_plan_fires_each_event_where_claude_code_does(tiny: data.Session) ->
         "agent-a1:1", "agent-a1:2", "SubagentStop(a1)+wait",  # the whole file, before the result naming it
         "main:4",
         "main:5",
-        "Stop()+wait",  # the interrupt marker opens a turn: the one before it stopped; nobody typed it
-        "main:6",
+        "main:6",  # the interrupt marker: nobody typed it, and Claude Code fires no Stop on an interrupt
         "UserPromptSubmit(/review parse.go)",  # a slash command, as the person typed it
         "main:7",
         "main:8",
-        "PreCompact(manual)",  # no wait here: the product must wait itself before the compact start
-        "agent-acompact-x:1",
+        "Stop()+wait",  # a background task's notification starts the agent again: its turn had ended
         "main:9",
         "main:10",
-        "SessionStart(compact)",
+        "PreCompact(manual)",  # no wait here: the product must wait itself before the compact start
+        "agent-acompact-x:1",
         "main:11",
+        "main:12",
+        "SessionStart(compact)",
+        "main:13",
         "Stop()+wait",
         "UserPromptSubmit(did you push?)",
-        "main:12",
-        "main:13",
+        "main:14",
+        "main:15",
         "Stop()+wait",
         "SessionEnd(prompt_input_exit)+wait",
     ]  # fmt: skip
     boundaries = [s.number for s in plan(tiny) if isinstance(s, Write) and s.boundary]
-    assert boundaries == [9]
+    assert boundaries == [11]
 
 
 def test_inline_sidechain_lines_are_written_in_order_then_subagent_stop(tmp_path: Path) -> None:
@@ -148,8 +152,9 @@ def test_inline_sidechain_lines_are_written_in_order_then_subagent_stop(tmp_path
 class _Recorder:
     """Hooks that only record what the live files held when each event fired."""
 
-    def __init__(self, live: _Live) -> None:
+    def __init__(self, live: _Live, home: Path) -> None:
         self.live = live
+        self.home = home  # no worker ever runs there: it is always idle
         self.seen: list[tuple[str, dict[str, Any], dict[str, int]]] = []
 
     def run(self, event: str, payload: dict[str, Any]) -> Answer:
@@ -163,7 +168,7 @@ class _Recorder:
 
 def test_the_replay_writes_each_line_before_or_after_its_event(tiny: data.Session, tmp_path: Path) -> None:
     live = _Live(tmp_path / "claude" / "projects" / "-p")
-    recorder = _Recorder(live)
+    recorder = _Recorder(live, tmp_path / "home")
     run = ProjectRun("p")
     _Replay(run, recorder, live, tmp_path).session(tiny)  # type: ignore[arg-type]
     live.close()
@@ -173,21 +178,22 @@ def test_the_replay_writes_each_line_before_or_after_its_event(tiny: data.Sessio
     ]
     assert by_event[:3] == [("SessionStart", 0, 0), ("UserPromptSubmit", 1, 0), ("SubagentStop", 3, 2)]
     compact = next(i for i, (event, p, _h) in enumerate(recorder.seen) if p.get("source") == "compact")
-    assert recorder.seen[compact][2][main_name] == 10  # the boundary and its summary are written
+    assert recorder.seen[compact][2][main_name] == 12  # the boundary and its summary are written
     assert recorder.seen[compact - 1][0] == "PreCompact"
-    assert recorder.seen[compact - 1][2][main_name] == 8
+    assert recorder.seen[compact - 1][2][main_name] == 10
     assert [event for event, _p, _h in recorder.seen[-2:]] == ["Stop", "SessionEnd"]
     _event, payload, _held = recorder.seen[2]
     assert payload["agent_transcript_path"].endswith(f"{SESSION}/subagents/agent-a1.jsonl")
     assert payload["stop_hook_active"] is False
     assert {"session_id", "transcript_path", "cwd", "hook_event_name", "permission_mode"} <= set(payload)
+    assert run.compactions_busy == 0
     assert run.compactions == {
-        SESSION: [(run.written[(tiny.path.resolve(), 9)][1], "context of SessionStart compact")]
+        SESSION: [(run.written[(tiny.path.resolve(), 11)][1], "context of SessionStart compact")]
     }
     # Every line was written as in the source but for its own timestamp, set to when it was written.
     written = (live.folder / main_name).read_text().splitlines()
     source = tiny.path.read_text().splitlines()
-    assert len(written) == len(source) == 13
+    assert len(written) == len(source) == 15
     assert written[0] == source[0]  # a snapshot's nested timestamp is not the line's own
     for mine, theirs in zip(written[1:], source[1:], strict=True):
         a, b = json.loads(mine), json.loads(theirs)
@@ -215,6 +221,7 @@ def test_which_lines_the_person_typed() -> None:
                    "<local-command-stdout></local-command-stdout>", "<bash-input>ls</bash-input>"):  # fmt: skip
         assert typed(chrome) is None
         assert lines.opens_turn(_line("user", 1, chrome))
+        assert lines.is_interrupt(_line("user", 1, chrome)) == chrome.startswith("[Request interrupted")
     assert typed("x", isMeta=True) is None
     assert typed("x", isCompactSummary=True) is None
     assert typed("x", isSidechain=True) is None
