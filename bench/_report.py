@@ -552,9 +552,14 @@ def _fmt(value: float | None) -> str:
     return f"{value:,.3g}" if abs(value) < 1 else f"{value:,.2f}"
 
 
+def _title(report: dict[str, Any]) -> str:
+    # A benchmark run on its own (`dagmem bench coding`) names itself; the full report is "dagmem bench".
+    return str(report.get("title") or "dagmem bench") + (" --quick" if report["quick"] else "")
+
+
 def print_results(report: dict[str, Any]) -> None:
     console = kit.report_console(140)
-    table = kit.table("dagmem bench" + (" --quick" if report["quick"] else ""), "figure", "value", "baseline",
+    table = kit.table(_title(report), "figure", "value", "baseline",
                       "ratio", "goal", "met")  # fmt: skip
     for r in report["results"]:
         met = {True: "[green]yes[/green]", False: "[red]NO[/red]", None: ""}[r["met"]]
@@ -611,7 +616,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
     ax.barh(names, scores, color=colours)
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xlabel("measured / goal (1 = the goal's bound; left of it is met; capped at 10)")
-    ax.set_title("dagmem bench" + (" --quick" if report["quick"] else ""))
+    ax.set_title(_title(report))
     ax.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -16,7 +16,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or locomo --data PATH, on its own",
+        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or, on its own, locomo --data "
+        "PATH or coding [--data DIR] [--set SET]",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
     parser.add_argument(
@@ -24,10 +25,21 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path("bench-out"),
         metavar="DIR",
-        help="where bench.json, bench.md and bench.png go (default ./bench-out)",
+        help="where bench.json, bench.md and bench.png go (coding: and coding-contexts.jsonl; default "
+        "./bench-out)",
     )
     parser.add_argument(
-        "--data", type=Path, metavar="LOCOMO_JSON", help="locomo: the LoCoMo-format file to evaluate on"
+        "--data",
+        type=Path,
+        metavar="PATH",
+        help="locomo: the LoCoMo-format file to evaluate on; coding: the Claude Code transcripts folder "
+        "(default $DAGMEM_TRANSCRIPTS, else shared/data/transcripts beside the checkout)",
+    )
+    parser.add_argument(
+        "--set",
+        default="dev",
+        choices=("dev", "unseen", "all"),
+        help="coding: the questions asked (all: dev and unseen, reported apart)",
     )
     parser.add_argument(
         "--distiller", default="extractive", choices=DISTILLERS, help="locomo: how memory is distilled"
@@ -35,6 +47,15 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if "coding" in args.names:  # like locomo: an evaluation on data, not a figure of the full run
+        from .._errors import CommandError
+
+        if list(args.names) != ["coding"]:
+            raise CommandError("dagmem bench coding runs on its own: dagmem bench coding [--data DIR]")
+        from ...bench import coding
+        from .._paths import out_directory
+
+        return coding.main(args, out_directory(Path(args.out)))
     from .._bench import command
 
     return command(args)
