@@ -9,7 +9,12 @@ from pathlib import Path
 
 from dagmem.tests.hooks._claude import Transcript, context_of, hook, wait_for_worker
 
-ARGS = ("--threshold", "100000", "--idle-after", "1e10")  # nothing is due at a Stop: only the compaction writes
+ARGS = (
+    "--threshold",
+    "100000",
+    "--idle-after",
+    "1e10",
+)  # nothing is due at a Stop: only the compaction writes
 
 
 def test_a_start_after_a_compaction_gives_back_what_was_written_before_it(tmp_path: Path) -> None:

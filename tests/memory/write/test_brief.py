@@ -5,6 +5,7 @@ older; a session's start reads the current entries newest first."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dagmem import FileSessionStore
 from dagmem.memory.durable import read_workspace_id
@@ -23,8 +24,8 @@ class Session:
         self.sid = sid
         self.store = FileSessionStore(home)
 
-    def say(self, role: str, text: str, **kw: object) -> str:
-        return self.store.append(self.sid, role, text, **kw).id  # type: ignore[arg-type]
+    def say(self, role: str, text: str, **kw: Any) -> str:
+        return self.store.append(self.sid, role, text, **kw).id
 
     def ran(
         self,

@@ -50,7 +50,9 @@ def test_the_file_an_edit_changed_names_the_page(tmp_path: Path) -> None:
     assert [r.outcome for r in write_home(tmp_path, force=True)] == ["written"]
     names = sorted(p.name for p in (tmp_path / "memory" / "topics").glob("*.md"))
     assert "renderer-py.md" in names
-    page = parse_topic((tmp_path / "memory" / "topics" / "renderer-py.md").read_text(), "topics/renderer-py.md")
+    page = parse_topic(
+        (tmp_path / "memory" / "topics" / "renderer-py.md").read_text(), "topics/renderer-py.md"
+    )
     assert page.title == "renderer.py"
 
 
