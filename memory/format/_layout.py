@@ -37,6 +37,9 @@ __all__ = [
     "TOPICS_DIR",
     "HomePaths",
     "WorkspacePaths",
+    "held_file_of",
+    "is_held_topic",
+    "page_of_held",
 ]
 
 SESSIONS_DIR: Final = "sessions"
@@ -49,6 +52,27 @@ CORE_MASTER: Final = f"{TOPICS_DIR}/core.md"  # relative to the workspace root
 # rejected: topic files like any other (so every record stays cited), that recall leaves out by default.
 HELD_TOPIC: Final = f"{TOPICS_DIR}/held.md"
 REJECTED_TOPIC: Final = f"{TOPICS_DIR}/rejected.md"
+# A page's blocks held for review (an instruction in text the person did not type) wait in
+# `topics/held--<slug>.md`, so approving one knows its page: no subject's slug holds "--" (a part is
+# `<slug>--<n>`, and "held" is reserved), so no page is ever named so.
+_HELD_PAGE: Final = f"{TOPICS_DIR}/held--"
+
+
+def is_held_topic(relpath: str) -> bool:
+    """The hold queue's files: `topics/held.md` (candidate core facts) and `topics/held--<slug>.md`."""
+    return relpath == HELD_TOPIC or relpath.startswith(_HELD_PAGE)
+
+
+def held_file_of(page: str) -> str:
+    """Where a block of the topic file `page` waits while it is held."""
+    return HELD_TOPIC if page == CORE_MASTER else _HELD_PAGE + page.removeprefix(f"{TOPICS_DIR}/")
+
+
+def page_of_held(held: str) -> str:
+    """The topic file a block of the hold queue's file `held` goes to when it is approved."""
+    return CORE_MASTER if held == HELD_TOPIC else f"{TOPICS_DIR}/" + held.removeprefix(_HELD_PAGE)
+
+
 STATE_DIR: Final = ".dagmem"
 TXLOG_FILE: Final = "txlog.jsonl"
 WORKSPACE_ID_FILE: Final = "workspace-id"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from ._layout import CORE_MASTER, HELD_TOPIC, REJECTED_TOPIC
+from ._layout import CORE_MASTER, HELD_TOPIC, REJECTED_TOPIC, is_held_topic
 from ._tokens import count_tokens
 from ._topic_model import Block, Topic, TopicFormatError
 from ._topic_parse import parse_topic
@@ -77,7 +77,7 @@ class TopicIndex:
 
 def in_topic_index(relpath: str) -> bool:
     """Whether the topic file `relpath` has a line in the index."""
-    return is_topic_path(relpath) and relpath not in _NOT_MAPPED
+    return is_topic_path(relpath) and relpath not in _NOT_MAPPED and not is_held_topic(relpath)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,12 +11,12 @@ from ..durable import read_below
 from ..format import (
     CORE_FILE,
     CORE_MASTER,
-    HELD_TOPIC,
     REJECTED_TOPIC,
     TOPIC_INDEX,
     Block,
     Topic,
     TopicFormatError,
+    is_held_topic,
     parse_topic,
     parse_topic_index,
     render_core,
@@ -77,7 +77,7 @@ def topic_for(memory: Path, path: str, scope: Scope | None) -> str | None:
     text = data.decode("utf-8", "replace")
     if scope is None or scope.is_owner:
         return text
-    if path == REJECTED_TOPIC or (path == HELD_TOPIC and not scope.held):
+    if path == REJECTED_TOPIC or (is_held_topic(path) and not scope.held):
         return None
     if path == CORE_MASTER and not scope.core:
         return None
