@@ -16,9 +16,11 @@ from ._forget import finish_pending as finish_pending
 from ._forget import forget as forget
 from ._forget import plan_forget as plan_forget
 from ._forget import verify_forgotten as verify_forgotten
+from ._forms import MIN_BYTES as MIN_BYTES
 from ._scan import Copy as Copy
 
 __all__ = [
+    "MIN_BYTES",
     "Copy",
     "ForgetPlan",
     "ForgetReport",
