@@ -49,7 +49,15 @@ from ._forms import MIN_BYTES, hashes, name_forms, subject_slugs
 from ._scan import Copy, Needles, scan_home
 from ._topics import rewrite_topics
 
-__all__ = ["ForgetPlan", "ForgetReport", "finish_pending", "forget", "plan_forget", "verify_forgotten"]
+__all__ = [
+    "ForgetPlan",
+    "ForgetReport",
+    "finish_pending",
+    "forget",
+    "forgotten_check",
+    "plan_forget",
+    "verify_forgotten",
+]
 
 log = logging.getLogger("dagmem.forget")
 
@@ -355,6 +363,27 @@ def _purge_caches(workspace: Workspace, *, fsync: bool) -> None:
     compact(workspace.root, fsync=fsync)
     faults.hit("forget:vacuum")
     workspace.vacuum_index()
+
+
+def forgotten_check(home: Path | str) -> Callable[[str], bool] | None:
+    """A test of a text against every forget of `home` (None when nothing was forgotten): True when the
+    text holds a form of a forgotten text, so an import stores a tombstone instead of bringing it back
+    (a resumed or forked copy of a transcript holds the same lines under another session id).
+    `ForgottenCorrupt` for a damaged journal: what was forgotten is then unknown, and nothing is imported."""
+    from ..format import ForgottenCorrupt, parse_forgotten
+
+    paths = HomePaths(Path(home)).workspace
+    data = read_regular(paths.forgotten)
+    if data is None:
+        return None
+    try:
+        entries = parse_forgotten(data)
+    except ValueError as exc:
+        raise ForgottenCorrupt(paths.forgotten, str(exc)) from None
+    needles = Needles(text for entry in entries for text in entry.texts)
+    if not needles:
+        return None
+    return lambda text: needles.find(text.encode("utf-8", "surrogatepass")) is not None
 
 
 def verify_forgotten(home: Path | str) -> list[Copy]:
