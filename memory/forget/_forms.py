@@ -93,5 +93,10 @@ def subject_slugs(text: str) -> set[str]:
 
 def name_forms(slugs: Iterable[str]) -> list[str]:
     """How a topic named `slug` shows in a home: its file name (in the txlog, the index, the recall
-    index, the file system), and the prefix of its parts (`topics/<slug>--2.md`, ...)."""
-    return sorted(form for slug in slugs for form in (f"topics/{slug}.md", f"topics/{slug}--"))
+    index, the file system), the prefix of its parts (`topics/<slug>--2.md`, ...) and of the file its
+    held blocks wait in (`topics/held--<slug>.md`)."""
+    return sorted(
+        form
+        for slug in slugs
+        for form in (f"topics/{slug}.md", f"topics/{slug}--", f"topics/held--{slug}")  # and its held blocks
+    )
