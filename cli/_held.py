@@ -1,4 +1,5 @@
-"""`dagmem held [list | approve ID | reject ID]`: the hold queue of candidate core facts.
+"""`dagmem held [list | approve ID | reject ID]`: the hold queue (candidate core facts, and page blocks
+that carry an instruction from text the person did not type).
 
 A candidate core fact whose evidence the person did not type (a tool's output, a pasted page, the
 assistant, an imported transcript), or that reads as an instruction to the agent, waits here instead of
@@ -53,6 +54,7 @@ def command(args: argparse.Namespace) -> int:
                                 "claim": item.claim,
                                 "date": item.date,
                                 "reason": item.reason,
+                                "page": item.page,
                                 "evidence": [
                                     {"source_id": e.source_id, "origin": e.origin, "text": e.text}
                                     for e in item.evidence
@@ -73,6 +75,7 @@ def command(args: argparse.Namespace) -> int:
             print(f"  {item.block_id}  {item.date}  {item.claim}")
             if item.reason:
                 print(f"      held: {item.reason}")
+            print(f"      approving files it in {item.page}")
             for e in item.evidence:
                 text = " ".join(e.text.split())
                 print(f"      {e.source_id} [{e.origin or 'not archived'}] {text[:120]}")

@@ -63,7 +63,7 @@ class Follower:
         before = self.report.added
         self._pending.extend(importer.poll(final=False))
         while self._pending:
-            node = self._pending.popleft()
+            node = sink.screen(self._pending.popleft())
             # Shielded: a stop (Ctrl-C) lands between nodes, never after the runtime took one but before the
             # report counted it (the actor applies a request whose caller was cancelled).
             with anyio.CancelScope(shield=True):

@@ -41,6 +41,7 @@ class Planned:
     origin: str | None = None
     spawned_from: str | None = None  # "<sid>/<node>": where its session was spawned from, when known
     digest: bytes = b""  # `text_digest(content)`, made once by the mapper
+    forgotten_at: float | None = None  # a tombstone: its text was forgotten (`StoreSink.screen`)
 
     def __post_init__(self) -> None:
         if not self.digest:

@@ -7,13 +7,16 @@ session's last turn, and `dagmem write` treats an old transcript as the idle ses
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidInput, SessionInvalid
+from ..forget import forgotten_check
 from ..format import Node
-from ..store import NewTurn, SessionStore
+from ..store import FileSessionStore, NewTurn, SessionStore
 from ._entries import Problem
 from ._mapper import Planned, text_digest
 
@@ -36,6 +39,7 @@ class SessionCount:
     present: int = 0  # already in the session (an earlier import)
     failed: int = 0
     orphans: int = 0
+    forgotten: int = 0  # turns whose text was forgotten: stored as tombstones
     head: str | None = None
 
     def as_json(self) -> dict[str, Any]:
@@ -81,6 +85,28 @@ class StoreSink:
         self._known: dict[str, dict[str, bytes] | None] = {}
         self._alias: dict[tuple[str, str], str | None] = {}
         self._spawned_from: dict[str, str | None] = {}  # session -> what it was spawned from on disk
+        # Forgotten stays forgotten: a text `dagmem forget` removed (by its hashes in the journal) is
+        # never brought back by an import, whatever session id its transcript now has.
+        home = store.home if isinstance(store, FileSessionStore) else None
+        self._forgotten: Callable[[str], bool] | None = None if home is None else forgotten_check(home)
+
+    def screen(self, planned: Planned) -> Planned:
+        """`planned`, or its tombstone when its text holds a forgotten one (reported, never its text)."""
+        if self._forgotten is None or not planned.content or not self._forgotten(planned.content):
+            return planned
+        source = planned.metadata.get("source", {})
+        self.report.problems.append(
+            Problem(
+                str(source.get("file")),
+                int(source.get("line", 0)),
+                f"turn {planned.session}/{planned.node_id} holds a text forgotten by `dagmem forget`: "
+                "stored as a tombstone, its text not imported",
+            )
+        )
+        self.report.count(planned.session).forgotten += 1
+        return dataclasses.replace(
+            planned, content="", digest=text_digest(""), forgotten_at=round(time.time(), 3)
+        )
 
     def spawned_from(self, planned: Planned) -> str | None:
         """Where the planned node's session was spawned from, to give with its append: only while the
@@ -163,7 +189,7 @@ class StoreSink:
         current: list[Planned] = []  # the node whose turn the store holds now (at most one)
 
         def turns() -> Iterator[NewTurn]:
-            for planned in run:
+            for planned in map(self.screen, run):
                 if self.skip(planned):
                     continue
                 # Computed as each turn is taken: a refused node's children follow its predecessor.
@@ -179,6 +205,7 @@ class StoreSink:
                     planned.spawned,
                     spawned_from,
                     planned.origin,
+                    planned.forgotten_at,
                 )
 
         def outcome(_turn: NewTurn, result: Node | InvalidInput) -> None:

@@ -10,7 +10,9 @@ None: what the core block shows every conversation). For a reader at tip T of se
 - cross-session spawn: when S was spawned from (P, n), P is read likewise as from tip n: the parent's
   root → n is the reader's own too.
 
-A block is left when it has evidence and every piece of it lies on left branches (for this reader).
+A block is left when it has evidence and every saying of it (a run of consecutive cited turns) runs into a
+left branch (for this reader): an exchange joining the last shared turn with an abandoned prompt is the
+abandoned statement, while a block said again on a kept branch stays current.
 Branch classes (`on` / `sibling` / `other`) follow DESIGN's rule, spawn-aware: a reader on the parent's
 path through the spawn node sees the child session's blocks as `on`; a reader in the child sees the
 parent's root → node as `on`; everyone else sees the other session's blocks as `other`.
@@ -81,14 +83,49 @@ class Reader:
         return self._left[session_id]
 
     def is_left(self, evidence: Evidence) -> bool:
-        """True when there is evidence and all of it lies on branches left for this reader (a node None,
-        or a session no shape knows, is never left)."""
-        seen = False
+        """True when there is evidence and every saying of it runs into a branch left for this reader (a
+        node None, or a session no shape knows, is never left).
+
+        A saying is a run of cited turns one after the other (an exchange: a prompt, its reply, the answer
+        to the reply's question). One that starts on the shared prefix and ends on an alternative the
+        person edited or retried away (the last shared turn joined with the abandoned prompt) is that
+        abandoned statement: its shared turns do not make it current. A run with no left turn is a saying
+        on a kept branch, and the block stays current (said both on the kept branch and the left one)."""
+        by_session: dict[str, set[str]] = {}
         for session, node in evidence:
-            seen = True
-            if node is None or node not in self.left_in(session):
+            if node is None:
                 return False
-        return seen
+            by_session.setdefault(session, set()).add(node)
+        if not by_session:
+            return False
+        for session, nodes in by_session.items():
+            left = self.left_in(session)
+            if not nodes & left:
+                return False
+            if not nodes <= left and not self._runs_into(session, nodes, left):
+                return False
+        return True
+
+    def _runs_into(self, session: str, nodes: set[str], left: frozenset[str]) -> bool:
+        """Whether every run of consecutive cited `nodes` (linked by predecessor edges) holds a left one."""
+        shape = self._shape(session)
+        if shape is None:
+            return False
+        parent: dict[str, str] = {}
+
+        def root(node: str) -> str:
+            while node in parent:
+                node = parent[node]
+            return node
+
+        for node in nodes:
+            before = shape.predecessors.get(node)
+            if before is not None and before in nodes:
+                a, b = root(node), root(before)
+                if a != b:
+                    parent[a] = b
+        runs_left = {root(node) for node in nodes if node in left}
+        return all(root(node) in runs_left for node in nodes)
 
     def branch(self, evidence: Evidence) -> BranchClass | None:
         """`on` / `sibling` / `other` for this reader, spawn-aware; None without a session."""

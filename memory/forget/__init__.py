@@ -14,16 +14,20 @@ from ._forget import ForgetPlan as ForgetPlan
 from ._forget import ForgetReport as ForgetReport
 from ._forget import finish_pending as finish_pending
 from ._forget import forget as forget
+from ._forget import forgotten_check as forgotten_check
 from ._forget import plan_forget as plan_forget
 from ._forget import verify_forgotten as verify_forgotten
+from ._forms import MIN_BYTES as MIN_BYTES
 from ._scan import Copy as Copy
 
 __all__ = [
+    "MIN_BYTES",
     "Copy",
     "ForgetPlan",
     "ForgetReport",
     "finish_pending",
     "forget",
+    "forgotten_check",
     "plan_forget",
     "verify_forgotten",
 ]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import faults
+from ..durable import read_regular
 from ..errors import InvalidInput, UnknownSession
 from ..format import (
     CORE_FILE,
@@ -44,15 +45,24 @@ from ..format import (
 from ..store import FileSessionStore, rewrite_history
 from ..workspace import Workspace
 from ..write import core_after
-from ._forms import hashes
+from ._forms import MIN_BYTES, hashes, name_forms, subject_slugs
 from ._scan import Copy, Needles, scan_home
 from ._topics import rewrite_topics
 
-__all__ = ["ForgetPlan", "ForgetReport", "finish_pending", "forget", "plan_forget", "verify_forgotten"]
+__all__ = [
+    "ForgetPlan",
+    "ForgetReport",
+    "finish_pending",
+    "forget",
+    "forgotten_check",
+    "plan_forget",
+    "verify_forgotten",
+]
 
 log = logging.getLogger("dagmem.forget")
 
 _LOCK_WAIT_S = 120.0  # a forget waits for the writer's installs, which are short
+_TXLOG_TOPIC = re.compile(rb"topics/([a-z0-9][a-z0-9-]{0,63})\.md")
 
 
 @dataclass(frozen=True)
@@ -63,9 +73,17 @@ class ForgetPlan:
     texts: tuple[str, ...] = field(repr=False)
     blocks: tuple[str, ...]  # "<topic relpath>#<block id>" citing a target
     files: tuple[str, ...]  # home-relative files that change
+    # `--match` texts under `MIN_BYTES`: removed with their turns, but too short to scan for on their own
+    # (the turns that hold them and the topic names they give are scanned for).
+    too_short: tuple[str, ...] = field(default=(), repr=False)
 
     def as_json(self) -> dict[str, Any]:
-        return {"targets": list(self.targets), "blocks": list(self.blocks), "files": list(self.files)}
+        return {
+            "targets": list(self.targets),
+            "blocks": list(self.blocks),
+            "files": list(self.files),
+            "unscanned": len(self.too_short),
+        }
 
 
 @dataclass
@@ -115,6 +133,7 @@ def plan_forget(
     store = FileSessionStore(home, read_only=True)
     targets: list[str] = []
     texts: list[str] = []
+    named: set[str] = set()  # texts whose own name is forgotten whether or not a topic has it yet
     if node is not None:
         sid, slash, nid = node.partition("/")
         if not slash:
@@ -141,6 +160,7 @@ def plan_forget(
         assert match is not None
         if not match:
             raise InvalidInput("--match needs a non-empty text")
+        named.add(match)
         try:
             pattern = re.compile(match if regex else re.escape(match))
         except re.error as exc:
@@ -154,10 +174,47 @@ def plan_forget(
                     texts.append(item.content)
                     found.update(hits)
         texts.extend(sorted(found))
-    return _plan(home, targets, texts)
+        named.update(found)
+    short = tuple(sorted({t for t in named if len(t.encode("utf-8", "surrogatepass")) < MIN_BYTES}))
+    names = _derived_names(home, store, targets, texts, named)
+    return _plan(home, targets, [*texts, *name_forms(names)], short)
 
 
-def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
+def _topic_names(home: Path) -> set[str]:
+    """Every topic name the home holds or has held: its topic files, and the paths its txlog names."""
+    workspace = HomePaths(home).workspace
+    found = {path.stem for path in workspace.topics.glob("*.md")}
+    data = read_regular(workspace.txlog) or b""
+    found.update(m.decode() for m in _TXLOG_TOPIC.findall(data))
+    return {name.partition("--")[0] for name in found}
+
+
+def _derived_names(
+    home: Path, store: FileSessionStore, targets: list[str], texts: list[str], named: set[str]
+) -> set[str]:
+    """The topic names that are copies of the forgotten texts: a name derived from one (a word or a name
+    it says: what topics are named after) that a topic has or had, or that a `--match` text itself
+    takes, and that no turn the forget keeps could have given (then the word is still said there, and
+    the name is that turn's as much)."""
+    if not targets:
+        return set()
+    derived: set[str] = set()
+    for text in texts:
+        derived |= subject_slugs(text)
+    derived &= _topic_names(home) | {slug for text in named for slug in subject_slugs(text)}
+    if not derived:
+        return derived
+    forgotten = set(targets)
+    for sid in store.session_ids():
+        for nid, item in store.load(sid).nodes.items():
+            if item.content and f"{sid}/{nid}" not in forgotten and not _forgotten(item):
+                derived -= subject_slugs(item.content)
+                if not derived:
+                    return derived
+    return derived
+
+
+def _plan(home: Path, targets: list[str], texts: list[str], short: tuple[str, ...] = ()) -> ForgetPlan:
     paths = HomePaths(home)
     changes = rewrite_topics(paths.workspace, targets, Needles(hashes(texts)))
     workspace = paths.workspace
@@ -179,7 +236,7 @@ def _plan(home: Path, targets: list[str], texts: list[str]) -> ForgetPlan:
     if changes.renamed:
         files.add(rel(workspace.txlog))  # the old topic names in its lines
     blocks = sorted({*changes.removed, *changes.redistilled})
-    return ForgetPlan(tuple(sorted(targets)), tuple(texts), tuple(blocks), tuple(sorted(files)))
+    return ForgetPlan(tuple(sorted(targets)), tuple(texts), tuple(blocks), tuple(sorted(files)), short)
 
 
 def forget(
@@ -306,6 +363,27 @@ def _purge_caches(workspace: Workspace, *, fsync: bool) -> None:
     compact(workspace.root, fsync=fsync)
     faults.hit("forget:vacuum")
     workspace.vacuum_index()
+
+
+def forgotten_check(home: Path | str) -> Callable[[str], bool] | None:
+    """A test of a text against every forget of `home` (None when nothing was forgotten): True when the
+    text holds a form of a forgotten text, so an import stores a tombstone instead of bringing it back
+    (a resumed or forked copy of a transcript holds the same lines under another session id).
+    `ForgottenCorrupt` for a damaged journal: what was forgotten is then unknown, and nothing is imported."""
+    from ..format import ForgottenCorrupt, parse_forgotten
+
+    paths = HomePaths(Path(home)).workspace
+    data = read_regular(paths.forgotten)
+    if data is None:
+        return None
+    try:
+        entries = parse_forgotten(data)
+    except ValueError as exc:
+        raise ForgottenCorrupt(paths.forgotten, str(exc)) from None
+    needles = Needles(text for entry in entries for text in entry.texts)
+    if not needles:
+        return None
+    return lambda text: needles.find(text.encode("utf-8", "surrogatepass")) is not None
 
 
 def verify_forgotten(home: Path | str) -> list[Copy]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from typing import Final
 
-from ..format import TextHash, inert
-from ..write import excerpt
+from ..format import TextHash, inert, is_topic_slug
+from ..write import excerpt, may_name, topic_slug
 
-__all__ = ["HEAD_MASK", "MIN_BYTES", "P", "forms", "hashes", "roll"]
+__all__ = ["HEAD_MASK", "MIN_BYTES", "P", "forms", "hashes", "name_forms", "roll", "subject_slugs"]
 
 MIN_BYTES: Final = 8  # also the head's window: every form has one
 HEAD_MASK: Final = (1 << 32) - 1  # a head keeps 32 bits of its window's rolling hash
@@ -59,3 +60,43 @@ def hashes(texts: Iterable[str]) -> list[TextHash]:
     return [
         TextHash(len(f), roll(f[:MIN_BYTES]) & HEAD_MASK, hashlib.sha256(f).hexdigest()) for f in forms(texts)
     ]
+
+
+# A word as the subject picker reads one, and the longest name it takes (a run of capitalised words).
+_TOKEN: Final = re.compile(r"[^\W\d_](?:[\w’'-]*[^\W_])?")
+_NAME_WORDS: Final = 3
+# Names no subject gives a topic (the fallback page, the reserved ones): never a copy of a text.
+_FIXED: Final = frozenset({"notes", "core", "held", "rejected", "index"})
+
+
+def subject_slugs(text: str) -> set[str]:
+    """The slugs a topic named after `text` could take: each word that may name a subject (and its
+    singulars), and each run of up to three capitalised words ("New York" -> `new-york`)."""
+    tokens = _TOKEN.findall(text)
+    out: set[str] = set()
+    for i, token in enumerate(tokens):
+        if may_name(token):
+            lower = token.casefold()
+            words = {token}
+            if lower.endswith("s") and len(lower) > 3:
+                words |= {lower[:-1], lower[:-2], lower[:-3] + "y"}
+            out.update(topic_slug(word) for word in words if word)
+        if token[:1].isupper():
+            run = [token]
+            for nxt in tokens[i + 1 : i + _NAME_WORDS]:
+                if not nxt[:1].isupper():
+                    break
+                run.append(nxt)
+                out.add(topic_slug(" ".join(run)))
+    return {slug for slug in out if is_topic_slug(slug) and slug not in _FIXED}
+
+
+def name_forms(slugs: Iterable[str]) -> list[str]:
+    """How a topic named `slug` shows in a home: its file name (in the txlog, the index, the recall
+    index, the file system), the prefix of its parts (`topics/<slug>--2.md`, ...) and of the file its
+    held blocks wait in (`topics/held--<slug>.md`)."""
+    return sorted(
+        form
+        for slug in slugs
+        for form in (f"topics/{slug}.md", f"topics/{slug}--", f"topics/held--{slug}")  # and its held blocks
+    )

@@ -26,6 +26,8 @@ from ..format import (
     Topic,
     WorkspacePaths,
     anchor_of,
+    held_file_of,
+    is_held_topic,
     parse_topic,
     render_topic,
     scan_archive,
@@ -131,6 +133,8 @@ def rewrite_topics(paths: WorkspacePaths, forgotten: Collection[str], needles: N
         named = needles.find(relpath.encode()) is not None or needles.find(topic.title.encode()) is not None
         if named and kept and relpath != "topics/core.md":
             new_path = _renamed(paths, changes.files)
+            if is_held_topic(relpath):  # a page's held blocks stay held, under the new name
+                new_path = held_file_of(new_path)
             changes.renamed[relpath] = new_path
             changes.files[new_path] = render_topic(Topic("Renamed", tuple(kept))).encode()
             changes.files[relpath] = None

@@ -40,7 +40,10 @@ if TYPE_CHECKING:
     from ._layout import REJECTED_TOPIC as REJECTED_TOPIC
     from ._layout import HomePaths as HomePaths
     from ._layout import WorkspacePaths as WorkspacePaths
+    from ._layout import held_file_of as held_file_of
     from ._layout import is_brief_path as is_brief_path
+    from ._layout import is_held_topic as is_held_topic
+    from ._layout import page_of_held as page_of_held
     from ._limits import MAX_CONTENT_BYTES as MAX_CONTENT_BYTES
     from ._limits import MAX_METADATA_DEPTH as MAX_METADATA_DEPTH
     from ._limits import MAX_RECORD_LINES as MAX_RECORD_LINES
@@ -195,9 +198,11 @@ __all__ = [
     "entry_line",
     "excerpt_of",
     "graph_problems",
+    "held_file_of",
     "in_topic_index",
     "inert",
     "is_brief_path",
+    "is_held_topic",
     "is_tool_evidence",
     "is_topic_path",
     "is_topic_slug",
@@ -208,6 +213,7 @@ __all__ = [
     "node_filename",
     "node_relpath",
     "output_counts",
+    "page_of_held",
     "parse_forgotten",
     "parse_node",
     "parse_node_filename",
@@ -282,6 +288,9 @@ __getattr__, __dir__ = lazy(
         "HEAD": "._node",
         "HEADER": "._archive_codec",
         "HELD_TOPIC": "._layout",
+        "held_file_of": "._layout",
+        "is_held_topic": "._layout",
+        "page_of_held": "._layout",
         "HeadType": "._node",
         "HomePaths": "._layout",
         "MARKER_KEY": "._node",

@@ -39,7 +39,10 @@ __all__ = [
     "TOPICS_DIR",
     "HomePaths",
     "WorkspacePaths",
+    "held_file_of",
     "is_brief_path",
+    "is_held_topic",
+    "page_of_held",
 ]
 
 SESSIONS_DIR: Final = "sessions"
@@ -62,6 +65,27 @@ def is_brief_path(relpath: str) -> bool:
     """`topics/brief.md` or one of its parts (`topics/brief--2.md`, ...)."""
     name = relpath.removeprefix(f"{TOPICS_DIR}/")
     return name == f"{BRIEF_SLUG}.md" or (name.startswith(f"{BRIEF_SLUG}--") and name.endswith(".md"))
+
+
+# A page's blocks held for review (an instruction in text the person did not type) wait in
+# `topics/held--<slug>.md`, so approving one knows its page: no subject's slug holds "--" (a part is
+# `<slug>--<n>`, and "held" is reserved), so no page is ever named so.
+_HELD_PAGE: Final = f"{TOPICS_DIR}/held--"
+
+
+def is_held_topic(relpath: str) -> bool:
+    """The hold queue's files: `topics/held.md` (candidate core facts) and `topics/held--<slug>.md`."""
+    return relpath == HELD_TOPIC or relpath.startswith(_HELD_PAGE)
+
+
+def held_file_of(page: str) -> str:
+    """Where a block of the topic file `page` waits while it is held."""
+    return HELD_TOPIC if page == CORE_MASTER else _HELD_PAGE + page.removeprefix(f"{TOPICS_DIR}/")
+
+
+def page_of_held(held: str) -> str:
+    """The topic file a block of the hold queue's file `held` goes to when it is approved."""
+    return CORE_MASTER if held == HELD_TOPIC else f"{TOPICS_DIR}/" + held.removeprefix(_HELD_PAGE)
 
 
 STATE_DIR: Final = ".dagmem"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from ._layout import CORE_MASTER, HELD_TOPIC, REJECTED_TOPIC, is_brief_path
+from ._layout import CORE_MASTER, HELD_TOPIC, REJECTED_TOPIC, is_brief_path, is_held_topic
 from ._tokens import count_tokens
 from ._topic_model import Block, Topic, TopicFormatError
 from ._topic_parse import parse_topic
@@ -78,7 +78,12 @@ class TopicIndex:
 def in_topic_index(relpath: str) -> bool:
     """Whether the topic file `relpath` has a line in the index (the core, the hold queue and the brief are
     given on their own, not as topics)."""
-    return is_topic_path(relpath) and relpath not in _NOT_MAPPED and not is_brief_path(relpath)
+    return (
+        is_topic_path(relpath)
+        and relpath not in _NOT_MAPPED
+        and not is_brief_path(relpath)
+        and not is_held_topic(relpath)
+    )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -17,9 +17,10 @@ already is such a block comes back unchanged and any other is wrapped once: wrap
 gave two layers, and the inner one was later stripped to an empty shell.
 
 Quoted memory can never open or close the block: every spelling of the tag an HTML or XML reader accepts
-(any case, attributes or whitespace before `>`, `</memory-context\\n>`), its full-width forms and its
-character-reference forms (`&lt;/memory-context&gt;`) get a zero-width space after the tag name, so that
-name is no longer `memory-context` to any reader.
+(any case, attributes or whitespace before `>`, `</memory-context\\n>`), its character-reference forms
+(`&lt;/memory-context&gt;`) and every spelling that looks like it (`_tags`: full-width and look-alike
+letters, slashes and angle brackets, invisible characters inside it) get a zero-width space after the tag
+name, so that name is no longer `memory-context` to any reader.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # for the annotations only: a session's start renders the cor
     AnyHit = Hit | Found  # a `Hit`, or the search's plain record of one (`find_hits`)
     AnyEvidence = Evidence | FoundEvidence
 from ._pick import Statement, same_statement, statement
+from ._tags import BLOCK, BOTH, MARK, name_ends
 
 __all__ = [
     "HELD_LABEL",
@@ -64,30 +66,20 @@ QUOTED_NOTE: Final = (
 LEFT_LABEL: Final = "left branch: said on a branch of the conversation that was edited or retried away"
 CORE_TOPIC: Final = CORE_MASTER
 
-# "<" as a reader may see it: itself, full-width or small, or a character reference (HTML decodes `&lt`
-# without its semicolon too); then "/" likewise, optional; then the name in any case, full-width letters
-# and any dash. Whatever follows (">", whitespace, attributes, "/>") does not matter: the name is broken.
-_LT: Final = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
-_SLASH: Final = r"(?:/|\uff0f|&sol;|&#0*47;?|&#x0*2f;?)?"
-_DASH: Final = "[-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d]"
-
-
-def _name(tag: str) -> str:
-    return "".join(_DASH if c == "-" else f"[{c}{chr(ord(c) + 0xFEE0)}]" for c in tag)
-
-
-# Both tags this block uses: quoted text may neither close the block nor its quotation.
-_NAME: Final = f"(?:{_name('memory-context')}|{_name(QUOTED)})"
-# Not once more after a zero-width space: rendering is idempotent, and a rendered block is recognised.
-_TAG: Final = re.compile(rf"{_LT}\s*{_SLASH}\s*{_NAME}(?!\u200b)", re.IGNORECASE)
-# A rendered block holds quotations of its own: only the block's tag inside it makes it no block.
-_BLOCK_TAG: Final = re.compile(rf"{_LT}\s*{_SLASH}\s*{_name('memory-context')}(?!\u200b)", re.IGNORECASE)
 _WRAPPED: Final = re.compile(r"\s*<memory-context>\n(?P<body>(?:.*\n)?)</memory-context>\s*", re.DOTALL)
 
 
 def _neutral(text: str) -> str:
-    # Quoted memory must not close (or open) the block it sits in.
-    return _TAG.sub(lambda m: m.group() + "\u200b", text)
+    # Quoted memory must not close (or open) the block it sits in: each tag, in any spelling a reader may
+    # take for it (`_tags`), gets a zero-width space after its name.
+    ends = list(name_ends(text, BOTH))
+    if not ends:
+        return text
+    parts, start = [], 0
+    for end in ends:
+        parts += [text[start:end], MARK]
+        start = end
+    return "".join(parts) + text[start:]
 
 
 def _when(evidence: AnyEvidence) -> tuple[str, str, int]:
@@ -195,7 +187,8 @@ def render_context(hits: Sequence[AnyHit] | str, core: str | None = None) -> str
     """One `<memory-context>` block for `hits` (and the core facts first, if given)."""
     if isinstance(hits, str):
         wrapped = _WRAPPED.fullmatch(hits)
-        if wrapped is not None and _BLOCK_TAG.search(wrapped["body"]) is None:
+        # A rendered block holds quotations of its own: only the block's tag inside it makes it no block.
+        if wrapped is not None and next(name_ends(wrapped["body"], BLOCK), None) is None:
             return hits
         body = [*_core_part(core), _neutral(hits.strip("\n"))]
         return "\n".join([OPEN, *body, CLOSE])

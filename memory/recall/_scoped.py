@@ -11,12 +11,12 @@ from ..durable import read_below
 from ..format import (
     CORE_FILE,
     CORE_MASTER,
-    HELD_TOPIC,
     REJECTED_TOPIC,
     TOPIC_INDEX,
     Block,
     Topic,
     TopicFormatError,
+    is_held_topic,
     parse_topic,
     parse_topic_index,
     render_core,
@@ -25,6 +25,7 @@ from ..format import (
     summarise_topic,
 )
 from ..trust import OutOfScope, Scope
+from ._core_text import core_facts
 from ._entries import ArchiveSources
 
 __all__ = ["core_for", "index_for", "topic_for"]
@@ -44,7 +45,8 @@ def _block_allowed(scope: Scope, sources: ArchiveSources) -> Callable[[Block], b
 
 def core_for(memory: Path, scope: Scope | None) -> str:
     """The core block a reader with `scope` may be given: `core.md` itself for the owner; for anyone else
-    it is rendered from the master's facts whose every cited record is in the scope ("" when none).
+    it is rendered from the facts `core.md` shows (the current ones) whose every cited record is in the
+    scope ("" when none).
     Raises `OutOfScope` when the scope does not include the core."""
     if scope is None or scope.is_owner:
         data = read_below(memory, CORE_FILE)
@@ -52,10 +54,16 @@ def core_for(memory: Path, scope: Scope | None) -> str:
     if not scope.core:
         raise OutOfScope("the core block")
     data = read_below(memory, CORE_MASTER)
-    if data is None:
+    core = read_below(memory, CORE_FILE)
+    if data is None or core is None:
         return ""
+    # The one current-facts rule: `core.md` is the master's current blocks (superseded and left ones
+    # skipped, in the transaction that made them so); a scoped reader gets the part of it it may see, never
+    # the master's history rendered as standing facts.
+    current = {fact.block_id for fact in core_facts(core.decode("utf-8", "replace")) if fact.block_id}
     master = parse_topic(data.decode("utf-8"), CORE_MASTER)
-    kept = tuple(filter(_block_allowed(scope, ArchiveSources(memory)), master.blocks))
+    allowed = _block_allowed(scope, ArchiveSources(memory))
+    kept = tuple(b for b in master.blocks if b.id in current and allowed(b))
     return render_core(render_topic(Topic(master.title, kept))) if kept else ""
 
 
@@ -69,7 +77,7 @@ def topic_for(memory: Path, path: str, scope: Scope | None) -> str | None:
     text = data.decode("utf-8", "replace")
     if scope is None or scope.is_owner:
         return text
-    if path == REJECTED_TOPIC or (path == HELD_TOPIC and not scope.held):
+    if path == REJECTED_TOPIC or (is_held_topic(path) and not scope.held):
         return None
     if path == CORE_MASTER and not scope.core:
         return None

@@ -51,7 +51,7 @@ import numpy.typing as npt
 
 from ..currency import Reader, Status, resolve
 from ..errors import InvalidInput
-from ..format import HELD_TOPIC
+from ..format import is_held_topic
 from ._answers import answers_first
 from ._embed import embed
 from ._entities import BONUS as ENTITY_BONUS
@@ -326,7 +326,7 @@ def _hit(
         block_id=entry.block_id,
         score=round(score, 6),
         branch=branch,
-        held=entry.topic == HELD_TOPIC,
+        held=is_held_topic(entry.topic),
         date=entry.date or None,
         evidence=_evidence(entry.sources, weights, asked),
         status=status,

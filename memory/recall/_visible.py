@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..format import HELD_TOPIC, REJECTED_TOPIC
+from ..format import REJECTED_TOPIC, is_held_topic
 from ._entries import Entry
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ Visible = Callable[[Entry], bool]
 
 def visible(*, held: bool = False, scope: Scope | None = None) -> Visible:
     def keep(entry: Entry) -> bool:
-        if entry.topic == REJECTED_TOPIC or (entry.topic == HELD_TOPIC and not held):
+        if entry.topic == REJECTED_TOPIC or (is_held_topic(entry.topic) and not held):
             return False
         if scope is None:
             return True

@@ -52,6 +52,9 @@ class NewTurn:
     spawned: bool = False
     spawned_from: str | None = None
     origin: str | None = None
+    # An import's tombstone for a turn whose text was forgotten (`dagmem forget`): empty content, and the
+    # node says when (`metadata.forgotten_at`, a key dagmem owns), as a forgotten node does.
+    forgotten_at: float | None = None
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass costs 3x to make, and one is made per turn
@@ -85,6 +88,10 @@ class CheckedTurn:
             metadata[SPAWNED_KEY] = True
         if turn.origin is not None and turn.origin != default_origin(role.value):
             metadata[ORIGIN_KEY] = turn.origin
+        if turn.forgotten_at is not None:
+            if content:
+                raise InvalidInput("a tombstone (forgotten_at) has no content")
+            metadata[FORGOTTEN_KEY] = turn.forgotten_at
         return cls(role, content, metadata, turn.predecessor, turn.node_id, turn.spawned, turn.spawned_from)
 
 

@@ -13,6 +13,7 @@ from ..._lazy import lazy
 
 if TYPE_CHECKING:
     from ._hold import hold_reason as hold_reason
+    from ._hold import page_hold_reason as page_hold_reason
     from ._instruction import looks_like_instruction as looks_like_instruction
     from ._instruction import normalise as normalise
     from ._scope import OWNER as OWNER
@@ -30,6 +31,7 @@ __all__ = [
     "load_scope",
     "looks_like_instruction",
     "normalise",
+    "page_hold_reason",
 ]
 
 # Each name loads its module on first use: a reader's scope needs not the instruction tripwire's patterns.
@@ -45,5 +47,6 @@ __getattr__, __dir__ = lazy(
         "load_scope": "._scope",
         "looks_like_instruction": "._instruction",
         "normalise": "._instruction",
+        "page_hold_reason": "._hold",
     },
 )

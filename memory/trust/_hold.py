@@ -17,7 +17,12 @@ from typing import Final
 
 from ._instruction import looks_like_instruction, normalise
 
-__all__ = ["hold_reason"]
+__all__ = ["hold_reason", "page_hold_reason"]
+
+# Origins of text no one in the conversation wrote to the other: a tool's output (a page, a file, a
+# command's output), a transcript brought in from elsewhere, the host's own text. An instruction in such
+# text is the injection the hold queue exists for, wherever it would be filed.
+_READ: Final = frozenset({"tool", "imported", "system"})
 
 _WORD: Final = re.compile(r"\w+")
 # How a model names the person in a claim about them: not words the person had to say.
@@ -52,6 +57,22 @@ def hold_reason(claim: str, evidence: Iterable[tuple[str, str]]) -> str | None:
         return None
     if looks_like_instruction(claim) and not _carried(claim, typed):
         return "reads as an instruction to the agent that the person's own words do not carry"
+    return None
+
+
+def page_hold_reason(claim: str, evidence: Iterable[tuple[str, str]]) -> str | None:
+    """Why a block a batch adds to a topic page (not the core) is held, or None when it is filed. `evidence`
+    is (origin, text) for each record it cites. A page is recalled and injected like the core, so an
+    instruction carried by text read or brought in (origin `tool`, `imported` or `system`) waits for the
+    person as a core fact would: held when that text, or the claim quoting it, reads as an instruction
+    to the agent. The person's and the model's own words are filed as said (a coding session's replies
+    name commands all the time; the model's words are no injection of their own)."""
+    read = [(origin, text) for origin, text in evidence if origin in _READ]
+    if not read:
+        return None
+    if any(looks_like_instruction(text) for _, text in read) or looks_like_instruction(claim):
+        origins = ", ".join(sorted({origin for origin, _ in read}))
+        return f"reads as an instruction to the agent, carried by text the person did not type (origin {origins})"
     return None
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ._distill import TopicReader as TopicReader
     from ._distill import excerpt as excerpt
     from ._distill import exchange_claim as exchange_claim
+    from ._distill import topic_slug as topic_slug
     from ._fact_keys import NUMERIC_ATTRIBUTES as NUMERIC_ATTRIBUTES
     from ._held import HeldItem as HeldItem
     from ._held import approve as approve
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from ._reorganise import one_path_in as one_path_in
     from ._reorganise import reorganise as reorganise
     from ._subjects import FILLER_WORDS as FILLER_WORDS
+    from ._subjects import may_name as may_name
 
 __all__ = [
     "DISTILLERS",
@@ -90,11 +92,13 @@ __all__ = [
     "identical_claims",
     "load_llm_settings",
     "mark_nodes",
+    "may_name",
     "one_path_in",
     "pending_by_session",
     "records_of",
     "reject",
     "reorganise",
+    "topic_slug",
     "uncited_records",
     "write_batch",
     "write_pass",
@@ -138,6 +142,8 @@ __getattr__, __dir__ = lazy(
         "core_after": "._current",
         "distiller_named": "._named",
         "excerpt": "._distill",
+        "may_name": "._subjects",
+        "topic_slug": "._distill",
         "exchange_claim": "._distill",
         "held_items": "._held",
         "identical_claims": "._reorganise",

@@ -120,6 +120,12 @@ def _slug(word: str) -> str:
     return slug
 
 
+def topic_slug(word: str) -> str:
+    """The file name a subject's topic takes (`topics/<slug>.md`): how forget finds a topic named after a
+    forgotten text."""
+    return _slug(word)
+
+
 def _excerpt(text: str) -> str:
     folded = " ".join(text.split())
     if len(folded) <= _EXCERPT:

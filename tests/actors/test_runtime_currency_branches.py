@@ -139,3 +139,30 @@ async def test_a_later_update_replaces_the_value_said_on_each_alternative(tmp_pa
         assert _status_of(labelled, "s1", berlin) == "superseded"  # Oslo replaced it too
         assert "Oslo" in rt.core()
         assert "Berlin" not in rt.core()
+
+
+async def test_an_exchange_joining_the_shared_turn_with_an_edited_away_prompt_is_left(tmp_path: Path) -> None:
+    """The reply asked, the person answered, and the exchange block holds the question and the answer.
+    Then the person edits that answer: the block cites the shared turns (on the new branch's path) and
+    the abandoned prompt; it is the abandoned statement, `left` for readers on the new branch and for the
+    core, and never ranks above the edited prompt's value."""
+    async with dagmem.Runtime.open(tmp_path) as rt:
+        await rt.append("s", "user", "Can you help me plan my week?")
+        asked = await rt.append("s", "assistant", "Of course. Where do you live?")
+        lisbon = await rt.append("s", "user", "I live in Lisbon.")
+        await rt.flush(force=True)  # written together: one block cites the question and the answer
+        porto = await rt.append("s", "user", "I live in Porto.", predecessor=asked)  # the edited prompt
+        await rt.append("s", "assistant", "Porto it is.")
+        await rt.end_session("s")
+        await rt.flush(force=True)
+        labelled = await rt.recall(QUESTION, session_id="s", tip=porto, k=10, history=True)
+        spanning = [h for h in labelled if _cites(h, "s", lisbon)]
+        assert any(_cites(h, "s", asked) for h in spanning)
+        assert all(h.status == "left" for h in spanning)
+        for reader in ({"session_id": "s", "tip": porto}, {"session_id": "s"}, {}):
+            hits = await rt.recall(QUESTION, k=10, **reader)  # type: ignore[arg-type]
+            assert _first_citing(hits, ("s", porto), ("s", lisbon)) == ("s", porto), reader
+        # A reader inside the abandoned branch still has it as its own.
+        own = await rt.recall(QUESTION, session_id="s", tip=lisbon, k=10, history=True)
+        assert all(h.status == "current" for h in own if _cites(h, "s", lisbon))
+        assert "Lisbon" not in rt.core()

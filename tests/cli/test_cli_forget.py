@@ -107,3 +107,57 @@ def test_a_damaged_forgotten_json_is_refused_in_one_line(tmp_path: Path) -> None
         assert "forgotten.json" in refused.stderr
         assert "Traceback" not in refused.stderr
     assert _grep(home)  # nothing was forgotten
+
+
+PET = "Maya"
+
+
+async def _pet(home: Path) -> None:
+    """A topic named after a pet's name said in one turn only (a name is what topics are named after)."""
+    async with dagmem.Runtime.open(home, git=True) as rt:
+        await rt.append("walks", "user", "Can you suggest a walk for the weekend?")
+        await rt.append("walks", "assistant", "The coastal path is lovely this time of year.")
+        await rt.end_session("walks")
+        await rt.append("pets", "user", f"My dog {PET} loves the beach.")
+        await rt.append("pets", "assistant", "Then the coastal path suits you both.")
+        await rt.flush(force=True)
+
+
+def _named_after(home: Path, name: str) -> list[str]:
+    """Every place under the home where the topic named after `name` still shows (file, title, paths)."""
+    slug = name.casefold()
+    where = [str(p.relative_to(home)) for p in home.rglob(f"*{slug}*")]
+    for path in home.rglob("*"):
+        if ".git" in path.parts or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if (
+            f"topics/{slug}.md".encode() in data
+            or f"({slug}.md)".encode() in data
+            or f"# {name}\n".encode() in data
+        ):
+            where.append(str(path.relative_to(home)))
+    return where
+
+
+@pytest.mark.parametrize("how", ["node", "session", "match"])
+def test_forget_renames_the_topic_named_after_the_forgotten_text(tmp_path: Path, how: str) -> None:
+    """`--node` and `--session` (the whole turn's text) and `--match` of a name under 8 bytes: the topic
+    named after it (its file, its title, its index line, the txlog's paths, the recall index) is renamed,
+    `forget` says no copy is left only then, `verify --forgotten` agrees, and a too-short `--match` says
+    it cannot be scanned for on its own."""
+    home = tmp_path / "home"
+    anyio.run(_pet, home)
+    assert (home / "memory" / "topics" / f"{PET.casefold()}.md").exists()
+    node = next(
+        f"pets/{item['id']}"
+        for p in (home / "sessions" / "pets" / "history").rglob("*.json")
+        if PET in (item := json.loads(p.read_text()))["content"]
+    )
+    args = {"node": ["--node", node], "session": ["--session", "pets"], "match": ["--match", PET]}[how]
+    done = dagmem_run("forget", "--home", str(home), *args, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no copy left" in done.stdout
+    assert ("under 8 bytes" in done.stdout) == (how == "match")
+    assert _named_after(home, PET) == []
+    assert dagmem_run("verify", "--forgotten", "--home", str(home)).returncode == 0

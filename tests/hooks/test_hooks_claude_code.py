@@ -12,7 +12,7 @@ from pathlib import Path
 from dagmem import FileSessionStore
 from dagmem.memory.recall._render import SIBLING_LABEL
 from dagmem.tests._cli import dagmem_run
-from dagmem.tests.hooks._claude import Transcript, context_of, hook, wait_for_worker
+from dagmem.tests.hooks._claude import SESSION, Transcript, context_of, hook, wait_for_worker
 
 ARGS = ("--threshold", "20")  # small batches, so turns are written while the session goes on
 
@@ -234,3 +234,39 @@ def test_a_hook_installed_without_isolation_still_keeps_the_project_off_its_path
     assert "heron-db" in "".join(
         p.read_text() for p in (project / ".dagmem" / "memory" / "topics").glob("*.md")
     )
+
+
+def test_a_resumed_copy_of_a_forgotten_transcript_never_brings_its_text_back(tmp_path: Path) -> None:
+    """Forgotten stays forgotten: the host resumes (or forks) a session as a new transcript holding the
+    same lines under a new session id; the next `Stop` imports it, and the turn whose text `dagmem forget`
+    removed is stored as a tombstone (the log says so): no copy under the home, none in either hook's
+    context, and `verify --forgotten` passes."""
+    secret = "hunter2-s3cr3t-db-password"
+    project = tmp_path / "project"
+    home = project / ".dagmem"
+    t = Transcript(project / "transcripts" / f"{SESSION}.jsonl")
+    asked = t.user(None, "Which database do we use for the billing service?")
+    said = t.assistant(asked, "Postgres 16 for the billing service, on the db host.")
+    pasted = t.user(said, f"The billing db password is {secret} by the way.")
+    t.assistant(pasted, "Thanks, noted for the billing service.")
+    assert hook("Stop", t.payload("Stop"), project=project, args=ARGS).returncode == 0
+    wait_for_worker(home)
+    forgot = dagmem_run("forget", "--home", str(home), "--match", secret, "--yes")
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+
+    other = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    resumed = Transcript(project / "transcripts" / f"{other}.jsonl", session=other)
+    lines = [json.loads(line) for line in t.path.read_text().splitlines()]
+    resumed.path.write_text("".join(json.dumps({**line, "sessionId": other}) + "\n" for line in lines))
+    assert hook("Stop", resumed.payload("Stop"), project=project, args=ARGS).returncode == 0
+    wait_for_worker(home)
+
+    assert FileSessionStore(home).has_session(other)  # the copy was imported, but not the secret
+    assert [str(p) for p in home.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()] == []
+    assert dagmem_run("verify", "--forgotten", "--home", str(home)).returncode == 0
+    assert "forgotten" in (home / "hooks" / "hooks.log").read_text()
+    prompt = {**resumed.payload("UserPromptSubmit", prompt="What is the billing db password?")}
+    asked_again = context_of(hook("UserPromptSubmit", prompt, project=project, args=ARGS), "UserPromptSubmit")
+    start = context_of(hook("SessionStart", resumed.payload("SessionStart"), project=project), "SessionStart")
+    assert secret not in asked_again
+    assert secret not in start

@@ -61,7 +61,7 @@ MEMORY: dict[str, set[str]] = {
     "memory.listing": _BELOW_POLICY | _CURRENCY | {"memory.policy", "memory.recall", "memory.write"},
     "memory.adopt": _BELOW_POLICY
     | _CURRENCY
-    | {"memory.policy", "memory.recall", "memory.write", "memory.writing"},
+    | {"memory.policy", "memory.recall", "memory.write", "memory.writing", "memory.forget"},
     # The independent oracle: the formats, the safe reads, the store and currency's pure rules, never the
     # writer's own code.
     "memory.audit": _VOCAB | {"memory.format", "memory.durable", "memory.store", "memory.currency"},

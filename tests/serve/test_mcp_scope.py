@@ -143,3 +143,34 @@ async def test_the_topic_index_resource_lists_only_what_the_scope_may_see(tmp_pa
     kept = {entry.path for entry in parse_topic_index(scoped).entries}
     assert kept
     assert kept < {entry.path for entry in parse_topic_index(owner_index).entries}
+
+
+async def test_a_scoped_or_read_only_reader_is_given_current_core_facts_only(tmp_path: Path) -> None:
+    """A fact the person updated (superseded) and one said on an edited-away prompt (left) are kept in
+    the master, and `core.md` leaves them out: so does every scoped rendering (Runtime `core(scope=)`,
+    MCP `core` under `--read-only` and under `--scope`), never a `**Superseded**` line or a left value."""
+    home = tmp_path / "home"
+    async with Runtime.open(home) as rt:
+        await rt.append("a1", "user", "I live in Aveiro.")
+        await rt.append("a1", "assistant", "Noted.")
+        await rt.flush(force=True)
+        await rt.append("a1", "user", "Update: I moved to Coimbra.")
+        asked = await rt.append("a1", "assistant", "Noted, Coimbra.")
+        await rt.append("a1", "user", "I prefer the tram.")
+        await rt.flush(force=True)
+        await rt.append("a1", "user", "I prefer the train.", predecessor=asked)  # the edited prompt
+        await rt.append("a1", "assistant", "Trains then.")
+        await rt.end_session("a1")
+        await rt.flush(force=True)
+        master = (home / "memory" / "topics" / "core.md").read_text()
+        assert all(word in master for word in ("Aveiro", "**Superseded**", "tram."))
+        owner = rt.core()
+        assert "Coimbra" in owner
+        assert not any(word in owner for word in ("Aveiro", "tram."))
+        for scope in (Scope(read_only=True), Scope(sessions=("a*",)), Scope(origins=("user",))):
+            scoped = rt.core(scope=scope)
+            async with Client(build_server(MemoryTools(rt, home, scope=scope))) as client:
+                served = json.dumps(dump(await client.call_tool("core", {})), ensure_ascii=False)
+            for text in (scoped, served):
+                assert all(word in text for word in ("Coimbra", "train.")), scope
+                assert not any(word in text for word in ("Aveiro", "Superseded", "tram.")), scope
