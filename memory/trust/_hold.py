@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from ._instruction import looks_like_instruction, normalise
+from ._instruction import looks_like_injection, looks_like_instruction, normalise
 
 __all__ = ["hold_reason", "page_hold_reason"]
 
@@ -64,13 +64,15 @@ def page_hold_reason(claim: str, evidence: Iterable[tuple[str, str]]) -> str | N
     """Why a block a batch adds to a topic page (not the core) is held, or None when it is filed. `evidence`
     is (origin, text) for each record it cites. A page is recalled and injected like the core, so an
     instruction carried by text read or brought in (origin `tool`, `imported` or `system`) waits for the
-    person as a core fact would: held when that text, or the claim quoting it, reads as an instruction
-    to the agent. The person's and the model's own words are filed as said (a coding session's replies
-    name commands all the time; the model's words are no injection of their own)."""
+    person as a core fact would: held when that text addresses the agent itself (`looks_like_injection`:
+    overriding its instructions, a standing order, a fake role marker, ...). The commands, URLs and
+    imperatives a tool's output is full of are what an agent's work looks like, and the person's and the
+    model's own words are filed as said; what is filed is quoted as material, never as an instruction,
+    when it is injected (`render_context`). `claim` is the block's words (kept for a caller's log)."""
     read = [(origin, text) for origin, text in evidence if origin in _READ]
     if not read:
         return None
-    if any(looks_like_instruction(text) for _, text in read) or looks_like_instruction(claim):
+    if any(looks_like_injection(text) for _, text in read):
         origins = ", ".join(sorted({origin for origin, _ in read}))
         return f"reads as an instruction to the agent, carried by text the person did not type (origin {origins})"
     return None

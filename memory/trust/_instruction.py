@@ -17,7 +17,7 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["looks_like_instruction", "normalise"]
+__all__ = ["looks_like_injection", "looks_like_instruction", "normalise"]
 
 # Letters that look like Latin ones (the usual homoglyph substitutions), mapped to them.
 _CONFUSABLES: Final = str.maketrans(
@@ -115,3 +115,41 @@ def looks_like_instruction(text: str) -> bool:
     """True when `text` (after `normalise`) has a shape an instruction to the agent takes."""
     seen = normalise(text)
     return any(pattern.search(seen) for pattern in _PATTERNS)
+
+
+# The shapes of text that addresses the agent itself: overriding what it was told, new or hidden
+# instructions, a fake role or prompt marker, a standing order ("from now on"), an order to the assistant
+# by name, an order to send away what is private. A tool's output is full of commands, URLs and
+# imperatives meant for the person who reads a manual ("Run `npm install`", "Always commit ..."); those
+# shapes (`_PATTERNS`' others) are what an agent's work looks like, not an attack on it.
+_INJECTION: Final = tuple(
+    re.compile(pattern)
+    for pattern in (
+        _PATTERNS[0].pattern,
+        _PATTERNS[1].pattern,
+        _PATTERNS[2].pattern,
+        _PATTERNS[3].pattern,
+        _PATTERNS[4].pattern,
+        _PATTERNS[5].pattern,
+        r"\bnote to (?:the )?(?:ai|assistant|agent|model)\b",
+        r"\b(?:want|wants|need|needs|expect|expects|require|requires|ask|asks|tell|tells|told|instruct|"
+        r"instructs) (?:you|the assistant|the agent|the ai|the model|claude|chatgpt) to\b",
+        r"\b(?:send|email|e-mail|mail|forward|share|upload|post|leak|publish|transfer|give)(?:s|es|ed|ing)?\b"
+        r".{0,40}\b(?:passwords?|passcodes?|api keys?|secrets?|credentials?|credit card|bank|account numbers?|"
+        r"chat logs?|conversations?)\b",
+        r"<\|(?:im_start|im_end|system|assistant|user|endoftext)\|>|\[/?inst\]|<</?sys>>|### ?(?:instruction|"
+        r"system|response)\b|^(?:system|assistant)\s*:",
+        r"(?:忽略|无视|忘记|忘掉|不要理会|覆盖).{0,12}(?:之前|以上|上面|先前|所有|全部|原来|系统)?.{0,6}"
+        r"(?:指令|指示|说明|提示|规则|设定|要求)",
+        r"(?:从现在(?:开始|起)|今后|此后|从今往后)",
+        r"(?:你|助手|模型|ai|智能体)(?:必须|应该|应当|一定要|需要|务必|总是|永远|每次都)",
+        r"(?:新的|真正的|隐藏的)(?:指令|指示|系统提示)",
+    )
+)
+
+
+def looks_like_injection(text: str) -> bool:
+    """True when `text` (after `normalise`) addresses the agent itself: the narrower tripwire for text an
+    agent read while working (see `_INJECTION`)."""
+    seen = normalise(text)
+    return any(pattern.search(seen) for pattern in _INJECTION)

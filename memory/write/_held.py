@@ -38,6 +38,7 @@ from ..format import (
     is_held_topic,
     is_topic_path,
     page_of_held,
+    parse_tool_evidence,
     parse_topic,
     render_topic,
     scan_archive,
@@ -54,6 +55,13 @@ log = logging.getLogger("dagmem.write")
 
 HELD_TITLE = "Held for review"
 REJECTED_TITLE = "Rejected"
+
+
+def _read_text(record: ArchiveRecord) -> str:
+    """What of a record was read rather than written by the agent: a tool call's output (its evidence's
+    excerpt; the command or path on its first line is the agent's own), else the record's text."""
+    found = parse_tool_evidence(record.content) if record.role == "tool" else None
+    return record.content if found is None else found.excerpt
 
 
 def _sources(block: Block) -> list[tuple[str, str]]:
@@ -99,7 +107,7 @@ def _hold_pages(
             cited = [by_anchor[key] for key in _sources(block) if key in by_anchor]
             reason = None
             if block.id not in before and cited:
-                reason = page_hold_reason(block.claim, [(r.effective_origin, r.content) for r in cited])
+                reason = page_hold_reason(block.claim, [(r.effective_origin, _read_text(r)) for r in cited])
             if reason is None:
                 kept.append(block)
                 continue
