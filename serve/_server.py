@@ -78,7 +78,8 @@ class DagmemServer(MCPServer[Any]):
         if unknown:
             listed = ", ".join(sorted(taken or ())) or "none"
             raise _invalid(
-                unknown[0], f"invalid argument {unknown[0]!r}: {name} takes no such argument (it takes: {listed})"
+                unknown[0],
+                f"invalid argument {unknown[0]!r}: {name} takes no such argument (it takes: {listed})",
             )
         try:
             return await super().call_tool(name, arguments, context)
@@ -102,7 +103,8 @@ class DagmemServer(MCPServer[Any]):
         tool (the SDK refuses it as it does)."""
         if self._taken is None:
             self._taken = {
-                tool.name: frozenset((tool.input_schema or {}).get("properties", {})) for tool in await self.list_tools()
+                tool.name: frozenset((tool.input_schema or {}).get("properties", {}))
+                for tool in await self.list_tools()
             }
         return self._taken.get(name)
 

@@ -45,7 +45,11 @@ async def test_runtime_refusals_and_unknown_arguments_are_invalid_params_naming_
                 ("recall", {"query": "key", "hitsory": True}, "hitsory"),
                 ("recall", {"query": "key", "session": "s"}, "session"),
                 ("core", {"scope": "all"}, "scope"),
-                ("append_turn", {"session_id": "s", "role": "user", "content": "x", "parent": "n1"}, "parent"),
+                (
+                    "append_turn",
+                    {"session_id": "s", "role": "user", "content": "x", "parent": "n1"},
+                    "parent",
+                ),
                 ("set_head", {"session_id": "s", "node_id": "n1", "force": True}, "force"),
             ):
                 refused = await _refusal(client, tool, arguments)
