@@ -19,7 +19,7 @@ from ..memory.writing import write_home
 from ._errors import EXIT_FAILED, EXIT_OK, EXIT_RETRY
 from ._words import plural
 
-__all__ = ["exit_status", "status_command", "write_command"]
+__all__ = ["exit_status", "owed_lines", "status_command", "write_command"]
 
 
 def exit_status(results: Iterable[SessionResult]) -> int:
@@ -77,13 +77,37 @@ def write_command(args: argparse.Namespace) -> int:
         print(
             f"{result.session}: wrote {plural(result.records, 'record')} in {plural(result.batches, 'batch')}"
         )
-    pending = sum(r.pending for r in results)
-    print(
-        f"{plural(len(results), 'session')}: {len(written)} written, {len(failed)} failed, "
-        f"{plural(pending, 'record')} owed but not yet due"
-        + (" (use --force to write them)" if pending else "")
-    )
+    print(f"{plural(len(results), 'session')}: {len(written)} written, {len(failed)} failed")
+    for line in owed_lines(results):
+        print(line)
     return status
+
+
+def owed_lines(results: Iterable[SessionResult]) -> list[str]:
+    """What is still owed and why: records a failure left (by reason, and when they are tried again) are
+    never called "not yet due"; those that are not due yet are."""
+    after: dict[tuple[str, bool], int] = {}  # (reason code, retryable) -> records a failure left owed
+    not_due = 0
+    for r in results:
+        if r.outcome in ("failed", "invalid") and r.pending:
+            key = (str(r.reason_code or r.outcome.upper()), bool(r.retryable))
+            after[key] = after.get(key, 0) + r.pending
+        else:
+            not_due += r.pending
+    lines = []
+    for (code, retryable), count in sorted(after.items()):
+        when = (
+            "tried again by the next `dagmem write` (a running dagmem or the hooks' worker retries on its own)"
+            if retryable
+            else "each `dagmem write` tries them again, failing the same way until the cause named above is fixed"
+        )
+        lines.append(f"{plural(count, 'record')} owed after a failure ({code}): {when}")
+    if not_due or not after:
+        lines.append(
+            f"{plural(not_due, 'record')} owed but not yet due"
+            + (" (use --force to write them)" if not_due else "")
+        )
+    return lines
 
 
 def status_command(args: argparse.Namespace) -> int:
