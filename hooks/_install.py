@@ -276,7 +276,7 @@ def _without_ours(group: dict[str, Any]) -> dict[str, Any] | None:
     return {**group, "hooks": rest} if rest else None
 
 
-class _Duplicate(ValueError):
+class _Duplicate(InvalidInput):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key

@@ -22,7 +22,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..memory.errors import InvalidInput
+from ..memory.errors import DagmemError, InvalidInput
 
 __all__ = ["MAX_BYTES", "Changed", "read", "real_path", "write"]
 
@@ -30,7 +30,7 @@ MAX_BYTES = 16 << 20  # a settings file is a few KB: anything this large is not 
 _TEMP = ".{name}.dagmem-install-{pid}.tmp"
 
 
-class Changed(Exception):
+class Changed(DagmemError):
     """The file no longer holds the bytes the change was planned from (its host wrote it meanwhile)."""
 
 

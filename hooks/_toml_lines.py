@@ -16,12 +16,14 @@ import tomllib
 from dataclasses import dataclass
 from typing import Literal
 
+from ..memory.errors import InvalidInput
+
 __all__ = ["Statement", "Unfollowable", "statements"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class Unfollowable(ValueError):
+class Unfollowable(InvalidInput):
     """The file holds something this walk does not follow (the caller refuses to edit it)."""
 
 

@@ -171,7 +171,8 @@ def build_server(tools: MemoryTools) -> DagmemServer:
     @server.tool()
     async def flush() -> dict[str, Any]:
         """Write everything owed now: every session of the home is boundary-written (the server also does
-        this when it stops). Returns the status afterwards."""
+        this when it stops). Returns the status afterwards; on a full disk it returns at once, its
+        `waiting_out` saying why nothing is written (DISK_FULL) and that the writes are being retried."""
         return await tools.flush()
 
     @server.tool()

@@ -178,7 +178,9 @@ class MemoryTools:
         }
 
     async def flush(self) -> dict[str, Any]:
-        await self.runtime.flush(force=True)
+        """Write everything owed; the status afterwards. On a full disk it does not wait for space: the
+        status's `waiting_out` says why nothing is written (DISK_FULL, retrying), and the writes go on."""
+        await self.runtime.flush(force=True, wait_out=False)
         return self.status()
 
     async def append_turn(
