@@ -20,6 +20,7 @@ import pytest
 from dagmem import Runtime, RuntimeConfig
 from dagmem.actors import _runtime
 from dagmem.memory import faults
+from dagmem.memory.durable import ensure_workspace_id
 from dagmem.memory.format import WorkspacePaths
 from dagmem.memory.outcomes import ReasonCode
 
@@ -88,7 +89,7 @@ async def test_open_passes_the_configured_fsync_and_clock_down(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[bool] = []
-    ensure = _runtime.ensure_workspace_id
+    ensure = ensure_workspace_id
 
     def recording(path: Path, *, fsync: bool = True, new_id: str | None = None) -> str:
         seen.append(fsync)
@@ -117,6 +118,7 @@ async def test_core_async_reads_the_core_in_a_worker_thread(tmp_path: Path) -> N
 
         rt.core = recording  # type: ignore[method-assign]
         text = await rt.core_async()
-        assert threads and threads[0] != loop_thread
+        assert threads
+        assert threads[0] != loop_thread
         assert text == WorkspacePaths(tmp_path / "home" / "memory").core.read_text(encoding="utf-8")
         assert "penicillin" in text
