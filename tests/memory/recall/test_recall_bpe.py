@@ -19,6 +19,7 @@ from dagmem.bench import _kit as kit
 from dagmem.memory.recall import RecallIndex, search
 from dagmem.memory.recall import _embed as embed_module
 from dagmem.memory.recall._bpe import Table, table_path
+from dagmem.memory.recall._bpe_cache import shared_path
 from dagmem.memory.writing import write_home
 
 from .test_recall_writer import TRICKY
@@ -123,7 +124,8 @@ def test_the_writer_leaves_the_table_and_a_fresh_reader_needs_no_tokenizer(home:
     model = embed_module._load()
     assert model.sha256 is not None
     memory = home / "memory"
-    assert table_path(memory, model.sha256).is_file()
+    assert shared_path(model.sha256).is_file()  # once per machine, in the cache ...
+    assert not table_path(memory, model.sha256).exists()  # ... not in every home
     for query in ("what did we plant in the garden?", "Zürich 🙂 tomatoes, bed 7"):
         found = _fresh_reader(memory, query)
         assert found["table"] is True
@@ -142,7 +144,7 @@ def test_a_damaged_table_is_not_used(home: Path, tmp_path: Path) -> None:
     model = embed_module._load()
     assert model.sha256 is not None
     memory = home / "memory"
-    path = table_path(memory, model.sha256)
+    path = shared_path(model.sha256)
     original = path.read_bytes()
     try:
         path.write_bytes(original[:-3] + bytes(3))
