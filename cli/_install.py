@@ -13,6 +13,8 @@ __all__ = ["install_command"]
 
 
 def install_command(args: argparse.Namespace) -> int:
+    if args.project is not None and not args.project.is_dir():  # never a project made up by a typo
+        raise CommandError(f"--project {args.project}: no such directory; nothing changed")
     try:
         project = args.project.absolute() if args.project is not None else None
         path = install.target(args.host, project)

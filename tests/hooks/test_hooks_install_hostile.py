@@ -103,6 +103,9 @@ def test_a_symbolic_link_loop_a_fifo_and_a_parent_that_is_a_file_are_one_line_ea
     project.write_text("not a directory")
     _refused(_install("claude-code", "--project", str(project), home=tmp_path), "nothing changed")
     assert project.read_text() == "not a directory"
+    typo = tmp_path / "no-such-project"
+    _refused(_install("claude-code", "--project", str(typo), home=tmp_path), "no such directory")
+    assert not typo.exists()  # never made up
 
 
 # -- Codex: statements by their real positions -------------------------------------------------------
