@@ -343,7 +343,11 @@ def _codex(path: Path, before: str | None, command: list[str], uninstall: bool) 
         raise InvalidInput(f"{path}: cannot be edited safely ({exc}); nothing changed") from None
     after = _codex_edit(text, found, wanted, uninstall)
     expected = {k: v for k, v in config.items() if k != "notify"} | ({} if uninstall else {"notify": wanted})
-    if not _same(_toml(path, after), expected):  # the edit must change notify and nothing else
+    try:
+        parsed: dict[str, Any] | None = tomllib.loads(after)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        parsed = None
+    if parsed is None or not _same(parsed, expected):  # the edit must change notify and nothing else
         raise InvalidInput(f"{path}: notify could not be set without rewriting the file; nothing changed")
     return None if (before is None and not after) else after
 
