@@ -17,15 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..hooks._log import last_worker_line
-from ..hooks._queue import queued, worker_running
+from ..hooks import queue_state
 from ..memory.durable import load_status, read_workspace_id
 from ..memory.format import HomePaths
 from ..memory.outcomes import RETRYABLE
 from ..memory.write import pending_by_session
 from ._errors import EXIT_OK, EXIT_RETRY, CommandError
 
-__all__ = ["LOW_DISK", "hooks_report", "status_command"]
+__all__ = ["LOW_DISK", "status_command"]
 
 LOW_DISK = 1 << 20  # bytes free under which writes are about to fail (DISK_FULL), and status says so
 _POLL = 0.1  # seconds between two looks at the queue while waiting
@@ -33,18 +32,6 @@ _POLL = 0.1  # seconds between two looks at the queue while waiting
 
 def _iso(at: float | None) -> str | None:
     return None if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
-
-
-def hooks_report(home: Path) -> dict[str, Any]:
-    """The hooks' queue, whether their worker runs, and the worker's last logged problem."""
-    line = last_worker_line(home)
-    return {
-        "queued": len(queued(home)),
-        "worker_running": worker_running(home),
-        "last_worker_error": None
-        if line is None
-        else {"at": line.at, "what": line.what, "message": line.message},
-    }
 
 
 def _busy(hooks: dict[str, Any]) -> bool:
@@ -56,7 +43,7 @@ def _wait(home: Path, bound: float) -> tuple[dict[str, Any], bool]:
     report at the end, whether they were done)."""
     deadline = time.monotonic() + bound
     while True:
-        hooks = hooks_report(home)
+        hooks = queue_state(home)
         if not _busy(hooks):
             return hooks, True
         if time.monotonic() >= deadline:
@@ -75,7 +62,7 @@ def _disk_free(home: Path) -> int | None:
 def status_command(args: argparse.Namespace) -> int:
     home: Path = args.home
     # The wait first: what is owed is read once the worker is done, so it says what the worker left.
-    hooks, done = _wait(home, args.wait) if args.wait is not None else (hooks_report(home), True)
+    hooks, done = _wait(home, args.wait) if args.wait is not None else (queue_state(home), True)
     paths = HomePaths(home).workspace
     workspace_id = read_workspace_id(paths.workspace_id)
     status = load_status(paths.status)
