@@ -25,10 +25,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return cli_main(args)
 
 
+def _cwd() -> str | None:
+    """The working directory; None when it was deleted (a hook run in a directory removed under its
+    host: it must still exit 0)."""
+    try:
+        return __import__("os").getcwd()  # type: ignore[no-any-return]
+    except OSError:
+        return None
+
+
 if __name__ == "__main__":
     # `python -m` puts the working directory first on `sys.path`: hooks installed before they ran with `-P`
     # run in a project's directory, whose own `queue.py` or `types.py` would shadow the standard library.
     # dagmem is imported already (its package directory serves its modules), so the entry can go.
-    if not sys.flags.safe_path and sys.path and sys.path[0] == __import__("os").getcwd():
+    if not sys.flags.safe_path and sys.path and sys.path[0] == _cwd():
         del sys.path[0]
     sys.exit(main())

@@ -10,11 +10,19 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 VENV=.venv
 
+say() {  # one line on stderr before a slow set-up step, so a fresh clone's first minute is not silent
+    echo "dev.sh: $*" >&2
+}
+
 ensure() {  # ensure EXTRAS: install the project (editable) with those extras, once per pyproject change
     extras=$1
-    [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+    if [ ! -x "$VENV/bin/python" ]; then
+        say "creating ./$VENV with $PY (once)"
+        "$PY" -m venv "$VENV"
+    fi
     stamp="$VENV/.installed-$extras"
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        say "installing dagmem[$extras] into ./$VENV (pip; a minute or more on a fresh clone)"
         "$VENV/bin/python" -m pip install --disable-pip-version-check -q -e ".[$extras]"
         touch "$stamp"
     fi

@@ -14,6 +14,7 @@ import anyio
 
 from ..memory.durable import WriterStatus
 from ..memory.errors import InvalidInput
+from ..memory.outcomes import ReasonCode
 from ..memory.recall import RecallUpdater
 from ..memory.settings import DEFAULTS, check_seconds, check_threshold
 from ..memory.store import SessionStore
@@ -21,7 +22,7 @@ from ..memory.write import Distiller
 from ._mailbox import Mailbox
 from ._messages import WriteRequest
 
-__all__ = ["Context", "RuntimeConfig", "Trace"]
+__all__ = ["Context", "RuntimeConfig", "Trace", "WaitingOut"]
 
 log = logging.getLogger("dagmem.actors")
 
@@ -63,6 +64,18 @@ class RuntimeConfig:
                 raise InvalidInput(f"{name} must be a whole number of at least 1, not {value!r}")
 
 
+@dataclass(frozen=True)
+class WaitingOut:
+    """One session's batch waiting out a cause that passes. Epoch seconds (the runtime's `epoch` clock)."""
+
+    code: ReasonCode
+    since: float  # the first failed attempt of this wait
+    next_try_at: float
+
+
+_WHY = {ReasonCode.DISK_FULL: "the disk is full (DISK_FULL)"}
+
+
 @dataclass
 class Context:
     config: RuntimeConfig
@@ -79,6 +92,35 @@ class Context:
     # Recall's writer: the install hook of every workspace the runtime opens to write (its writer actor,
     # a reorganisation); it holds the index it last wrote for as long as the runtime lives.
     recall: RecallUpdater = field(default_factory=RecallUpdater)
+    # The sessions whose batch is waiting out a cause that passes (a full disk): what `status()` reports,
+    # and what a `flush(wait_out=False)` returns on instead of waiting for ever.
+    waiting_out: dict[str, WaitingOut] = field(default_factory=dict)
+    waits: int = 0  # attempts that failed on such a cause, so far
+    _noted: anyio.Event = field(default_factory=anyio.Event)  # set (and replaced) at each one
+
+    async def next_wait_out(self) -> None:
+        """Return once an attempt fails on a cause that passes (after this call began)."""
+        start = self.waits
+        while self.waits == start:
+            await self._noted.wait()
+
+    def wait_out(self, session_id: str, code: ReasonCode, seconds: float) -> None:
+        """A session's batch failed on a cause that passes and is tried again in `seconds`."""
+        now = self.epoch()
+        earlier = self.waiting_out.get(session_id)
+        if not self.waiting_out:  # said once, when nothing can be written any more: not at every retry
+            log.warning(
+                "nothing is written: %s; retrying until it passes (nothing is lost)", _WHY.get(code, code)
+            )
+        self.waiting_out[session_id] = WaitingOut(code, earlier.since if earlier else now, now + seconds)
+        self.waits += 1
+        noted, self._noted = self._noted, anyio.Event()
+        noted.set()
+
+    def waited_out(self, session_id: str) -> None:
+        """The session wrote a batch (or retired): it waits out nothing any more."""
+        if self.waiting_out.pop(session_id, None) is not None and not self.waiting_out:
+            log.warning("writing again: the cause of the wait has passed")
 
     async def io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run blocking work: in a worker thread for real I/O, inline otherwise (virtual time must not

@@ -19,11 +19,12 @@ import os
 import stat
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from ..memory.currency import SessionShape, parse_spawned_from
 from ..memory.durable import LastFailure, ensure_workspace_id
@@ -41,7 +42,7 @@ from ..memory.format import (
     check_id,
     check_metadata,
 )
-from ..memory.outcomes import WriteFailure
+from ..memory.outcomes import ReasonCode, WriteFailure
 from ..memory.recall import (
     RECALL_FLOOR,
     Hit,
@@ -82,7 +83,15 @@ from ._session import SessionActor, SessionHandle
 from ._timer import Timer
 from ._writer import WriterActor
 
-__all__ = ["EventHandler", "Runtime", "RuntimeClosed", "RuntimeCrashed", "RuntimeStatus"]
+__all__ = [
+    "EventHandler",
+    "FailureStatus",
+    "Runtime",
+    "RuntimeClosed",
+    "RuntimeCrashed",
+    "RuntimeStatus",
+    "WaitOutStatus",
+]
 
 log = logging.getLogger("dagmem.runtime")
 
@@ -122,14 +131,58 @@ def _check_home(home: Path) -> None:
         raise InvalidInput(f"home {home} is not a directory")
 
 
+def _iso(at: float | None) -> str | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
+
+
+class FailureStatus(LastFailure):
+    """The writer's last failure, its time also as ISO 8601 (UTC) beside the epoch seconds."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def at_iso(self) -> str:
+        return _iso(self.at) or ""
+
+
+class WaitOutStatus(BaseModel):
+    """Nothing is written while a cause that passes lasts (a full disk): why, since when, the next try.
+    The writes are retried until it passes; nothing is lost. Times are epoch seconds, each also as ISO."""
+
+    model_config = ConfigDict(frozen=True)
+    reason_code: ReasonCode
+    since: float
+    next_try_at: float
+    sessions: int  # the sessions whose batch waits
+    message: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def since_iso(self) -> str:
+        return _iso(self.since) or ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def next_try_at_iso(self) -> str:
+        return _iso(self.next_try_at) or ""
+
+
 class RuntimeStatus(BaseModel):
+    """What `Runtime.status()` reports. The times are epoch seconds (as they always were) with an ISO 8601
+    string (UTC) beside each, for people and logs."""
+
     model_config = ConfigDict(frozen=True)
     last_outcome: str | None
     last_success_at: float | None
-    last_failure: LastFailure | None
+    last_failure: FailureStatus | None
     pending_turns: int  # records the live sessions still owe (each counted once)
     live_sessions: int
     status_problem: str | None = None  # why status.json could not be written (the writer carries on)
+    waiting_out: WaitOutStatus | None = None  # nothing is written until this passes (a full disk)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def last_success_at_iso(self) -> str | None:
+        return _iso(self.last_success_at)
 
 
 class Runtime:
@@ -222,13 +275,19 @@ class Runtime:
                 raise InvalidInput(
                     f"pass {', '.join(clash)} inside config=, not beside it (config= sets all)"
                 )
-        store = store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync)
+        epoch = epoch or time.time
+        # The store stamps its nodes and meta with the runtime's clock, as the workspace stamps its files.
+        store = (
+            store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync, clock=epoch)
+        )
         paths = HomePaths(home).workspace
         root = paths.root
         offload = store.blocking if offload is None else offload
         check_workspace_paths(root)  # a symlink or a FIFO in the workspace: refused before any write
         workspace_id = (
-            await anyio.to_thread.run_sync(ensure_workspace_id, paths.workspace_id)
+            await anyio.to_thread.run_sync(
+                functools.partial(ensure_workspace_id, paths.workspace_id, fsync=config.fsync)
+            )
             if offload
             else ensure_workspace_id(paths.workspace_id, fsync=config.fsync)
         )
@@ -248,7 +307,7 @@ class Runtime:
             workspace_id=workspace_id,
             distiller=distiller or ExtractiveDistiller(),
             writer=Mailbox("writer", config.writer_mailbox),
-            epoch=epoch or time.time,
+            epoch=epoch,
             offload=offload,
             trace=trace,
         )
@@ -470,11 +529,42 @@ class Runtime:
             raise UnknownSession(session_id)
         await self._request(session_id, EndSession())
 
-    async def flush(self, force: bool = False) -> None:
-        """Return when every due batch is written and marked. `force=True` first boundary-writes every
-        session of the store (live or not), so nothing is owed afterwards. If the runtime dies meanwhile,
-        raise `RuntimeCrashed`: never return with turns owed because an actor was restarted under us."""
+    async def flush(self, force: bool = False, *, wait_out: bool = True) -> RuntimeStatus:
+        """Return when every due batch is written and marked, with the status then. `force=True` first
+        boundary-writes every session of the store (live or not), so nothing is owed afterwards. If the
+        runtime dies meanwhile, raise `RuntimeCrashed`: never return with turns owed because an actor was
+        restarted under us.
+
+        A full disk is waited out: the writes are retried until space returns, and by default `flush`
+        waits with them. `wait_out=False` returns as soon as an attempt made during the call fails for
+        such a cause (a batch already waiting is tried at its next retry, at most a minute away): the
+        status's `waiting_out` then says why (`DISK_FULL`), since when and when the next try is, and the
+        writes go on being retried behind (nothing is lost)."""
         self._check_open()
+        if wait_out:
+            await self._flush(force)
+            return self.status()
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def flush() -> None:
+                    await self._flush(force)
+                    tg.cancel_scope.cancel()
+
+                async def stuck() -> None:
+                    await self._ctx.next_wait_out()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(flush)
+                tg.start_soon(stuck)
+        except BaseExceptionGroup as group:  # `RuntimeCrashed` comes out as itself, as from `flush()`
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        self._check_open()
+        return self.status()
+
+    async def _flush(self, force: bool) -> None:
         if force:
             ids = await self._ctx.io(self._ctx.store.session_ids)
             limiter = anyio.CapacityLimiter(32)
@@ -527,13 +617,31 @@ class Runtime:
         }
         pending = sum(handle.snapshot.pending_records for handle in seen.values())
         status = self._ctx.status
+        failure = status.last_failure
         return RuntimeStatus(
             last_outcome=status.last_outcome,
             last_success_at=status.last_success_at,
-            last_failure=status.last_failure,
+            last_failure=None if failure is None else FailureStatus(**failure.model_dump()),
             pending_turns=pending,
             live_sessions=len(seen),
             status_problem=self._ctx.status_problem,
+            waiting_out=self._waiting_out(scope),
+        )
+
+    def _waiting_out(self, scope: Scope | None) -> WaitOutStatus | None:
+        waits = [
+            wait for sid, wait in self._ctx.waiting_out.items() if scope is None or scope.allows_session(sid)
+        ]
+        if not waits:
+            return None
+        code = waits[0].code
+        why = "the disk is full" if code is ReasonCode.DISK_FULL else "a cause that passes"
+        return WaitOutStatus(
+            reason_code=code,
+            since=min(w.since for w in waits),
+            next_try_at=min(w.next_try_at for w in waits),
+            sessions=len(waits),
+            message=f"nothing is written: {why} ({code}); retrying until it passes (nothing is lost)",
         )
 
     async def recall(
@@ -607,13 +715,21 @@ class Runtime:
 
     def core(self, *, scope: Scope | None = None) -> str:
         """The rendered core block (`memory/core.md`), ready to inject; "" when there is none. Under a
-        `scope`, only the facts whose evidence it may see (`OutOfScope` when it excludes the core)."""
+        `scope`, only the facts whose evidence it may see (`OutOfScope` when it excludes the core).
+
+        Synchronous (kept so: hosts call it outside any event loop, and inside one it is a small file's
+        read); in async code prefer `await core_async()`, which reads it in a worker thread."""
         if scope is not None and not scope.is_owner:
             return core_for(self._ctx.workspace_root, scope)
         try:
             return WorkspacePaths(self._ctx.workspace_root).core.read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
+
+    async def core_async(self, *, scope: Scope | None = None) -> str:
+        """`core()`, its file read in a worker thread (inline under virtual time, as all of the
+        runtime's blocking work): the event loop never waits on the disk for it."""
+        return await self._ctx.io(functools.partial(self.core, scope=scope))
 
     async def forget(
         self,

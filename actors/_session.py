@@ -257,6 +257,8 @@ class SessionActor:
         retire = False
         for action in actions:
             if isinstance(action, m.Emit):
+                if action.kind == "written":
+                    self.ctx.waited_out(self.sid)
                 self.ctx.emit(action.kind, **action.fields)
             elif isinstance(action, m.SendBatch):
                 assert self._tg is not None
@@ -276,8 +278,10 @@ class SessionActor:
                     action.code,
                     action.seconds,
                 )
+                self.ctx.wait_out(self.sid, action.code, action.seconds)
             else:
                 assert isinstance(action, m.Retire)
+                self.ctx.waited_out(self.sid)
                 retire = True
         return retire
 

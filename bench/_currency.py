@@ -212,7 +212,7 @@ async def _home(
                     current_in_k=any(cited & truth.current for cited in cites),
                 )
             )
-        core = core_counts(workload, rt.core())
+        core = core_counts(workload, await rt.core_async())
     return out, core
 
 

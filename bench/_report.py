@@ -12,6 +12,7 @@ measured). Recall's lines come from `bench/_recall.py` when it exists (its `resu
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import logging
 import math
@@ -30,7 +31,7 @@ from . import _kit as kit
 
 log = logging.getLogger("dagmem.bench")
 
-__all__ = ["BENCHMARKS", "NO_PLOT", "measure", "plot", "print_results"]
+__all__ = ["BENCHMARKS", "EXTRAS", "NO_PLOT", "measure", "missing_extra", "plot", "print_results"]
 
 BENCHMARKS = (
     "runtime",
@@ -48,6 +49,34 @@ BENCHMARKS = (
     "forget",
 )
 NO_PLOT = "dagmem bench: no plot (matplotlib is not installed); pip install 'dagmem[sim]' adds it"
+
+# The benchmarks that cannot run without an optional extra: (the extra, the module it brings). Checked
+# before anything runs (`missing_extra`), so a missing one is named in one line, not met halfway through.
+EXTRAS: dict[str, tuple[str, str]] = {
+    "currency": ("bench", "rank_bm25"),  # its baseline: rank-bm25 over the raw turns
+    "locomo": ("bench", "rank_bm25"),
+    "cluster": ("ray", "ray"),
+}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules (blocked)
+        return False
+
+
+def missing_extra(name: str) -> str | None:
+    """Why benchmark `name` cannot run here (the extra it needs, and how to add it); None when it can."""
+    needed = EXTRAS.get(name)
+    if needed is None or _installed(needed[1]):
+        return None
+    extra, module = needed
+    return (
+        f"dagmem bench {name} needs the {extra!r} extra ({module} is not installed): "
+        f"pip install 'dagmem[{extra}]'"
+    )
+
 
 Result = dict[str, Any]
 Say = Callable[[str], None]

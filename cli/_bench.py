@@ -3,7 +3,9 @@
 No NAME runs them all. The results go to `DIR/bench.json` and `DIR/bench.md` (a Markdown table) (and a plot, `DIR/bench.png`, when matplotlib
 is installed; without it one line on stderr says how to get it), then to the terminal as a table, or with
 `--json` as one object whose `results` is a list of `{"name", "value", "unit", "baseline", "ratio",
-"goal", "met"}`. A progress bar runs on stderr (a terminal only, not with `--json`). Exit status 0 whatever
+"goal", "met"}`, and `skipped` names each benchmark left out for an extra that is not installed (a
+benchmark named on the command line whose extra is missing is refused in one line, exit 2, before anything
+runs). A progress bar runs on stderr (a terminal only, not with `--json`). Exit status 0 whatever
 the figures (a report, not a test); 1 when a benchmark broke: the others still ran, and `errors` says why.
 """
 
@@ -22,11 +24,14 @@ __all__ = ["command"]
 
 
 def command(args: argparse.Namespace) -> int:
-    if "locomo" in args.names:  # an evaluation on a data file, not a figure of the report: on its own
-        from ._errors import CommandError
+    from ._errors import CommandError
 
+    if "locomo" in args.names:  # an evaluation on a data file, not a figure of the report: on its own
         if list(args.names) != ["locomo"]:
             raise CommandError("dagmem bench locomo runs on its own: dagmem bench locomo --data PATH")
+        missing = report.missing_extra("locomo")
+        if missing is not None:
+            raise CommandError(missing, code="EXTRA_MISSING")
         from ..bench import locomo as _locomo
 
         return _locomo.main(args)
@@ -37,10 +42,16 @@ def command(args: argparse.Namespace) -> int:
     names: list[str] = list(args.names) or list(report.BENCHMARKS)
     unknown = [name for name in names if name not in report.BENCHMARKS]
     if unknown:
-        from ._errors import CommandError
-
         raise CommandError(f"no benchmark {unknown[0]!r}: choose among {', '.join(report.BENCHMARKS)}")
     chosen = [name for name in report.BENCHMARKS if name in names]
+    # A benchmark whose extra is missing: named, it is a mistake (one line, exit 2, nothing run); in a
+    # run of them all, it is left out, saying why (in `skipped`, and one line on stderr).
+    skipped = {name: why for name in chosen if (why := report.missing_extra(name)) is not None}
+    if skipped and args.names:
+        raise CommandError(next(iter(skipped.values())), code="EXTRA_MISSING")
+    for why in skipped.values():
+        print(f"{why}; left out", file=sys.stderr)
+    chosen = [name for name in chosen if name not in skipped]
     from ._paths import out_directory
 
     out = out_directory(Path(args.out))
@@ -68,6 +79,7 @@ def command(args: argparse.Namespace) -> int:
 
     with progress:
         result: dict[str, Any] = report.measure(chosen, bool(args.quick), say, step=step)
+        result["skipped"] = skipped  # benchmark -> the extra it needs, not installed here
         progress.update(task, completed=len(chosen), description="dagmem bench", note="done")
     json_path, plot_path = out / "bench.json", out / "bench.png"
     result["json_path"] = str(json_path)

@@ -34,3 +34,6 @@ class Command:
     # handed its arguments unparsed; the parser still lists it, for --help.
     own_argv: Callable[[Sequence[str]], int] | None = None
     memory: bool = False  # a memory verb (writes or recalls): refused when DAGMEM_MEMORY=off
+    # `--home` when it is not given: `$DAGMEM_HOME` or `./.dagmem` (True), or None (install: the hooks
+    # then find each project's own home when they run).
+    default_home: bool = True

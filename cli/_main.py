@@ -45,14 +45,34 @@ class _Parser(argparse.ArgumentParser):
         raise CommandError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
+# The options every command takes, accepted before the command's name too (`dagmem --home H status`);
+# those that take a value, so that the value is not read as the command's name.
+_VALUED = frozenset({"--home"})
+
+
+def _command_at(argv: Sequence[str]) -> int | None:
+    """Where the command's name is in `argv`: the first word that is neither an option nor an option's
+    value (`--home H`); None when there is none."""
+    skip = False
+    for i, word in enumerate(argv):
+        if skip:
+            skip = False
+        elif word in _VALUED:
+            skip = True
+        elif not word.startswith("-"):
+            return i
+    return None
+
+
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of `argv`: every command is listed (for `--help` and a mistaken name), and only the
     one `argv` names gets its arguments, so a command loads no other command's choices (the names of
     the benchmarks load the benchmarks' report). Without `argv`, every command gets them."""
-    # No option comes before the command (`--version` and `--help` take no value): its name is the
-    # first word that is not an option.
-    chosen = None if argv is None else next((word for word in argv if not word.startswith("-")), "")
-    parser = _Parser(prog="dagmem", description="Long-term memory for branching agent sessions.")
+    at = None if argv is None else _command_at(argv)
+    chosen = None if argv is None else ("" if at is None else argv[at])
+    parser = _Parser(
+        prog="dagmem", description="Long-term memory for branching agent sessions.", parents=[_common()]
+    )
     parser.add_argument("--version", action="version", version=f"dagmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # A known command's name: only its record is loaded and its parser built (each costs a millisecond
@@ -60,8 +80,8 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     # or refuse.
     table = (by_name(chosen),) if chosen is not None and chosen in NAMES else commands.COMMANDS
     for command in table:
-        # A parent of its own each: argparse shares a parent's option objects with every child, so one
-        # command's `set_defaults(home=None)` (install's) would change every other command's default.
+        # A parent of its own each: argparse shares a parent's option objects with every child, so a
+        # change to one command's (a default) would change every other command's.
         child = sub.add_parser(
             command.name, parents=[_common()], help=command.help, description=command.description
         )
@@ -71,17 +91,40 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _common() -> _Parser:
-    """The options every command takes."""
+    """The options every command takes, before its name or after it. No defaults here (argparse copies a
+    command's defaults over what was given before its name): `_defaults` fills them in after parsing."""
     common = _Parser(add_help=False)
     common.add_argument(
         "--home",
         type=Path,
-        default=default_home(),
+        default=argparse.SUPPRESS,
         help="the dagmem home (default $DAGMEM_HOME, else ./.dagmem)",
     )
-    common.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    common.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv for debug)")
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON object instead of text"
+    )
+    common.add_argument(
+        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more (-vv for debug)"
+    )
     return common
+
+
+def parse_args(argv: Sequence[str], *, every_command: bool = False) -> argparse.Namespace:
+    """`argv` parsed, the common options' defaults filled in (`every_command`: with a parser that has
+    every command's arguments, as `dagmem --help` builds it)."""
+    args = (_parser() if every_command else _parser(argv)).parse_args(argv)
+    return _defaults(args, by_name(args.command))
+
+
+def _defaults(args: argparse.Namespace, command: Command) -> argparse.Namespace:
+    """The common options' defaults, for those given neither before the command's name nor after it."""
+    if "home" not in args:
+        args.home = default_home() if command.default_home else None
+    if "json" not in args:
+        args.json = False
+    if "verbose" not in args:
+        args.verbose = 0
+    return args
 
 
 # Failures that name a damaged or mistaken file for the user to fix: exit 2, like any mistake.
@@ -120,11 +163,12 @@ def _error(args: argparse.Namespace, message: str, code: str, status: int = EXIT
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    own = by_name(argv[0]).own_argv if argv[:1] and argv[0] in NAMES else None
-    if own is not None:
-        return own(argv[1:])
+    at = _command_at(argv)
+    own = by_name(argv[at]).own_argv if at is not None and argv[at] in NAMES else None
+    if own is not None and at is not None:
+        return own([*argv[:at], *argv[at + 1 :]])  # the options given before its name come first
     try:
-        args = _parser(argv).parse_args(argv)
+        args = parse_args(argv)
     except CommandError as exc:  # refused by argparse; before parsing, `--json` is a word of the command line
         return _error(argparse.Namespace(json="--json" in argv), str(exc), exc.code)
     # -v and -vv are for dagmem's own loggers: the libraries below it (httpx, mcp, ray, asyncio) stay at

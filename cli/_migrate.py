@@ -24,7 +24,14 @@ def command(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"home": str(home), "found": False, "ok": True, "sessions": []}))
         else:
-            print(f"nothing to migrate: {memory / RUNTIME_FILE} has no cursors")
+            path = memory / RUNTIME_FILE
+            # Name the file only as what it is: one that exists but holds no cursors, or none at all.
+            if path.exists():
+                print(f"nothing to migrate: {path} holds no cursors")
+            else:
+                print(
+                    f"nothing to migrate: {home} has no memory/{RUNTIME_FILE} (no position cursors to adopt)"
+                )
         return 0
     report = migrate_home(FileSessionStore(home), memory)
     if args.json:

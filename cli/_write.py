@@ -1,25 +1,19 @@
-"""The `dagmem write` and `dagmem status` commands."""
+"""The `dagmem write` command."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from ..memory.durable import load_status, read_workspace_id
-from ..memory.format import HomePaths
-from ..memory.outcomes import RETRYABLE
 from ..memory.store import FileSessionStore
-from ..memory.write import SessionResult, distiller_named, pending_by_session
+from ..memory.write import SessionResult, distiller_named
 from ..memory.writing import write_home
 from ._errors import EXIT_FAILED, EXIT_OK, EXIT_RETRY
 from ._words import plural
 
-__all__ = ["exit_status", "status_command", "write_command"]
+__all__ = ["exit_status", "owed_lines", "write_command"]
 
 
 def exit_status(results: Iterable[SessionResult]) -> int:
@@ -32,10 +26,6 @@ def exit_status(results: Iterable[SessionResult]) -> int:
         if result.outcome == "failed":
             status = EXIT_RETRY
     return status
-
-
-def _iso(at: float | None) -> str | None:
-    return None if at is None else datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
 def write_command(args: argparse.Namespace) -> int:
@@ -77,50 +67,34 @@ def write_command(args: argparse.Namespace) -> int:
         print(
             f"{result.session}: wrote {plural(result.records, 'record')} in {plural(result.batches, 'batch')}"
         )
-    pending = sum(r.pending for r in results)
-    print(
-        f"{plural(len(results), 'session')}: {len(written)} written, {len(failed)} failed, "
-        f"{plural(pending, 'record')} owed but not yet due"
-        + (" (use --force to write them)" if pending else "")
-    )
+    print(f"{plural(len(results), 'session')}: {len(written)} written, {len(failed)} failed")
+    for line in owed_lines(results):
+        print(line)
     return status
 
 
-def status_command(args: argparse.Namespace) -> int:
-    home: Path = args.home
-    paths = HomePaths(home).workspace
-    workspace_id = read_workspace_id(paths.workspace_id)
-    status = load_status(paths.status)
-    pending = pending_by_session(home, workspace_id)
-    failure = status.last_failure
-    report: dict[str, Any] = {
-        "home": str(home),
-        "workspace_id": workspace_id,
-        "last_outcome": status.last_outcome,
-        "last_success_at": status.last_success_at,
-        "last_failure": None
-        if failure is None
-        else {
-            "at": failure.at,
-            "reason_code": str(failure.reason_code),
-            "retryable": failure.retryable,
-            "will_retry": failure.reason_code in RETRYABLE and failure.retryable,
-        },
-        "pending_turns": sum(v for v in pending.values() if isinstance(v, int)),
-        "sessions": pending,
-    }
-    if args.json:
-        print(json.dumps(report))
-        return 0
-    print(f"home          {home}")
-    print(f"workspace     {workspace_id or '(not created yet)'}")
-    print(f"last outcome  {status.last_outcome or '(nothing written yet)'}")
-    print(f"last success  {_iso(status.last_success_at) or '-'}")
-    if failure is not None:
-        retry = "will be retried" if report["last_failure"]["will_retry"] else "will not be retried"
-        print(f"last failure  {failure.reason_code} at {_iso(failure.at)} ({retry})")
-    print(f"pending turns {report['pending_turns']}")
-    for session_id, value in pending.items():
-        if value:
-            print(f"  {session_id}: {value}", file=sys.stdout)
-    return 0
+def owed_lines(results: Iterable[SessionResult]) -> list[str]:
+    """What is still owed and why: records a failure left (by reason, and when they are tried again) are
+    never called "not yet due"; those that are not due yet are."""
+    after: dict[tuple[str, bool], int] = {}  # (reason code, retryable) -> records a failure left owed
+    not_due = 0
+    for r in results:
+        if r.outcome in ("failed", "invalid") and r.pending:
+            key = (str(r.reason_code or r.outcome.upper()), bool(r.retryable))
+            after[key] = after.get(key, 0) + r.pending
+        else:
+            not_due += r.pending
+    lines = []
+    for (code, retryable), count in sorted(after.items()):
+        when = (
+            "tried again by the next `dagmem write` (a running dagmem or the hooks' worker retries on its own)"
+            if retryable
+            else "each `dagmem write` tries them again, failing the same way until the cause named above is fixed"
+        )
+        lines.append(f"{plural(count, 'record')} owed after a failure ({code}): {when}")
+    if not_due or not after:
+        lines.append(
+            f"{plural(not_due, 'record')} owed but not yet due"
+            + (" (use --force to write them)" if not_due else "")
+        )
+    return lines

@@ -243,7 +243,7 @@ class HomesServer:
 
     async def core(self, home_id: str) -> Reply:
         async def core(rt: Runtime) -> str:
-            return rt.core()
+            return await rt.core_async()
 
         return await self._answer(home_id, core)
 

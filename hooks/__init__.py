@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._home import hook_home as hook_home
     from ._home import state_dir as state_dir
     from ._queue import worker_idle as worker_idle
+    from ._state import queue_state as queue_state
 
 __all__ = [
     "HOSTS",
@@ -33,6 +34,7 @@ __all__ = [
     "hook_main",
     "install",
     "memory_off",
+    "queue_state",
     "run_hook",
     "state_dir",
 ]
@@ -52,5 +54,6 @@ __getattr__, __dir__ = lazy(
         "hook_home": "._home",
         "state_dir": "._home",
         "worker_idle": "._queue",
+        "queue_state": "._state",
     },
 )

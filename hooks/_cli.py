@@ -71,7 +71,7 @@ def _serve(host: str, event: str, raw: str | None, explicit: Path | None, knobs:
     if event not in HOSTS[host]:
         print(f"error: dagmem hook {host}: unknown event {event!r}", file=sys.stderr)
         return 2
-    home = hook_home(explicit)
+    home = hook_home(explicit)  # never raises: a deleted working directory falls back (see `_home`)
     try:
         payload = parse_payload(raw or "") if host == "codex" else read_payload(sys.stdin.buffer)
         home = hook_home(explicit, payload.get("cwd"))

@@ -42,12 +42,15 @@ __all__ = [
     "ISOLATED",
     "enqueue",
     "lock_free",
+    "mark_worker",
     "queue_dir",
     "queued",
     "spawn_detached",
     "start_worker",
     "try_lock",
+    "unmark_worker",
     "worker_idle",
+    "worker_running",
 ]
 
 
@@ -163,6 +166,50 @@ def spawn_detached(argv: list[str]) -> int:
             argv, stdin=devnull, stdout=devnull, stderr=devnull, start_new_session=True, close_fds=True
         )
         return child.pid
+
+
+def mark_worker(fd: int) -> None:
+    """The worker holding the lock writes its pid into the lock file: a reader learns whether a worker
+    runs without taking the lock (a probe that took it, however briefly, could make a starting worker
+    think another one runs, and leave its job queued)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+
+
+def unmark_worker(fd: int) -> None:
+    try:  # noqa: SIM105 - no `contextlib` in a module every hook loads
+        os.ftruncate(fd, 0)
+    except OSError:  # the lock goes with the close all the same
+        pass
+
+
+def worker_running(home: Path) -> bool:
+    """Whether a worker holds the lock now, read without taking it or creating anything: the pid it
+    wrote, alive, and (where /proc tells) running the worker. A killed worker's pid is dead."""
+    try:
+        fd = os.open(_lock_path(home), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if not text.isdigit():
+        return False
+    pid = int(text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, someone else's
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:  # a reused pid runs something else
+            return b"dagmem.hooks._worker" in f.read()
+    except OSError:
+        return True  # no /proc here: the live pid is all there is to go on
 
 
 def worker_idle(home: Path) -> bool:

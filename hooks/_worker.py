@@ -19,7 +19,7 @@ from ..memory.store import FileSessionStore
 from ..memory.workspace import HomeBusy, ServingLock
 from ..memory.writing import write_home
 from ._log import log_line
-from ._queue import queued, try_lock
+from ._queue import mark_worker, queued, try_lock, unmark_worker
 
 __all__ = ["Job", "drain", "run_job"]
 
@@ -57,6 +57,7 @@ def drain(home: Path) -> int:
         if fd is None:
             return ran
         try:
+            mark_worker(fd)  # `dagmem status` reads who holds the lock without taking it
             while jobs := queued(home):
                 for path in jobs:
                     job = _take(home, path)
@@ -64,6 +65,7 @@ def drain(home: Path) -> int:
                         run_job(home, job)
                         ran += 1
         finally:
+            unmark_worker(fd)
             os.close(fd)
         if not queued(home):  # a job queued while the lock was being released: take it too
             return ran

@@ -24,6 +24,8 @@ Exception tree:
                 LLMConfigError  memory/write/_llm_config.py
                 ArgumentError  serve/_tools.py  -- an MCP tool's argument
                 OutOfScope  memory/trust/_scope.py  -- a reader asked for what its scope does not allow
+                _Duplicate  hooks/_install.py  -- internal: a settings file gives a key twice
+                Unfollowable  hooks/_toml_lines.py  -- a Codex config the install does not edit
             ArchiveCorrupt  memory/errors.py
             MemoryOff  memory/errors.py  -- memory=False or DAGMEM_MEMORY=off: nothing opened or created
             TxlogCorrupt  memory/format/_txrecord.py
@@ -45,6 +47,7 @@ Exception tree:
                 HomeUnavailable  cluster/_ray.py
             CommandError  cli/_errors.py  -- the command line's own refusal (exit 2)
             PayloadError  hooks/_payload.py  -- internal: a hook logs it and answers nothing
+            Changed  hooks/_install_file.py  -- internal: the host wrote its file meanwhile; merged again
 """
 
 from __future__ import annotations

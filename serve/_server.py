@@ -30,6 +30,7 @@ from pydantic import Field, ValidationError
 
 from .._version import __version__
 from ..actors import Runtime, RuntimeConfig
+from ..memory.errors import InvalidInput
 from ..memory.trust import OWNER, Origin, Scope
 from ._stdin import StdinLines
 from ._tools import MAX_K, ArgumentError, MemoryTools
@@ -61,6 +62,7 @@ class DagmemServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.tools = tools
+        self._taken: dict[str, frozenset[str]] | None = None  # each tool's arguments, read on the first call
         # dagmem has no prompts, and the SDK advertises the capability whenever its handlers are
         # registered: a client would list an empty set. Without the handlers, nothing is advertised.
         for method in ("prompts/list", "prompts/get"):
@@ -69,12 +71,24 @@ class DagmemServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        # An argument the tool does not take is refused, never dropped: a caller that misspells `history`
+        # as `hitsory` would otherwise get an answer to another question without knowing it.
+        taken = await self._arguments_of(name)
+        unknown = sorted(set(arguments or {}) - taken) if taken is not None else []
+        if unknown:
+            listed = ", ".join(sorted(taken or ())) or "none"
+            raise _invalid(
+                unknown[0],
+                f"invalid argument {unknown[0]!r}: {name} takes no such argument (it takes: {listed})",
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ArgumentError):
                 raise _invalid(cause.argument, str(cause)) from None
+            if isinstance(cause, InvalidInput):  # refused by the runtime's own checks: still the caller's
+                raise _invalid("arguments", f"invalid arguments: {cause}") from None
             if isinstance(cause, ValidationError):
                 errors = cause.errors()
                 where = ".".join(str(part) for part in errors[0]["loc"]) if errors else "arguments"
@@ -83,6 +97,16 @@ class DagmemServer(MCPServer[Any]):
                 )
                 raise _invalid(where, message or str(cause)) from None
             raise
+
+    async def _arguments_of(self, name: str) -> frozenset[str] | None:
+        """The names of the arguments tool `name` takes (its input schema's properties); None for no such
+        tool (the SDK refuses it as it does)."""
+        if self._taken is None:
+            self._taken = {
+                tool.name: frozenset((tool.input_schema or {}).get("properties", {}))
+                for tool in await self.list_tools()
+            }
+        return self._taken.get(name)
 
     async def list_resources(self) -> list[MCPResource]:
         listed = await super().list_resources()
@@ -147,7 +171,8 @@ def build_server(tools: MemoryTools) -> DagmemServer:
     @server.tool()
     async def flush() -> dict[str, Any]:
         """Write everything owed now: every session of the home is boundary-written (the server also does
-        this when it stops). Returns the status afterwards."""
+        this when it stops). Returns the status afterwards; on a full disk it returns at once, its
+        `waiting_out` saying why nothing is written (DISK_FULL) and that the writes are being retried."""
         return await tools.flush()
 
     @server.tool()

@@ -27,7 +27,7 @@ from ..memory.format import (
     is_valid_id,
 )
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
-from ..memory.recall import core_for, index_for, topic_for
+from ..memory.recall import check_query, core_for, index_for, topic_for
 from ..memory.store import FileSessionStore
 from ..memory.trust import OWNER, OutOfScope, Scope
 
@@ -120,8 +120,10 @@ class MemoryTools:
         history: bool = False,
         held: bool = False,
     ) -> list[dict[str, Any]]:
-        if not query.strip():
-            raise ArgumentError("query", "empty")
+        try:
+            check_query(query)  # the runtime's own rule (empty, too long, not text), named by argument
+        except InvalidInput as exc:
+            raise ArgumentError("query", str(exc)) from None
         if not 1 <= k <= MAX_K:
             raise ArgumentError("k", f"must be 1 to {MAX_K}, not {k}")
         if not isinstance(history, bool):
@@ -176,7 +178,9 @@ class MemoryTools:
         }
 
     async def flush(self) -> dict[str, Any]:
-        await self.runtime.flush(force=True)
+        """Write everything owed; the status afterwards. On a full disk it does not wait for space: the
+        status's `waiting_out` says why nothing is written (DISK_FULL, retrying), and the writes go on."""
+        await self.runtime.flush(force=True, wait_out=False)
         return self.status()
 
     async def append_turn(

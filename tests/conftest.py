@@ -7,7 +7,10 @@ Tests marked `slow` run only with `--slow`.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,12 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, SessionStore
+
+# The BPE table's per-machine cache (`memory/recall/_bpe_cache.py`): the suite's own (each process's, its
+# children inherit it), never the user's `~/.cache/dagmem`. Removed when the process ends.
+if not os.environ.get("DAGMEM_CACHE_DIR"):
+    os.environ["DAGMEM_CACHE_DIR"] = tempfile.mkdtemp(prefix="dagmem-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["DAGMEM_CACHE_DIR"], ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -16,8 +16,9 @@ from importlib import resources
 from typing import Any
 
 from ..memory.adopt import shown_path
-from ..memory.format import MARKER_KEY, Block, anchor_of
+from ..memory.format import HELD_TOPIC, MARKER_KEY, REJECTED_TOPIC, Block, anchor_of
 from ..memory.outcomes import RETRYABLE
+from ..memory.recall import core_facts
 from ._layout import Layout, layout
 from ._read import HomeView, SessionView, TopicView
 from ._svg import preview, session_svg
@@ -235,6 +236,16 @@ def _topics_html(home: HomeView, filtered: bool) -> str:
         ]
         if not blocks:
             continue
+        queue = _QUEUES.get(topic.path)
+        if queue is not None:  # not a topic: a queue of candidates, labelled as one, first
+            kind, title, note = queue
+            parts.insert(
+                0,
+                f'<section class="topic {kind}" id="{escape(_topic_dom_id(topic.path))}">'
+                f"<h3>{escape(title)} <small>{escape(topic.path)}</small></h3>"
+                f'<p class="queue-note">{note}</p>{"".join(blocks)}</section>',
+            )
+            continue
         parts.append(
             f'<section class="topic" id="{escape(_topic_dom_id(topic.path))}">'
             f"<h3>{escape(topic.topic.title)} <small>{escape(topic.path)}</small></h3>"
@@ -243,6 +254,38 @@ def _topics_html(home: HomeView, filtered: bool) -> str:
     if not parts:
         return '<p class="empty">No topic blocks yet.</p>'
     return "".join(parts)
+
+
+# The files under topics/ that are queues, not topics: (class, title, note).
+_QUEUES = {
+    HELD_TOPIC: (
+        "held",
+        "Held for review",
+        "Candidate core facts awaiting <code>dagmem held</code>: their evidence was not typed by the person, "
+        "so they are not in the core until approved (<code>dagmem held approve ID</code>, or "
+        "<code>reject ID</code>).",
+    ),
+    REJECTED_TOPIC: (
+        "rejected",
+        "Rejected",
+        "Candidates set aside by <code>dagmem held reject</code>: never in the core.",
+    ),
+}
+
+
+def _core_html(core: str | None) -> str:
+    """The core facts as people read them: each plain claim with its date (as `dagmem core` prints them
+    and the hooks inject them), never core.md's Markdown footnotes, block ids and links."""
+    if core is None:
+        return '<p class="empty">No core block (memory/core.md) yet.</p>'
+    facts = core_facts(core)
+    if not facts:
+        return '<p class="empty">No core facts yet.</p>'
+    items = "".join(
+        f"<li>{f'<code>{escape(fact.date)}</code> ' if fact.date else ''}{escape(fact.text)}</li>"
+        for fact in facts
+    )
+    return f'<ul class="core">{items}</ul>'
 
 
 def _session_html(index: int, session: SessionView, view: Layout | None) -> str:
@@ -279,11 +322,7 @@ def render_page(home: HomeView, *, filtered: bool = False) -> tuple[str, PageSta
     sessions_html = "".join(
         _session_html(n, s, v) for n, (s, v) in enumerate(zip(home.sessions, views, strict=True))
     )
-    core = (
-        f'<pre class="core">{escape(home.core)}</pre>'
-        if home.core is not None
-        else '<p class="empty">No core block (memory/core.md) yet.</p>'
-    )
+    core = _core_html(home.core)
     title = f"dagmem · {shown_path(home.home)}"
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -294,7 +333,7 @@ def render_page(home: HomeView, *, filtered: bool = False) -> tuple[str, PageSta
 <header><h1>{escape(title)}</h1>
 <p class="legend"><span class="key st-written"></span>written <span class="key st-owed"></span>owed
 <span class="key st-stranded"></span>stranded <span class="key st-other"></span>not a record
-(tool, system, runtime, rewound) · <span class="ring-key"></span>head · a capsule is a collapsed run ·
+(tool, system, runtime, rewound, forgotten) · <span class="ring-key"></span>head · a capsule is a collapsed run ·
 <span class="left-key"></span>left (a branch the head left) · <del>superseded</del></p>
 </header>
 <div class="top"><section id="status"><h2>Status</h2>{_status_html(home)}</section>

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +18,7 @@ from ..memory.durable import WriterStatus, check_dir, load_status, read_below, r
 from ..memory.errors import UnknownSession, UnsafePath
 from ..memory.format import (
     CORE_FILE,
+    FORGOTTEN_KEY,
     MARKER_KEY,
     TOPIC_INDEX,
     Block,
@@ -119,6 +121,10 @@ def _read(memory: Path, relpath: str) -> bytes | None:
 
 
 def _not_record_reason(node: Node) -> str:
+    forgotten = node.metadata.get(FORGOTTEN_KEY)
+    if isinstance(forgotten, int | float) and not isinstance(forgotten, bool):
+        at = datetime.fromtimestamp(forgotten, UTC).isoformat(timespec="seconds")
+        return f"forgotten on {at} (dagmem forget): its text is gone from every copy"
     if node.role in (Role.TOOL, Role.SYSTEM):
         return f"not a record: a {node.role} row"
     if node.metadata.get("display") == "runtime":

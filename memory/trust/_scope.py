@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
 from ..errors import InvalidInput
 
@@ -37,9 +38,11 @@ class Scope(BaseModel):
 
     sessions: tuple[str, ...] = ("*",)
     origins: tuple[Origin, ...] = _ALL_ORIGINS
-    held: bool = False
-    core: bool = True
-    read_only: bool = False
+    # Strict: only true or false. A lax bool would read "no" as False and "yes" (or 1) as True: a scope
+    # file's `"read_only": "no"` is the writer's mistake, named, not a guess.
+    held: StrictBool = False
+    core: StrictBool = True
+    read_only: StrictBool = False
 
     def allows_session(self, session_id: str) -> bool:
         return any(fnmatch.fnmatchcase(session_id, pattern) for pattern in self.sessions)
@@ -60,13 +63,20 @@ class Scope(BaseModel):
 OWNER: Final = Scope(held=True)
 
 
-def load_scope(path: Path) -> Scope:
-    """The scope in the JSON file at `path`; `InvalidInput` naming the file and the problem."""
+def load_scope(path: str | os.PathLike[str]) -> Scope:
+    """The scope in the JSON file at `path` (a `str` or any path-like); `InvalidInput` naming the file and
+    the problem (a field: its name; a boolean is `true` or `false`, nothing else)."""
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidInput(f"scope file: a path is a str or os.PathLike, not {type(path).__name__}")
+    return _load(Path(path))
+
+
+def _load(path: Path) -> Scope:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InvalidInput(f"scope file {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InvalidInput(f"scope file {path}: not JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise InvalidInput(f"scope file {path}: expected a JSON object")
@@ -75,4 +85,8 @@ def load_scope(path: Path) -> Scope:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top)"
-        raise InvalidInput(f"scope file {path}: {where}: {first['msg']}") from None
+        if first["type"] == "bool_type":
+            problem = f"must be true or false, not {json.dumps(first['input'])}"
+        else:
+            problem = first["msg"]
+        raise InvalidInput(f"scope file {path}: {where}: {problem}") from None

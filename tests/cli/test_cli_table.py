@@ -140,9 +140,10 @@ def test_one_commands_defaults_do_not_change_anothers(monkeypatch: pytest.Monkey
     # bare `dagmem status` then crashed on `None.is_symlink()`.
     monkeypatch.delenv("DAGMEM_HOME", raising=False)
     for argv in (["status"], ["sessions"], ["write"]):
-        assert _main._parser().parse_args(argv).home == Path(".dagmem")
-        assert _main._parser(argv).parse_args(argv).home == Path(".dagmem")
-    assert _main._parser().parse_args(["install", "claude-code"]).home is None
+        assert _main.parse_args(argv, every_command=True).home == Path(".dagmem")
+        assert _main.parse_args(argv).home == Path(".dagmem")
+    assert _main.parse_args(["install", "claude-code"], every_command=True).home is None
+    assert _main.parse_args(["--home", "h", "install", "claude-code"]).home == Path("h")
 
 
 def test_a_command_line_builds_only_its_own_commands_arguments() -> None:

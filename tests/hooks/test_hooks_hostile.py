@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,34 @@ def test_an_unknown_event_is_a_usage_error_and_memory_off_is_a_no_op(tmp_path: P
     assert off.stdout == b""
     assert off.stderr == b""
     assert not (tmp_path / ".dagmem").exists()  # nothing created: no queue, no log, no worker
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["-P", "an older install without -P"])
+def test_a_hook_whose_working_directory_was_deleted_exits_0_and_logs_one_line(
+    tmp_path: Path, isolated: bool
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    state = tmp_path / "state"
+    environ = {k: v for k, v in os.environ.items() if k not in ("DAGMEM_HOME", "CLAUDE_PROJECT_DIR")}
+    environ["XDG_STATE_HOME"] = str(state)
+    # The process starts in the directory, which is removed before Python reads its working directory:
+    # as a host's hook in a project deleted under it.
+    script = f"import os, sys; os.rmdir({str(gone)!r}); os.execv(sys.executable, sys.argv[1:])"
+    argv = [sys.executable, *(["-P"] if isolated else []), "-m", "dagmem", "hook", "claude-code", "Stop"]
+    result = subprocess.run(
+        [sys.executable, "-c", script, *argv],
+        input=b"{}",
+        capture_output=True,
+        cwd=gone,
+        env=environ,
+        timeout=120,
+        check=False,
+    )
+    assert not gone.exists()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+    assert result.stderr == b""
+    log = (state / "dagmem" / "hooks" / "hooks.log").read_text()
+    assert len(log.splitlines()) == 1, log
+    assert "transcript_path" in log

@@ -1,6 +1,6 @@
-"""Without an optional extra (`ray`, `mcp`) what does not need it still works: `dagmem bench` reports the
-cluster benchmark as skipped (exit 0), the public-API checks pass, and `dagmem mcp` says how to install
-the SDK. The extras are hidden from a child interpreter (`sys.modules[name] = None` makes `import name`
+"""Without an optional extra (`ray`, `mcp`) what does not need it still works: `dagmem bench cluster` names
+the extra it needs (exit 2; a run of every benchmark leaves it out), the public-API checks pass, and
+`dagmem mcp` says how to install the SDK. The extras are hidden from a child interpreter (`sys.modules[name] = None` makes `import name`
 fail as if it were not installed), so this runs whether or not they are installed here."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def run(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedP
     )
 
 
-def test_bench_skips_the_cluster_benchmark_without_ray(tmp_path: Path) -> None:
+def test_bench_names_the_ray_extra_for_the_cluster_benchmark_without_ray(tmp_path: Path) -> None:
     done = run(
         "import sys; from dagmem.cli._main import main; sys.exit(main(sys.argv[1:]))",
         "bench",
@@ -37,12 +37,11 @@ def test_bench_skips_the_cluster_benchmark_without_ray(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "out"),
     )
-    assert done.returncode == 0, done.stderr + done.stdout
-    report = json.loads(done.stdout)
-    assert not report.get("errors"), report
-    cluster = [r for r in report["results"] if r["name"].startswith("cluster turns/s")]
-    assert cluster
-    assert all(r["value"] is None for r in cluster)
+    assert done.returncode == 2, done.stderr + done.stdout
+    refused = json.loads(done.stdout)
+    assert refused["code"] == "EXTRA_MISSING"
+    assert "pip install 'dagmem[ray]'" in refused["error"]
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_public_api_checks_pass_without_mcp_and_ray() -> None:

@@ -60,7 +60,9 @@ put(sys.argv[1] + ".exit", str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 
 def _params(home: Path, pidfile: Path) -> StdioServerParameters:
-    env = {k: os.environ[k] for k in ("PYTHONPATH", "TIKTOKEN_CACHE_DIR") if k in os.environ}
+    env = {
+        k: os.environ[k] for k in ("PYTHONPATH", "TIKTOKEN_CACHE_DIR", "DAGMEM_CACHE_DIR") if k in os.environ
+    }
     return StdioServerParameters(
         command=sys.executable,
         args=["-c", _LAUNCH, str(pidfile), "mcp", "--home", str(home), "--threshold", THRESHOLD],

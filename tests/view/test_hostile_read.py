@@ -131,7 +131,9 @@ async def test_mcp_serves_no_symlinked_topic_or_core(home: Path) -> None:
     from mcp.shared.exceptions import MCPError
 
     plant_links(home)
-    env = {k: os.environ[k] for k in ("PYTHONPATH", "TIKTOKEN_CACHE_DIR") if k in os.environ}
+    env = {
+        k: os.environ[k] for k in ("PYTHONPATH", "TIKTOKEN_CACHE_DIR", "DAGMEM_CACHE_DIR") if k in os.environ
+    }
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "dagmem", "mcp", "--home", str(home)], env=env
     )

@@ -317,7 +317,9 @@ async def test_recall_refuses_bad_input(tmp_path: Path) -> None:
         await rt.append("s", "user", "hello")
         with pytest.raises(dagmem.UnknownNode):
             await rt.recall("x", session_id="s", tip="missing")
-        assert await rt.recall("", k=3) == []
+        for blank in ("", "  \n\t"):
+            with pytest.raises(InvalidInput, match="query is empty"):
+                await rt.recall(blank, k=3)
 
 
 def test_render_context_wraps_once() -> None:

@@ -19,6 +19,7 @@ from dagmem.bench import _kit as kit
 from dagmem.memory.recall import RecallIndex, search
 from dagmem.memory.recall import _embed as embed_module
 from dagmem.memory.recall._bpe import Table, table_path
+from dagmem.memory.recall._bpe_cache import CACHE_ENV, shared_path
 from dagmem.memory.writing import write_home
 
 from .test_recall_writer import TRICKY
@@ -123,7 +124,8 @@ def test_the_writer_leaves_the_table_and_a_fresh_reader_needs_no_tokenizer(home:
     model = embed_module._load()
     assert model.sha256 is not None
     memory = home / "memory"
-    assert table_path(memory, model.sha256).is_file()
+    assert shared_path(model.sha256).is_file()  # once per machine, in the cache ...
+    assert not table_path(memory, model.sha256).exists()  # ... not in every home
     for query in ("what did we plant in the garden?", "Zürich 🙂 tomatoes, bed 7"):
         found = _fresh_reader(memory, query)
         assert found["table"] is True
@@ -138,22 +140,22 @@ def test_the_writer_leaves_the_table_and_a_fresh_reader_needs_no_tokenizer(home:
     )
 
 
-def test_a_damaged_table_is_not_used(home: Path, tmp_path: Path) -> None:
+def test_a_damaged_table_is_not_used(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model = embed_module._load()
     assert model.sha256 is not None
     memory = home / "memory"
-    path = table_path(memory, model.sha256)
-    original = path.read_bytes()
-    try:
-        path.write_bytes(original[:-3] + bytes(3))
-        found = _fresh_reader(memory, "what did we plant in the garden?")
-        assert found["table"] is False
-        assert found["tokenizers"] is True
-        assert found["hits"] == [
-            h.block_id for h in search(RecallIndex.open(memory), "what did we plant in the garden?", k=3)
-        ]
-    finally:
-        path.write_bytes(original)
+    original = shared_path(model.sha256).read_bytes()
+    # A cache of this test's own: a writer elsewhere (a hook's detached worker) would mend the shared one.
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    path = shared_path(model.sha256)
+    path.parent.mkdir()
+    path.write_bytes(original[:-3] + bytes(3))
+    found = _fresh_reader(memory, "what did we plant in the garden?")
+    assert found["table"] is False
+    assert found["tokenizers"] is True
+    assert found["hits"] == [
+        h.block_id for h in search(RecallIndex.open(memory), "what did we plant in the garden?", k=3)
+    ]
 
 
 def test_made_up_words_tokenize_as_the_tokenizer_does() -> None:
