@@ -16,7 +16,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or locomo --data PATH, on its own",
+        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or, on its own, locomo --data PATH, "
+        "beam [--data DIR] or currency --blind [--set SET]",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
     parser.add_argument(
@@ -27,14 +28,48 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="where bench.json, bench.md and bench.png go (default ./bench-out)",
     )
     parser.add_argument(
-        "--data", type=Path, metavar="LOCOMO_JSON", help="locomo: the LoCoMo-format file to evaluate on"
+        "--data",
+        type=Path,
+        metavar="PATH",
+        help="locomo: the LoCoMo-format file to evaluate on; beam: BEAM's chats (<split>/<n>/chat.json below "
+        "it; default $DAGMEM_BEAM, else shared/data/beam-dev beside the checkout)",
     )
     parser.add_argument(
-        "--distiller", default="extractive", choices=DISTILLERS, help="locomo: how memory is distilled"
+        "--blind",
+        action="store_true",
+        help="currency: the hand-written updates and negatives of devsets/currency/ instead of the generated "
+        "conversations",
+    )
+    parser.add_argument(
+        "--set",
+        default="dev",
+        choices=("dev", "unseen", "all"),
+        help="currency --blind: the items asked (all: dev and unseen, reported apart)",
+    )
+    parser.add_argument(
+        "--distiller", default="extractive", choices=DISTILLERS, help="locomo, beam: how memory is distilled"
     )
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._errors import CommandError
+    from .._paths import out_directory
+
+    names = list(args.names)
+    if "beam" in names:  # like locomo: an evaluation on data, not a figure of the full run
+        if names != ["beam"]:
+            raise CommandError("dagmem bench beam runs on its own: dagmem bench beam [--data DIR]")
+        from ...bench import beam
+
+        return beam.main(args, out_directory(Path(args.out)))
+    if args.blind:  # the hand-written currency sets: on their own, the generated `currency` unchanged
+        if names != ["currency"]:
+            raise CommandError(
+                "--blind is for currency on its own: dagmem bench currency --blind [--set SET]"
+            )
+        from ...bench import blind
+
+        return blind.main(args, out_directory(Path(args.out)))
     from .._bench import command
 
     return command(args)
