@@ -1,8 +1,9 @@
 """Benchmarks: each measures its setups side by side in one run and prints ratios (`dagmem bench NAME`).
 
 The command reaches them through this face: `report` (the named benchmarks, their table and plot),
-`locomo` (recall on the LoCoMo conversations) and `coding` (real Claude Code transcripts replayed through
-the hooks). Each loads on first use: the benchmarks pull in numpy, the
+`locomo` (recall on the LoCoMo conversations), `coding` (real Claude Code transcripts replayed through
+the hooks), `beam` (recall on BEAM's long chats) and `blind` (the hand-written currency sets, `dagmem
+bench currency --blind`). Each loads on first use: the benchmarks pull in numpy, the
 recall index and the runtime, which `dagmem bench --help` should not pay for.
 """
 
@@ -13,12 +14,22 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy
 
 if TYPE_CHECKING:
+    from . import _beam as beam
+    from . import _blind as blind
     from . import _coding as coding
     from . import _locomo as locomo
     from . import _report as report
 
-__all__ = ["coding", "locomo", "report"]
+__all__ = ["beam", "blind", "coding", "locomo", "report"]
 
 __getattr__, __dir__ = lazy(
-    __name__, globals(), {"coding": "._coding:", "locomo": "._locomo:", "report": "._report:"}
+    __name__,
+    globals(),
+    {
+        "beam": "._beam:",
+        "blind": "._blind:",
+        "coding": "._coding:",
+        "locomo": "._locomo:",
+        "report": "._report:",
+    },
 )

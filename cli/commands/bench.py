@@ -16,8 +16,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or, on its own, locomo --data "
-        "PATH or coding [--data DIR] [--set SET]",
+        help=f"any of: {', '.join(bench_report.BENCHMARKS)} (default: all); or, on its own, locomo --data PATH, "
+        "coding [--data DIR] [--set SET], beam [--data DIR] or currency --blind [--set SET]",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, same code paths (under 2 minutes)")
     parser.add_argument(
@@ -33,29 +33,51 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="PATH",
         help="locomo: the LoCoMo-format file to evaluate on; coding: the Claude Code transcripts folder "
-        "(default $DAGMEM_TRANSCRIPTS, else shared/data/transcripts beside the checkout)",
+        "(default $DAGMEM_TRANSCRIPTS, else shared/data/transcripts beside the checkout); beam: BEAM's chats "
+        "(<split>/<n>/chat.json below it; default $DAGMEM_BEAM, else shared/data/beam-dev beside the checkout)",
+    )
+    parser.add_argument(
+        "--blind",
+        action="store_true",
+        help="currency: the hand-written updates and negatives of devsets/currency/ instead of the generated "
+        "conversations",
     )
     parser.add_argument(
         "--set",
         default="dev",
         choices=("dev", "unseen", "all"),
-        help="coding: the questions asked (all: dev and unseen, reported apart)",
+        help="coding, currency --blind: the questions asked (all: dev and unseen, reported apart)",
     )
     parser.add_argument(
-        "--distiller", default="extractive", choices=DISTILLERS, help="locomo: how memory is distilled"
+        "--distiller", default="extractive", choices=DISTILLERS, help="locomo, beam: how memory is distilled"
     )
 
 
 def _run(args: argparse.Namespace) -> int:
-    if "coding" in args.names:  # like locomo: an evaluation on data, not a figure of the full run
-        from .._errors import CommandError
+    from .._errors import CommandError
+    from .._paths import out_directory
 
-        if list(args.names) != ["coding"]:
+    names = list(args.names)
+    if "coding" in names:  # like locomo: an evaluation on data, not a figure of the full run
+        if names != ["coding"]:
             raise CommandError("dagmem bench coding runs on its own: dagmem bench coding [--data DIR]")
         from ...bench import coding
-        from .._paths import out_directory
 
         return coding.main(args, out_directory(Path(args.out)))
+    if "beam" in names:  # like locomo: an evaluation on data, not a figure of the full run
+        if names != ["beam"]:
+            raise CommandError("dagmem bench beam runs on its own: dagmem bench beam [--data DIR]")
+        from ...bench import beam
+
+        return beam.main(args, out_directory(Path(args.out)))
+    if args.blind:  # the hand-written currency sets: on their own, the generated `currency` unchanged
+        if names != ["currency"]:
+            raise CommandError(
+                "--blind is for currency on its own: dagmem bench currency --blind [--set SET]"
+            )
+        from ...bench import blind
+
+        return blind.main(args, out_directory(Path(args.out)))
     from .._bench import command
 
     return command(args)
