@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .memory.format import SessionMeta as SessionMeta
     from .memory.format import SessionSnapshot as SessionSnapshot
     from .memory.format import Tip as Tip
+    from .memory.format import ToolEvidence as ToolEvidence
     from .memory.format import count_tokens as count_tokens
     from .memory.outcomes import ReasonCode as ReasonCode
     from .memory.outcomes import WriteFailure as WriteFailure
@@ -105,6 +106,7 @@ __all__ = [
     "Status",
     "SupervisorEvent",
     "Tip",
+    "ToolEvidence",
     "TopicReader",
     "UnknownNode",
     "UnknownSession",
@@ -143,6 +145,7 @@ __getattr__, __dir__ = _lazy.lazy(
         "SessionMeta": ".memory.format",
         "SessionSnapshot": ".memory.format",
         "Tip": ".memory.format",
+        "ToolEvidence": ".memory.format",
         "count_tokens": ".memory.format",
         "ReasonCode": ".memory.outcomes",
         "WriteFailure": ".memory.outcomes",

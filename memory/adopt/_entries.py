@@ -56,6 +56,11 @@ class Turn:
         default_factory=dict
     )  # kept under metadata["source"] (the line's type, tools)
     origin: str | None = None  # who wrote the text, when not the role's default (`format.ORIGINS`)
+    # A tool call with its result (`format.ToolEvidence`): a record, unlike other tool rows.
+    evidence: bool = False
+    # The text an older importer stored for this line, when this one stores other text (a user line whose
+    # host blocks are now stripped): a home written then holds it, and that is no conflict.
+    legacy: str | None = None
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass costs 3x to make, one per line

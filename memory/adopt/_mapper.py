@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format import EVIDENCE_KEY, EVIDENCE_TOOL
 from ._entries import Entry, Problem, clean, to_id
 
 __all__ = ["Planned", "SessionMapper", "text_digest"]
@@ -42,6 +43,7 @@ class Planned:
     spawned_from: str | None = None  # "<sid>/<node>": where its session was spawned from, when known
     digest: bytes = b""  # `text_digest(content)`, made once by the mapper
     forgotten_at: float | None = None  # a tombstone: its text was forgotten (`StoreSink.screen`)
+    legacy: bytes = b""  # `text_digest` of what an older importer stored for the line, when it differs
 
     def __post_init__(self) -> None:
         if not self.digest:
@@ -106,6 +108,10 @@ class SessionMapper:
         if node_id != entry.key:
             source["id"] = clean(entry.key)
         source.update(entry.turn.info)
+        metadata: dict[str, Any] = {"source": source}
+        if entry.turn.evidence:
+            metadata[EVIDENCE_KEY] = EVIDENCE_TOOL
+        legacy = entry.turn.legacy
         time = entry.time if entry.time is not None else self.last_time
         return Planned(
             self.session,
@@ -114,9 +120,10 @@ class SessionMapper:
             entry.turn.role,
             clean(entry.turn.content),
             default_time if time is None else time,
-            {"source": source},
+            metadata,
             spawned=not entry.moves_head,
             origin=entry.turn.origin,
             spawned_from=self.spawned_from,
             digest=digest,
+            legacy=text_digest(legacy) if legacy is not None else b"",
         )

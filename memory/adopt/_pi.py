@@ -7,8 +7,12 @@ position is the entry appended last, so the head is the last entry's node (or ne
 Version 1 files are linear, without ids: read as one chain, ids derived from the place in it.
 
 Messages: `user` and `assistant` with text are records (an assistant's text blocks are its text, its tool
-calls listed under the source info); an assistant message that is only thinking or tool calls, a
-`toolResult` and a `bashExecution` are `tool` rows; an extension's `custom` message is a `system` row."""
+calls listed under the source info); an assistant message that is only thinking or tool calls is a `tool`
+row; an extension's `custom` message is a `system` row. Each `toolCall` block is remembered by its id, and
+a `toolResult` is tool evidence (`format.ToolEvidence`, see `_evidence`) of the call it answers (its
+`toolName` when the call is not in the file): `ok` unless `isError`, the exit status a failed command's
+text ends with ("Command exited with code 2"). A `bashExecution` (a command the person ran with `!`) is
+tool evidence too, with its `exitCode`."""
 
 from __future__ import annotations
 
@@ -16,11 +20,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..format import ToolEvidence
 from ._entries import BadLine, Entry, Turn, block_text, chain_key, joined, render_json, source_time
+from ._evidence import Call, call_of, evidence, evidence_turn
 
 __all__ = ["PiParser", "pi_session_id"]
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_EXITED = re.compile(r"\s*Command exited with code (-?\d+)\s*\Z")  # how pi's bash tool reports a failure
 
 
 def pi_session_id(path: Path) -> str:
@@ -33,6 +40,7 @@ class PiParser:
     def __init__(self) -> None:
         self.session: str | None = None
         self._previous: str | None = None  # the last node of a version-1 (linear) file
+        self._calls: dict[str, Call] = {}  # toolCall id -> the call, until (and after) its result
 
     def parse(self, value: Any, line: int) -> list[Entry]:
         if not isinstance(value, dict):
@@ -55,7 +63,7 @@ class PiParser:
                     return [Entry(str(key), parent, None, line, time, self.session)]
                 raise BadLine("a message entry without a message object")
             try:
-                turn = _turn(message)
+                turn = self._turn(message)
             except BadLine as bad:
                 if tree:
                     raise BadLine(
@@ -75,6 +83,43 @@ class PiParser:
         self._previous = key
         return [entry]
 
+    def _turn(self, message: dict[str, Any]) -> Turn:
+        role = message.get("role")
+        if role == "assistant" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if _is(block, "toolCall") and isinstance(block.get("id"), str):
+                    self._calls[block["id"]] = call_of(
+                        str(block.get("name") or "tool"), block.get("arguments")
+                    )
+        elif role == "toolResult":
+            call_id = message.get("toolCallId")
+            call = self._calls.get(call_id) if isinstance(call_id, str) else None
+            name = str(message.get("toolName") or "tool")
+            record = _result(
+                call or Call(name, ""), _text(message.get("content")), message.get("isError") is True
+            )
+            return evidence_turn([record], {"type": f"message:{role}"})
+        elif role == "bashExecution":
+            exit_code = message.get("exitCode")
+            ok = message.get("cancelled") is not True
+            code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+            record = evidence(
+                call_of("bash", {"command": message.get("command")}),
+                str(message.get("output") or ""),
+                ok=ok,
+                exit_code=code,
+            )
+            return evidence_turn([record], {"type": f"message:{role}"})
+        return _turn(message)
+
+
+def _result(call: Call, text: str, error: bool) -> ToolEvidence:
+    exit_code = None
+    found = _EXITED.search(text) if error else None
+    if found is not None:
+        exit_code, text = int(found.group(1)), text[: found.start()]
+    return evidence(call, text, ok=not error, exit_code=exit_code)
+
 
 def _turn(message: dict[str, Any]) -> Turn:
     role = message.get("role")
@@ -93,12 +138,6 @@ def _turn(message: dict[str, Any]) -> Turn:
         rendered = [f"[toolCall {b.get('name')}] {render_json(b.get('arguments'))}" for b in calls]
         thinking = [f"[thinking] {b.get('thinking') or ''}" for b in blocks if _is(b, "thinking")]
         return Turn("tool", joined([*thinking, *rendered]), info)
-    if role == "toolResult":
-        info["tools"] = [str(message.get("toolName") or "tool")]
-        error = " error" if message.get("isError") is True else ""
-        return Turn("tool", f"[toolResult{error} {message.get('toolName')}] {_text(content)}", info)
-    if role == "bashExecution":
-        return Turn("tool", f"$ {message.get('command')}\n{message.get('output') or ''}", info)
     if role in ("custom", "hookMessage", "branchSummary", "compactionSummary"):
         return Turn("system", _text(content) or str(message.get("summary") or ""), info)
     raise BadLine(f"a message with an unknown role {role!r}")

@@ -11,16 +11,39 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..errors import InvalidInput, SessionInvalid
 from ..forget import forgotten_check
-from ..format import Node
+from ..format import Node, Role, is_tool_evidence
 from ..store import FileSessionStore, NewTurn, SessionStore
 from ._entries import Problem
 from ._mapper import Planned, text_digest
 
 __all__ = ["ImportReport", "SessionCount", "SourceClock", "StoreSink"]
+
+
+# What `known` holds for a tool row that is no tool evidence (every tool row an importer wrote before tool
+# evidence existed): whatever this importer reads at its id now (a call with its result, an assistant's
+# words beside its calls), the row is kept as it is and no problem is reported. It never was memory, so a
+# home written then owes, and reads, exactly what it did; tool evidence reaches those lines only through
+# an import into a new home. Never for a user record planned at that id: the person's words are not
+# skipped without a word.
+_PLAIN_TOOL_ROW: Final = b"plain tool row"  # never a digest (those are 32 bytes)
+
+
+def _stored_digest(node: Node) -> bytes:
+    if node.role == Role.TOOL and not is_tool_evidence(node.metadata):
+        return _PLAIN_TOOL_ROW
+    return text_digest(node.content)
+
+
+def _same_turn(stored: bytes, planned: Planned) -> bool:
+    """Is the node a session holds (its `_stored_digest`) the planned one's turn, as this importer or an
+    older one read that line?"""
+    if stored == _PLAIN_TOOL_ROW:
+        return planned.role != "user"
+    return stored in (planned.digest, planned.legacy)
 
 
 class SourceClock:
@@ -129,9 +152,7 @@ class StoreSink:
                     first = snapshot.problems[0]
                     self._invalid(sid, str(first.path), first.reason)
                 else:
-                    self._known[sid] = {
-                        nid: text_digest(node.content) for nid, node in snapshot.nodes.items()
-                    }
+                    self._known[sid] = {nid: _stored_digest(node) for nid, node in snapshot.nodes.items()}
         return self._known[sid]
 
     def _invalid(self, sid: str, path: str, reason: str) -> None:
@@ -154,7 +175,7 @@ class StoreSink:
         digest = known.get(planned.node_id)
         if digest is None:
             return False
-        if digest == planned.digest:
+        if _same_turn(digest, planned):
             count.present += 1
         else:  # never counted as there: its text would be lost without a word
             self.refused(

@@ -78,6 +78,8 @@ if TYPE_CHECKING:
     from ._tokens import encoding as token_encoding
     from ._tool_evidence import EVIDENCE_KEY as EVIDENCE_KEY
     from ._tool_evidence import EVIDENCE_TOOL as EVIDENCE_TOOL
+    from ._tool_evidence import EXCERPT_CHARS as EXCERPT_CHARS
+    from ._tool_evidence import INPUT_CHARS as INPUT_CHARS
     from ._tool_evidence import ToolEvidence as ToolEvidence
     from ._tool_evidence import ToolKind as ToolKind
     from ._tool_evidence import excerpt_of as excerpt_of
@@ -132,10 +134,12 @@ __all__ = [
     "CORE_MASTER",
     "EVIDENCE_KEY",
     "EVIDENCE_TOOL",
+    "EXCERPT_CHARS",
     "FORGOTTEN_KEY",
     "HEAD",
     "HEADER",
     "HELD_TOPIC",
+    "INPUT_CHARS",
     "MARKER_KEY",
     "MAX_CONTENT_BYTES",
     "MAX_METADATA_DEPTH",
@@ -251,6 +255,8 @@ __getattr__, __dir__ = lazy(
         "entry_line": "._topic_index",
         "EVIDENCE_KEY": "._tool_evidence",
         "EVIDENCE_TOOL": "._tool_evidence",
+        "EXCERPT_CHARS": "._tool_evidence",
+        "INPUT_CHARS": "._tool_evidence",
         "ToolEvidence": "._tool_evidence",
         "ToolKind": "._tool_evidence",
         "excerpt_of": "._tool_evidence",

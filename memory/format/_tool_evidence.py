@@ -51,7 +51,7 @@ ToolKind = Literal["shell", "edit", "read", "search", "agent", "todo", "web", "o
 # does. Matched case-insensitively on the name, and on its last `__` part for an MCP tool (`mcp__x__bash`).
 TOOL_KINDS: Final[dict[ToolKind, frozenset[str]]] = {
     "shell": frozenset(
-        {"bash", "shell", "exec_command", "local_shell", "local_shell_call", "run_terminal_cmd",
+        {"bash", "shell", "shell_command", "exec_command", "local_shell", "local_shell_call", "run_terminal_cmd",
          "run_command", "execute_command", "terminal", "container.exec", "bashoutput", "killshell"}
     ),
     "edit": frozenset(

@@ -86,7 +86,7 @@ def nodes(home: Path, sid: str) -> dict[str, dagmem.Node]:
 # -- 1. Claude Code's chrome is kept in the chain, never a record -------------------------------------------
 
 
-def test_claude_code_chrome_is_kept_in_the_chain_but_is_no_record(
+def test_claude_code_chrome_is_kept_in_the_chain_but_is_no_record_and_bash_mode_output_is_evidence(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     c = Claude()
@@ -106,7 +106,7 @@ def test_claude_code_chrome_is_kept_in_the_chain_but_is_no_record(
             "explicitly asks you to.",
         ): "system",
         c.add("user", "<bash-input>ls -la</bash-input>"): "tool",
-        c.add("user", "<bash-stdout>a.txt\nb.txt</bash-stdout><bash-stderr></bash-stderr>"): "tool",
+        (ran := c.add("user", "<bash-stdout>a.txt\nb.txt</bash-stdout><bash-stderr></bash-stderr>")): "tool",
         c.add("user", [{"type": "text", "text": "[Request interrupted by user]"}]): "system",
         c.add("user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}]): "system",
         c.add("user", "<system-reminder>\nThe date changed.\n</system-reminder>"): "system",
@@ -130,6 +130,9 @@ def test_claude_code_chrome_is_kept_in_the_chain_but_is_no_record(
     got = nodes(home, SESSION)
     assert {nid: got[nid].role.value for nid in chrome} == chrome
     assert {got[nid].role.value for nid in said} == {"user", "assistant"}
+    # What the person ran in bash mode is tool evidence of its command, a record; the rest no record.
+    assert got[ran].content == "Bash: ls -la\n→ ok\na.txt\nb.txt"
+    assert [nid for nid in chrome if got[nid].metadata.get("evidence") == "tool"] == [ran]
     # The DAG is intact: one chain from the first line to the last, through the chrome.
     chain, at = [], c.last
     while at is not None:
@@ -140,7 +143,7 @@ def test_claude_code_chrome_is_kept_in_the_chain_but_is_no_record(
     code, _, err = cli(capsys, "write", "--force", "--home", str(home))
     assert code == 0, err
     scan = scan_archive((home / "memory" / "sources" / f"{SESSION}.md").read_bytes(), SESSION)
-    assert {frame.source_id for frame in scan.frames} == {f"{SESSION}/{nid}" for nid in said}
+    assert {frame.source_id for frame in scan.frames} == {f"{SESSION}/{nid}" for nid in {*said, ran}}
 
 
 # -- 2. A file of another format says so --------------------------------------------------------------------

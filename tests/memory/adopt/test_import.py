@@ -331,7 +331,9 @@ def test_claude_parallel_tool_calls_are_one_chain_and_an_edited_prompt_a_fork(tm
         "tool",
         "assistant",
     ]
-    assert nodes[k["res2"]].content == "[tool_result] recipe b"  # list content of a tool result
+    # A result is tool evidence of the call it answers (list content: its text blocks).
+    assert nodes[k["res2"]].content == "Read: /x/t2\n→ ok\nrecipe b"
+    assert nodes[k["res2"]].metadata["evidence"] == "tool"
     assert nodes[k["u1"]].created_at == pytest.approx(1748772000.0 + 1)  # the line's timestamp
     assert nodes[k["a1"]].metadata["source"] == {
         "format": "claude-code",
@@ -359,7 +361,8 @@ def test_claude_fork_gives_two_tips_whose_shared_prefix_is_written_once(tmp_path
     counts = archived_counts(home, SESSION)
     shared = [f"{SESSION}/{k[x]}" for x in ("u1", "a1", "a2")]
     assert all(counts[s] == 1 for s in shared)  # each shared turn archived once, for both tips
-    records = {f"{SESSION}/{k[x]}" for x in ("u1", "a1", "a2", "u2", "u2b", "a3")}
+    # The tool results are tool evidence, records like the turns; the calls are tool rows, never archived.
+    records = {f"{SESSION}/{k[x]}" for x in ("u1", "a1", "res1", "res2", "a2", "u2", "u2b", "a3")}
     assert set(counts) == records
     consumed = Counter(
         s
@@ -669,7 +672,7 @@ def test_codex_rollout_items_map_to_a_chain(tmp_path: Path) -> None:
         ("user", "what is 2+2?"),
         ("assistant", "4"),
         ("tool", '[function_call shell] {"command":["ls"]}'),
-        ("tool", "[function_call_output] a.txt"),
+        ("tool", "shell: ls\n→ ok\na.txt"),  # the output: tool evidence of the call it answers
         ("assistant", "There is a.txt."),
     ]
     assert len(tips(tmp_path / "home", CODEX_ID)) == 1
