@@ -131,9 +131,12 @@ class _Run:
 
 
 def brief_entries(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:
-    """The brief's entries of one batch (its records oldest first), in section order."""
+    """The brief's entries of one batch (its records oldest first), in section order; none for a batch in
+    which no tool ran (a chat: what it said is filed on its topics, and no project is being built)."""
     tools = [(n, r, parse_tool_evidence(r.content)) for n, r in enumerate(records) if r.role == "tool"]
     evidence = [(n, r, e) for n, r, e in tools if e is not None]
+    if not evidence:
+        return []  # no tool ran: a conversation, not a working session (its memory is its topics)
     out: list[BriefEntry] = []
     out += _commands(records, evidence)
     out += _conventions(records)

@@ -464,7 +464,8 @@ def file_brief(
     """File the brief's entries in `topics/brief.md` (and its parts, as any page rolls over). An entry
     already there (the same claim) gains a citation; one of the same subject (a command of the same
     purpose, a file, a session's open threads) supersedes the older current one in the part it lands in,
-    unless that one lies off the batch's path (an alternative of a fork: `left`, never superseded). What
+    unless that one lies off the batch's own path (an alternative of a fork: `left`, never superseded; a
+    side branch, a sub-agent's: its own). What
     an older part says of a subject is read newest first (`current_brief`)."""
     for entry in entries:
         path = _open_part(BRIEF_SLUG, topics, files)
@@ -483,6 +484,8 @@ def file_brief(
                 and old.superseded is None
                 and brief_subject(old) == subject
                 and newest_date(old) <= date
-                and not off_path(old, session_id, on_path, aside)
+                # Only along the batch's own path: a side branch's entry (a sub-agent's) is its branch's,
+                # never replaced by the main line's, nor an alternative's (`left`, never superseded).
+                and not off_path(old, session_id, on_path)
             ):
                 edit.supersede(old.id, block, path, "update")

@@ -17,13 +17,21 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-from ..format import Block, TopicFormatError, TxlogCorrupt, TxRecord, WorkspacePaths, parse_topic
+from ..format import (
+    Block,
+    TopicFormatError,
+    TxlogCorrupt,
+    TxRecord,
+    WorkspacePaths,
+    is_brief_path,
+    parse_topic,
+)
 from ._fact_keys import keys_of
 from ._supersede import user_text
 
 __all__ = ["SlotIndex"]
 
-_VERSION: Final = 2
+_VERSION: Final = 3  # 3: the brief's parts are not indexed
 # The newest blocks of a key a write reads again, at most: a key stated in many current blocks (a job
 # mentioned in passing for years) costs a bounded number of reads per write, not O(workspace).
 LOOKUP_LIMIT: Final = 24
@@ -181,6 +189,8 @@ class SlotIndex:
 
     def _index(self, db: sqlite3.Connection, relpath: str) -> None:
         db.execute("DELETE FROM slots WHERE path = ?", (relpath,))
+        if is_brief_path(relpath):
+            return  # the brief states no person's fact of a slot: its entries replace each other by subject
         try:
             text = (self.paths.root / relpath).read_text("utf-8")
             topic = parse_topic(text, relpath)

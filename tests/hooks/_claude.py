@@ -72,6 +72,22 @@ class Transcript:
         }
         return self._add("assistant", parent, message, **extra)
 
+    def tool(self, parent: str | None, command: str, output: str, *, error: bool = False) -> str:
+        """A Bash call and its result, as Claude Code writes them: an assistant line with the `tool_use`,
+        then a user line with the `tool_result` (its `toolUseResult` the run's stdout); the result's key."""
+        call_id = f"toolu_{self.n + 1:04d}"
+        message = {
+            "id": f"msg_{self.n + 1}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}],
+        }
+        call = self._add("assistant", parent, message)
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}
+        stdout = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
+        return self._add("user", call, {"role": "user", "content": [result]}, toolUseResult=stdout)
+
     def compaction(self, parent: str | None, summary: str) -> str:
         boundary = self._add(
             "system", parent, None, subtype="compact_boundary", content="Conversation compacted"

@@ -22,7 +22,8 @@ def test_a_start_after_a_compaction_gives_back_what_was_written_before_it(tmp_pa
     t = Transcript(project / "transcripts" / "8a1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6.jsonl")
     u = t.user(None, "Don't use the ClMail module for notifications. Always run mix credo --strict first.")
     a = t.assistant(u, "Understood: no ClMail, and credo --strict before anything else.")
-    u2 = t.user(a, "Which queue library do we use?")
+    ran = t.tool(a, "mix credo --strict", "Analysis took 0.4 seconds\n42 mods/funs, found no issues.")
+    u2 = t.user(ran, "Which queue library do we use?")
     a2 = t.assistant(
         u2, "We decided to use Oban instead of a GenServer queue, because jobs must survive restarts."
     )
@@ -48,6 +49,7 @@ def test_a_start_after_a_compaction_gives_back_what_was_written_before_it(tmp_pa
     assert "Don't use the ClMail module for notifications." in mine
     assert "Oban instead of a GenServer" in mine
     assert "Always run mix credo --strict first." in mine
+    assert "`mix credo --strict` passed" in mine  # the command that ran, from its tool evidence
 
     # A new session of the project starts with the brief: the conventions and the decisions.
     fresh = context_of(
