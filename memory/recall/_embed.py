@@ -264,7 +264,10 @@ def _from_wheel(workspace: Path | None) -> _Model | None:
         tokenizer.no_truncation()  # as WordLlama sets it: a long text is embedded whole
         return tokenizer
 
-    table = read_table(workspace, sha256)  # the machine's shared copy, else the workspace's own
+    # A reader (it names its workspace) uses the table: the machine's shared copy, else the workspace's
+    # own. A writer (no workspace) loads the tokenizer: it embeds whole turns, up to 8 MiB of one word
+    # piece, which the table's pure-Python BPE would take minutes over.
+    table = read_table(workspace, sha256) if workspace is not None else None
     if table is not None and table.vocab == len(rows):
         return _Model(rows, load_tokenizer=load_tokenizer, table=table, source=source, sha256=sha256)
     tokenizer = load_tokenizer()

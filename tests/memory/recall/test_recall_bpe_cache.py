@@ -7,6 +7,8 @@ and no trouble of the cache ever fails a write."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,20 @@ def test_no_trouble_of_the_cache_fails_a_write(
     assert "the cache broke" in said[0]
     hits = search(RecallIndex.open(home / "memory"), "who is the vet", k=1)
     assert hits  # and the index the write updated is there for readers
+
+
+def test_a_writer_loads_the_tokenizer_even_with_the_shared_table_there(tmp_path: Path, cache: Path) -> None:
+    # The table's BPE is pure Python: right for a query's few pieces, minutes for a turn of 8 MiB of one
+    # piece. A writer (it loads the model without a workspace) never takes it, wherever it lies.
+    _write(tmp_path / "a", "The kettle descaler is under the sink.")
+    assert shared_path(_sha()).is_file()
+    code = (
+        "from dagmem.memory.recall import _embed\n"
+        "_embed.load_model()\n"
+        "print(_embed._model.table is None, 'tokenizers' in __import__('sys').modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]
