@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
 DEFAULT_BUDGET = 3000  # tokens (cl100k_base) of one injected block: the 2,000-token core and a few hits
+# Characters of a prompt's recalled hits, at most (its core, when given, comes on top): each prompt's block
+# stays in the transcript, so what recall adds is kept to the few passages that answer.
+PROMPT_CHARS = 3000
+# Characters of passages shared out over the hits, where the query's words are (`find_hits`'s
+# `spread_chars`): with each hit's date, labels and evidence, about `PROMPT_CHARS` in all.
+PROMPT_PASSAGES = 2000
 
 
 def _read(memory: Path, name: str) -> str:
@@ -57,7 +63,18 @@ _SECTIONS = (
     ("Decision", "Decisions"),
     ("File", "Files changed"),
 )
-_PER_SECTION = {"Where it ended": 2, "Open": 4}
+# Entries a section gives at most, newest first: a long project's brief never crowds the others out.
+_PER_SECTION = {
+    "Convention": 15,
+    "Open": 4,
+    "Where it ended": 4,
+    "Command": 12,
+    "Fix": 8,
+    "Did not work": 6,
+    "Decision": 8,
+    "File": 16,
+}
+_THIS_SESSION = 30  # entries of the compacted session given first, at most
 
 
 def _brief_sections(home: Path, session: str | None) -> list[tuple[str, list[Line]]]:
@@ -73,6 +90,7 @@ def _brief_sections(home: Path, session: str | None) -> list[tuple[str, list[Lin
 
         sid = to_id(session)
         mine = [line for line in lines if sid in line.sessions]
+        mine = mine[:_THIS_SESSION]
         out.append(("Before the compaction (this session)", [_line(x, labelled=True) for x in mine]))
         lines = [line for line in lines if sid not in line.sessions]
     for section, heading in _SECTIONS:
@@ -93,7 +111,7 @@ def prompt_context(
     *,
     session: str | None,
     tail: bytes = b"",
-    k: int = 5,
+    k: int = 8,
     budget: int = DEFAULT_BUDGET,
     with_core: bool = True,
 ) -> str | None:
@@ -122,15 +140,16 @@ def prompt_context(
 
         session_id, tip = _branch(own, tail)
         reader = reader_for(shapes.for_reader(session_id, tip, mine), session_id, tip)
-        hits = find_hits(RecallIndex.open(memory), query, k=k, reader=reader)
+        hits = find_hits(RecallIndex.open(memory), query, k=k, reader=reader, spread_chars=PROMPT_PASSAGES)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:
         hits = [hit for hit in hits if hit.topic != CORE_MASTER]
     if not hits and not core.strip():
         return None
+    room = PROMPT_CHARS + len(render_context([], core))
     while True:
         block = render_context(hits, core)
-        if not hits or _fits(block, budget):
+        if not hits or (len(block) <= room and _fits(block, budget)):
             return _within(block, budget)
         hits = hits[:-1]  # the least relevant hit goes first
 
@@ -157,7 +176,10 @@ def _topic_lines(home: Path, text: str) -> list[Line]:
         entries = current_index(memory, index, shapes.current)
     # Lines only, counted by the block's own budget (`_within`): fewer entries than the file's never
     # outgrow it, and not counting tokens here keeps tiktoken out of a session's start.
-    lines: list[Line] = [(None, _plain_entry(entry), None) for entry in newest_first(entries)]
+    # Newest first, and within a day the larger topics first (a day's topics in path order would be an
+    # alphabetical list of one project's work).
+    ordered = sorted(newest_first(entries), key=lambda e: (e.last or "", e.blocks), reverse=True)
+    lines: list[Line] = [(None, _plain_entry(entry), None) for entry in ordered]
     if index.left_out:
         lines.append((None, f"({index.left_out} more topics left out.)", None))
     return lines

@@ -76,7 +76,7 @@ class TurnReader:
                 call = self._calls.get(tool_use, UNKNOWN) if isinstance(tool_use, str) else UNKNOWN
                 results.append(_result(call, block, value.get("toolUseResult")))
             elif block_type in _TOOL_BLOCKS:
-                shown.append(self._tool_block(block, names, tool_uses))
+                shown.append(self._tool_block(block, names, tool_uses, value.get("cwd")))
                 tooled = True
             elif isinstance(block_type, str):
                 parts.append(f"[{block_type}]")
@@ -120,14 +120,15 @@ class TurnReader:
             return Turn("user", read.typed, info, origin, legacy=text)
         return Turn(read.host_role, text, info)
 
-    def _tool_block(self, block: dict[str, Any], names: list[str], tool_uses: list[str]) -> str:
+    def _tool_block(self, block: dict[str, Any], names: list[str], tool_uses: list[str], cwd: object) -> str:
         block_type = block.get("type")
         if block_type in ("tool_use", "server_tool_use"):
             name = str(block.get("name") or "tool")
             names.append(name)
             if isinstance(block.get("id"), str):
                 tool_uses.append(block["id"])
-                self._calls[block["id"]] = call_of(name, block.get("input"))
+                where = cwd if isinstance(cwd, str) else None
+                self._calls[block["id"]] = call_of(name, block.get("input"), cwd=where)
             return f"[tool_use {name}] {render_json(block.get('input'))}"
         if block_type == "thinking":
             return f"[thinking] {block.get('thinking') or ''}"

@@ -50,6 +50,7 @@ class CodexParser:
         self.session: str | None = None
         self._previous: str | None = None
         self._calls: dict[str, Call] = {}  # call_id -> the call, until (and after) its output
+        self._cwd: str | None = None  # where the agent works (`session_meta`, `turn_context`): paths below it
 
     def parse(self, value: Any, line: int) -> list[Entry]:
         if not isinstance(value, dict):
@@ -60,7 +61,12 @@ class CodexParser:
             meta = value.get("payload") if kind == "session_meta" else value
             if isinstance(meta, dict) and isinstance(meta.get("id"), str):
                 self.session = meta["id"]
+            if isinstance(meta, dict) and isinstance(meta.get("cwd"), str):
+                self._cwd = meta["cwd"]
             return []
+        if kind == "turn_context" and isinstance(value.get("payload"), dict):
+            cwd = value["payload"].get("cwd")
+            self._cwd = cwd if isinstance(cwd, str) else self._cwd
         if kind == "response_item":
             item = value.get("payload")
             if not isinstance(item, dict):
@@ -82,7 +88,8 @@ class CodexParser:
         call_id = item.get("call_id")
         if kind in _CALLS and isinstance(call_id, str):
             name = str(item.get("name") or kind)
-            self._calls[call_id] = call_of(name, item.get("arguments", item.get("input", item.get("action"))))
+            arguments = item.get("arguments", item.get("input", item.get("action")))
+            self._calls[call_id] = call_of(name, arguments, cwd=self._cwd)
         elif kind in _OUTPUTS:
             call = self._calls.get(call_id, UNKNOWN) if isinstance(call_id, str) else UNKNOWN
             return evidence_turn([_output_evidence(call, item.get("output"))], {"type": str(kind)})

@@ -44,11 +44,18 @@ class Call:
 UNKNOWN: Final = Call("tool", "")  # a result whose call is not in the file read (another file has it)
 
 
-def call_of(name: str, arguments: object) -> Call:
-    """The call `name(arguments)` as a record needs it; `arguments` a JSON object, or text (a patch)."""
+def call_of(name: str, arguments: object, *, cwd: str | None = None) -> Call:
+    """The call `name(arguments)` as a record needs it; `arguments` a JSON object, or text (a patch).
+    `cwd`, the directory the agent worked in: paths under it are written relative to it (`lib/app.ex`,
+    not `/home/me/work/app/lib/app.ex`), as the project's files are named wherever it is checked out."""
     args = _arguments(arguments)
     kind = tool_kind(name)
-    return Call(name or "tool", _cut(_summary(kind, name, args), INPUT_CHARS), _detail(kind, name, args))
+    summary = _summary(kind, name, args)
+    detail = _detail(kind, name, args)
+    if cwd and len(cwd) > 1:
+        root = cwd.rstrip("/")
+        summary = summary.replace(root + "/", "").replace(root, ".")
+    return Call(name or "tool", _cut(summary, INPUT_CHARS), detail)
 
 
 def evidence(

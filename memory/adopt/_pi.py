@@ -41,6 +41,7 @@ class PiParser:
         self.session: str | None = None
         self._previous: str | None = None  # the last node of a version-1 (linear) file
         self._calls: dict[str, Call] = {}  # toolCall id -> the call, until (and after) its result
+        self._cwd: str | None = None  # where the agent works (the session header's): paths below it
 
     def parse(self, value: Any, line: int) -> list[Entry]:
         if not isinstance(value, dict):
@@ -49,6 +50,8 @@ class PiParser:
         if kind == "session":
             if isinstance(value.get("id"), str):
                 self.session = value["id"]
+            if isinstance(value.get("cwd"), str):
+                self._cwd = value["cwd"]
             return []
         time = source_time(value.get("timestamp"))
         key, parent = value.get("id"), value.get("parentId")
@@ -89,7 +92,7 @@ class PiParser:
             for block in message["content"]:
                 if _is(block, "toolCall") and isinstance(block.get("id"), str):
                     self._calls[block["id"]] = call_of(
-                        str(block.get("name") or "tool"), block.get("arguments")
+                        str(block.get("name") or "tool"), block.get("arguments"), cwd=self._cwd
                     )
         elif role == "toolResult":
             call_id = message.get("toolCallId")
@@ -104,7 +107,7 @@ class PiParser:
             ok = message.get("cancelled") is not True
             code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
             record = evidence(
-                call_of("bash", {"command": message.get("command")}),
+                call_of("bash", {"command": message.get("command")}, cwd=self._cwd),
                 str(message.get("output") or ""),
                 ok=ok,
                 exit_code=code,

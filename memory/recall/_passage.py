@@ -1,5 +1,6 @@
 """The passage of a hit that answers the query: the sentences of its text that hold what was asked, with
-enough around them to read, instead of the first few hundred characters of a long turn.
+enough around them to read, instead of the first few hundred characters of a long turn. `passage` picks
+one hit's; `spread` shares one budget out over several hits, where the query's words are.
 
 A block's searchable text is its claim (the start of each cited turn) and the rest of every turn it cuts
 short (`Entry.more`). The answer to "which env vars does the review session pass?" sits wherever those
@@ -19,9 +20,9 @@ from typing import Final
 
 from ._text import term_set
 
-__all__ = ["PASSAGE_CHARS", "passage"]
+__all__ = ["PASSAGE_CHARS", "passage", "spread"]
 
-PASSAGE_CHARS: Final = 600
+PASSAGE_CHARS: Final = 420
 _PIECE: Final = 160  # characters of one scored piece, at most
 _SPLIT: Final = re.compile(r"(?<=[.!?;”])\s+|(?<=[:])\s+(?=[A-Z“`])")
 _GAP: Final = " … "
@@ -143,3 +144,54 @@ def _grow(
 def _head(text: str, limit: int) -> str:
     cut = text.rfind(" ", limit // 2, limit)
     return text[: cut if cut > 0 else limit] + " …"
+
+
+_RANK_DECAY: Final = 0.3  # a piece of the n-th hit weighs 1 / (1 + 0.3 n) of the same piece of the first
+_COVERED: Final = 0.3  # a term a window already quotes weighs this share again in a later one
+
+
+def spread(texts: list[str], weights: Mapping[str, float], total: int, window: int) -> list[str | None]:
+    """Passages for hits whose texts are `texts` (best hit first), `total` characters in all: window after
+    window, each grown around the piece (of any hit) that quotes the most query weight not quoted yet, a
+    better hit's piece weighing more, at most `window` characters each, then the text that follows it. A
+    hit no window falls in gets None (the budget went to what answers). Windows of one hit keep their order."""
+    pieces = [_pieces(text) for text in texts]
+    sets = [[term_set(p) for p in hit] for hit in pieces]
+    scores = [[sum(weights.get(t, 0.0) for t in terms) for terms in hit] for hit in sets]
+    windows: list[list[tuple[int, int]]] = [[] for _ in texts]
+    covered: set[str] = set()
+    used = 0
+    while total - used >= _PIECE // 2:
+        best: tuple[int, int] | None = None
+        value = 0.0
+        for i, hit_sets in enumerate(sets):
+            for j, terms in enumerate(hit_sets):
+                if any(s <= j <= e for s, e in windows[i]):
+                    continue
+                new = sum(weights.get(t, 0.0) for t in terms - covered)
+                again = sum(weights.get(t, 0.0) for t in terms & covered)
+                gain = (new + _COVERED * again) / (1.0 + _RANK_DECAY * i)
+                if gain > value:
+                    best, value = (i, j), gain
+        if best is None:
+            break
+        i, j = best
+        room = min(window, total - used)
+        if len(pieces[i][j]) > room:
+            break
+        start, end = _grow(pieces[i], scores[i], j, room, windows[i])
+        start, end = _grow(pieces[i], [1.0] * len(pieces[i]), start, room, windows[i], end=end)
+        windows[i].append((start, end))
+        used += sum(len(pieces[i][x]) + 1 for x in range(start, end + 1)) + len(_GAP)
+        for x in range(start, end + 1):
+            covered |= sets[i][x]
+    out: list[str | None] = []
+    for hit_pieces, found in zip(pieces, windows, strict=True):
+        if not found:
+            out.append(None)
+            continue
+        merged = _merged(sorted(found))
+        head = "… " if merged[0][0] > 0 else ""
+        tail = " …" if merged[-1][1] < len(hit_pieces) - 1 else ""
+        out.append(head + _GAP.join(" ".join(hit_pieces[s : e + 1]) for s, e in merged) + tail)
+    return out

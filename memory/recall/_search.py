@@ -41,6 +41,7 @@ the same; a block the wider lists add may rank above one of a smaller k's hits).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -59,7 +60,7 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
-from ._passage import passage
+from ._passage import PASSAGE_CHARS, passage, spread
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
 from ._speaker import PEEK, Asked, asked_among, speaker_first, speakers, without_speakers
@@ -78,6 +79,9 @@ _CHAIN = 16  # successors followed from one superseded candidate (a chain of upd
 WIDTH = 200  # candidates of each kind (measured on LoCoMo at k = 25, where it was 8k)
 CLASSED = 100  # candidates given a branch class when a session is given (4k for a larger k)
 _TIES = 4  # rows tied at a list's last place taken, up to this many times its width
+# A window of a shared passage budget (`spread_chars`), at most: measured on the coding questions' dev
+# set (real Claude Code sessions): 350 cut answers off, 450-600 held them alike.
+SPREAD_WINDOW = 450
 
 
 def _top(scores: npt.NDArray[np.float32], count: int, floor: float) -> npt.NDArray[np.int64]:
@@ -318,6 +322,7 @@ def _hit(
     currency: Currency = _CURRENT,
     *,
     asked: Asked | None = None,
+    passage_chars: int = PASSAGE_CHARS,
 ) -> Found:
     status, by, on = currency
     return Found(
@@ -332,7 +337,7 @@ def _hit(
         status=status,
         superseded_by=by,
         superseded_on=on,
-        passage=passage(f"{entry.text} {entry.more}" if entry.more else entry.text, weights),
+        passage=passage(f"{entry.text} {entry.more}" if entry.more else entry.text, weights, passage_chars),
     )
 
 
@@ -369,9 +374,14 @@ def find_hits(
     history: bool = False,
     floor: float = FLOOR,
     keep: Visible | None = None,
+    passages: Sequence[int] = (PASSAGE_CHARS,),
+    spread_chars: int | None = None,
 ) -> list[Found]:
     """`search`'s hits as plain records (`Found`): for a caller that only renders them
-    (`render_context`), without the `Hit` models."""
+    (`render_context`), without the `Hit` models. `passages`: the characters of each hit's passage by
+    its rank (the last for every rank after; a host that injects a few hits gives the first more room).
+    `spread_chars`: instead, one budget of passage characters shared out over the hits where the query's
+    words are (`_passage.spread`); a hit that gets none of it is left out."""
     check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
@@ -392,6 +402,8 @@ def find_hits(
             history=history,
             floor=floor,
             keep=visible() if keep is None else keep,
+            passages=tuple(passages) or (PASSAGE_CHARS,),
+            spread_chars=spread_chars,
         )
 
 
@@ -409,6 +421,8 @@ def _search(
     history: bool,
     floor: float,
     keep: Visible,
+    passages: tuple[int, ...] = (PASSAGE_CHARS,),
+    spread_chars: int | None = None,
 ) -> list[Found]:
     if not index.live or not query.strip():
         return []
@@ -516,6 +530,22 @@ def _search(
 
     order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
+    found = [
+        _hit(
+            entry,
+            final[row],
+            classes[row],
+            weights,
+            currency_of(row),
+            asked=asked,
+            passage_chars=passages[min(n, len(passages) - 1)],
+        )
+        for n, (row, entry) in enumerate(chosen)
+    ]
+    if spread_chars is None:
+        return found
+    texts = [f"{entry.text} {entry.more}" if entry.more else entry.text for _, entry in chosen]
+    shared = spread(texts, weights, spread_chars, SPREAD_WINDOW)
     return [
-        _hit(entry, final[row], classes[row], weights, currency_of(row), asked=asked) for row, entry in chosen
+        dataclasses.replace(hit, passage=quoted) for hit, quoted in zip(found, shared, strict=True) if quoted
     ]

@@ -64,6 +64,12 @@ def label_of(text: str) -> str | None:
     return found[1]
 
 
+def _spoken(source: Source) -> str | None:
+    """The speaker's label a turn opens with; a tool's record names no speaker ("Bash: mix test" is a
+    tool call, not someone called Bash)."""
+    return None if source.role not in ("user", "assistant") else label_of(source.excerpt)
+
+
 @dataclass(frozen=True)
 class Asked:
     """Who a query asks about: a speaker's name (its terms), or the user-role speaker (`name` None)."""
@@ -73,7 +79,7 @@ class Asked:
     def said_by(self, source: Source) -> bool:
         if self.name is None:
             return source.role == USER_ROLE
-        label = label_of(source.excerpt)
+        label = _spoken(source)
         return label is not None and name_of(label) == self.name
 
 
@@ -93,7 +99,7 @@ def speakers(entries: Iterable[Entry]) -> list[str]:
     records: dict[str, set[tuple[str, str]]] = {}
     for entry in entries:
         for source in entry.sources:
-            label = label_of(source.excerpt)
+            label = _spoken(source)
             if label is not None and name_of(label):
                 records.setdefault(label, set()).add((source.session, source.anchor))
     return [label for label, said in records.items() if len(said) >= 2]

@@ -11,6 +11,7 @@ from ..._lazy import lazy
 if TYPE_CHECKING:
     from ._keywords import keywords as keywords
     from ._work import NARRATION_CHARS as NARRATION_CHARS
+    from ._work import WORK_GENERIC as WORK_GENERIC
     from ._work import is_cause as is_cause
     from ._work import is_decision as is_decision
     from ._work import is_failure_said as is_failure_said
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NARRATION_CHARS",
+    "WORK_GENERIC",
     "is_cause",
     "is_decision",
     "is_failure_said",

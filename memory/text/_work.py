@@ -15,6 +15,7 @@ from typing import Final
 from .lang import en
 
 __all__ = [
+    "WORK_GENERIC",
     "is_cause",
     "is_decision",
     "is_failure_said",
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 _TABLES: Final = (en,)
+# Words too general to name a page in a working session (each language's table, joined).
+WORK_GENERIC: Final = frozenset(w for table in _TABLES for w in table.WORK_GENERIC)
 _SPLIT: Final = re.compile(r"(?<=[.!?])\s+|\n+|(?<=[。！？])")
 _BULLET: Final = re.compile(r"^(?:[-*•+]|\d+[.)]|#+)\s+")
 _MARKUP: Final = re.compile(r"[*_`#>]+")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -42,13 +43,14 @@ from ..text import (
     is_open_thread,
     work_sentences,
 )
-from ._brief_keys import SECTIONS, Section, base_command, purpose_of
+from ._brief_keys import SECTIONS, Section, project_steps
 
 __all__ = ["BRIEF_SLUG", "BRIEF_TITLE", "BriefEntry", "brief_entries", "entry_key"]
 
 BRIEF_TITLE: Final = "Project brief"
 
 _ENTRY_CHARS: Final = 360  # of an entry's words after its label
+_ENDED_CHARS: Final = 800  # of a session's last summary: what it finished, the counts, what is left
 _SUMMARY_CHARS: Final = 500  # a summary is at least this long
 _PER_BATCH: Final = {"convention": 8, "decision": 6, "failed": 6, "file": 12, "fix": 6}
 
@@ -72,7 +74,8 @@ class BriefEntry:
 
     @property
     def claim_words(self) -> str:
-        return f"{SECTIONS[self.section]}: {_cut(self.text, _ENTRY_CHARS)}"
+        limit = _ENDED_CHARS if self.section == "ended" else _ENTRY_CHARS
+        return f"{SECTIONS[self.section]}: {_cut(self.text, limit)}"
 
 
 def entry_key(section: Section, text: str) -> str:
@@ -125,6 +128,7 @@ class _Run:
     evidence: ToolEvidence
     base: str
     purpose: str
+    step: str  # the step as run, without the looking-around around it
 
 
 # --- the batch -----------------------------------------------------------------------------------------
@@ -150,20 +154,28 @@ def brief_entries(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:
 def _commands(
     records: Sequence[ArchiveRecord], evidence: list[tuple[int, ArchiveRecord, ToolEvidence]]
 ) -> list[BriefEntry]:
+    """The steps of the shell calls that do something to the project (`project_steps`: a `cd x && MIX_ENV=
+    test mix ecto.migrate 2>&1 | tail` is `MIX_ENV=test mix ecto.migrate`), the last run of each purpose
+    and base. Committing and pushing are how the work was kept, not how the project is built: no entry."""
     runs: list[tuple[int, _Run]] = []
     for n, record, found in evidence:
         if found.kind != "shell":
             continue
-        base = base_command(found.input)
-        purpose = purpose_of(found.input) if base is not None else None
-        if base is not None and purpose is not None:
-            runs.append((n, _Run(record, found, base, purpose)))
+        for purpose, base, step in project_steps(found.input):
+            if purpose != "commit":
+                runs.append((n, _Run(record, found, base, purpose, step)))
     out: list[BriefEntry] = []
     last: dict[tuple[str, str], _Run] = {}
+    forms: dict[tuple[str, str], Counter[str]] = {}
     for _, run in runs:
         last[(run.purpose, run.base)] = run
+        forms.setdefault((run.purpose, run.base), Counter())[run.step] += 1
     for (purpose, base), run in last.items():
-        text = f"{purpose}: `{run.evidence.input}` {_outcome(run.evidence)} on {_date(run.record)}"
+        # The form the project runs it in (its flags), the most frequent; the last run's outcome and date.
+        usual = max(forms[(purpose, base)].items(), key=lambda item: (item[1], item[0] == run.step))[0]
+        text = f"{purpose}: `{usual}` {_outcome(run.evidence)} on {_date(run.record)}"
+        if usual != run.step:
+            text += f" (last run as `{run.step}`)"
         out.append(BriefEntry("command", entry_key("command", f"{purpose}:{base}"), text, (run.record,)))
     out += _fixes(records, runs)
     return out
@@ -187,7 +199,7 @@ def _fixes(records: Sequence[ArchiveRecord], runs: list[tuple[int, _Run]]) -> li
         if later is not None:
             m, passed = later
             edited = _edited(records, n, m)
-            text = f"`{run.evidence.input}` failed: {error}"
+            text = f"`{run.step}` failed: {error}"
             if edited:
                 text += f"; fixed by editing {', '.join(edited[:4])}"
             if why:
@@ -198,7 +210,7 @@ def _fixes(records: Sequence[ArchiveRecord], runs: list[tuple[int, _Run]]) -> li
                 BriefEntry("fix", entry_key("fix", f"{run.base}:{_words_key(error)}"), text, _once(cited))
             )
         else:
-            text = f"`{run.evidence.input}` failed: {error}" + (f" ({why})" if why else "")
+            text = f"`{run.step}` failed: {error}" + (f" ({why})" if why else "")
             cited = (run.record, *([] if why is None else [_why_record(records, n, len(records))]))
             failed.append(
                 BriefEntry(
@@ -378,5 +390,5 @@ def _ended(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:
     last = _last_summary(records)
     if last is None:
         return []
-    head = " ".join(work_sentences(last.content)[:4])
+    head = " ".join(work_sentences(last.content)[:24])
     return [BriefEntry("ended", entry_key("ended", last.session_id), head, (last,))]

@@ -49,9 +49,9 @@ def _first_person(sentence: str) -> bool:
 def statement(record: ArchiveRecord) -> tuple[str, str] | None:
     """(the speaker's label, what the turn says of its speaker: its first-person sentences that are not
     questions, prefixed with the label as the turn is) or None (no label, or no such sentence)."""
-    found = label_of(record.content)
+    found = label_of(record.content) if record.role in ("user", "assistant") else None
     if found is None:
-        return None
+        return None  # no label, or a tool's record ("Bash: ..." names a tool, not a speaker)
     label, body = found
     said = [s for s in sentences(body) if not s.endswith(_QUESTION) and _first_person(s)]
     return (label, f"{label}: {' '.join(said)}") if said else None
@@ -76,5 +76,5 @@ def speaker_pages(
 
 
 def _label(record: ArchiveRecord) -> str | None:
-    found = label_of(record.content)
+    found = label_of(record.content) if record.role in ("user", "assistant") else None
     return None if found is None else found[0]

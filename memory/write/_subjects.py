@@ -35,6 +35,7 @@ from typing import Any, Final
 import Stemmer
 
 from ..format import ArchiveRecord, parse_tool_evidence
+from ..text import WORK_GENERIC
 from ._exchanges import new_session
 from ._slots import READ_CHARS
 
@@ -112,6 +113,7 @@ _PATH: Final = re.compile(
     r"java|kt|swift|c|h|cc|cpp|hpp|cs|php|scala|clj|hs|ml|lua|sh|sql|css|scss|html|toml|yaml|yml|json|md|"
     r"ini|cfg|lock|proto|graphql|tf|nix|zig|dart|r|jl)(?![\w/])"
 )
+_SPAN: Final = re.compile(r"\s*\((?:offset|limit) [^)]*\)\s*$")
 # File names too common to name a page alone: their folder says which one ("report/mod.rs").
 _GENERIC_FILES: Final = frozenset(
     """index init __init__ mod main lib app utils util helpers helper types type config settings test tests
@@ -121,7 +123,9 @@ _GENERIC_FILES: Final = frozenset(
 
 
 def file_subject(path: str) -> str:
-    """The subject a file gives: its name, with its folder when the name alone is a common one."""
+    """The subject a file gives: its name, with its folder when the name alone is a common one (a read's
+    span, "(offset 40, limit 20)", is no part of its name)."""
+    path = _SPAN.sub("", path)
     parts = [p for p in path.strip().replace("\\", "/").split("/") if p and p != "."]
     if not parts:
         return path.strip()
@@ -148,6 +152,7 @@ def may_name(word: str) -> bool:
         len(lower) >= 3
         and lower not in _STOP
         and not is_filler(lower)
+        and lower not in WORK_GENERIC  # "test", "function", "changes": too general to name a page
         and "'" not in lower
         and "’" not in lower
     )
@@ -176,8 +181,14 @@ def label_of(text: str) -> tuple[str, str] | None:
 
 
 def speaker_labels(records: Sequence[ArchiveRecord]) -> frozenset[str]:
-    """Names that open turns as a speaker's label ("Caroline: ..."): the speakers, not their subjects."""
-    return frozenset(found[0] for r in records if (found := label_of(r.content)) is not None)
+    """Names that open turns as a speaker's label ("Caroline: ..."): the speakers, not their subjects. Only
+    turns have speakers: a tool's record opens with the tool's name ("Bash: mix test")."""
+    return frozenset(
+        found[0] for r in records if r.role in _SPOKEN and (found := label_of(r.content)) is not None
+    )
+
+
+_SPOKEN: Final = ("user", "assistant")
 
 
 class SubjectPicker:
