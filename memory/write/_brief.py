@@ -373,10 +373,12 @@ def _open(
 
 
 def _last_summary(records: Sequence[ArchiveRecord]) -> ArchiveRecord | None:
-    """The batch's last long assistant turn after the person's last prompt in it."""
+    """The batch's last long assistant turn: what the agent said the work came to. None for a sub-agent's
+    batch (its prompt is the agent's: a user turn of `assistant` origin), whose report is its parent's
+    material, not where the session ended."""
+    if any(r.role == "user" and r.effective_origin == "assistant" for r in records):
+        return None
     for record in reversed(records):
-        if record.role == "user" and _own(record):
-            return None
         if (
             record.role == "assistant"
             and len(record.content) >= _SUMMARY_CHARS
