@@ -60,6 +60,7 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
+from ._newest import NEWEST_WINDOW, newest_first
 from ._passage import PASSAGE_CHARS, passage, spread
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
@@ -529,7 +530,18 @@ def _search(
         return siblings == "demote" and classes.get(row) == "sibling"
 
     order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
-    chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
+
+    def same_class(a: int, b: int) -> bool:
+        return classes.get(a) == classes.get(b)
+
+    if current is None:
+        chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
+    else:
+        # Reordered within a window of the same width whatever `k` is, so a smaller k gives the first
+        # hits of a larger one.
+        chosen = pick(order, final, entry_of, k=max(k, NEWEST_WINDOW), floor=floor, keep=keep)
+        window = newest_first(chosen[:NEWEST_WINDOW], current, same_class, set(words), query)
+        chosen = (window + chosen[NEWEST_WINDOW:])[:k]
     found = [
         _hit(
             entry,
