@@ -145,7 +145,8 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         each one's origin), its status (current / superseded, with superseded_by and superseded_on / left:
         said on a branch the user edited or retried away) and, with a session, its branch class (on /
         sibling / other) relative to `tip`. By default no superseded or left block ranks above a current
-        one."""
+        one. A current block with partly_by is partly superseded: that block holds a newer value of part of
+        it, and comes right after it."""
         return await tools.recall(query, session_id, tip, k, history=history, held=held)
 
     @server.tool()

@@ -45,3 +45,4 @@ class Found:
     superseded_by: str | None = None
     superseded_on: str | None = None
     passage: str = ""
+    partly_by: str | None = None

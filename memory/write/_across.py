@@ -154,7 +154,8 @@ class Across:
 
     def _by_words(self, new: Block, path: str, words: str, date: str) -> None:
         """The rule of the person's words: each older block filed under a word or attribute of a fact
-        `words` changes, superseded when `text.update` finds every fact it states replaced."""
+        `words` changes, superseded when `text.update` finds every fact it states replaced, partly superseded
+        when it finds some."""
         keys = change_keys(words)
         if keys:
             candidates = self._mine_under(keys)
@@ -193,8 +194,11 @@ class Across:
 
     @staticmethod
     def _mark(edit: TopicEdit, old: Block, new: Block, path: str, found: Update) -> None:
+        """Superseded when every fact `old` states is replaced; else partly, the rest still standing."""
         if found.whole:
             edit.supersede(old.id, new, path, found.change)
+        else:
+            edit.partly(old.id, new, path, found.change)
 
     def _older(self, where: tuple[str, str], new: Block, date: str) -> tuple[TopicEdit, Block] | None:
         """The current block at `where` (a topic path, a block id), with its file's edit, when `new` may
