@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from ..text import changes, first_person, held, same_fact, sayings
+from ..text import changes, first_person, held, same_fact, sayings, states_of_self
 from ._entries import Entry
 from ._text import term_set
 
-__all__ = ["NEWEST_WINDOW", "asks_about_now", "newest_first"]
+__all__ = ["NEWEST_WINDOW", "asks_about_now", "newest_first", "person_first"]
 
 NEWEST_WINDOW = 10  # how many of the first hits are reordered, whatever the number asked for
 
@@ -89,4 +89,28 @@ def newest_first(
             if before and (same_fact(before, words) or (changed and _answers(held(before), terms))):
                 out.insert(i, out.pop(j))
                 break
+    return out
+
+
+def person_first(
+    chosen: Sequence[tuple[int, Entry]],
+    current: Callable[[int], bool],
+    same_class: Callable[[int, int], bool],
+    query: str = "",
+) -> list[tuple[int, Entry]]:
+    """`chosen` with, for a question the person asks about themselves now, each current hit in which they
+    state, as so now, something on the question's topic (`text.states_of_self`) moved above the hits of
+    its branch class ranked above it that state nothing of the kind: their partner's new job, a quote from
+    their landlord, a line of their novel, a joke, where they used to live, a job advert they pasted."""
+    out = list(chosen)
+    if not asks_about_now(query):
+        return out
+    states = {row: current(row) and states_of_self(_own_words(entry), query) for row, entry in out}
+    for j in range(1, len(out)):
+        i = j
+        while (
+            i > 0 and states[out[i][0]] and not states[out[i - 1][0]] and same_class(out[i - 1][0], out[i][0])
+        ):
+            out[i - 1], out[i] = out[i], out[i - 1]
+            i -= 1
     return out

@@ -62,7 +62,7 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
-from ._newest import NEWEST_WINDOW, newest_first
+from ._newest import NEWEST_WINDOW, asks_about_now, newest_first, person_first
 from ._passage import PASSAGE_CHARS, passage, spread
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
@@ -547,12 +547,18 @@ def _search(
 
     brought: dict[int, str] = {}  # a picked partly superseded row -> its successor's current block
 
+    about_now = asks_about_now(query)
+    matched = frozenset(final)  # the rows the question's words found
+
     def comes_with(row: int) -> list[int]:
         """What a picked partly superseded block brings along, right after it: the current statement of
         the part that changed (asked about the block, the reader is given that part's newer value too).
-        Not when the reader excludes siblings and it is one."""
+        Only for a question about how things are now or one whose words the newer statement holds (asked
+        about an event, an older statement's newer part would push an answer out); not when the reader
+        excludes siblings and it is one."""
         by = partly_named(row)
         found = current_from(row, by) if by is not None else []
+        found = [r for r in found if about_now or r in matched]
         if found:
             brought[row] = entry_of(found[0]).block_id
         return [r for r in found if siblings != "exclude" or classes[r] != "sibling"]
@@ -575,7 +581,8 @@ def _search(
         chosen = pick(
             order, final, entry_of, k=max(k, NEWEST_WINDOW), floor=floor, keep=keep, follow=comes_with
         )
-        window = newest_first(chosen[:NEWEST_WINDOW], current, same_class, set(words), query)
+        window = person_first(chosen[:NEWEST_WINDOW], current, same_class, query)
+        window = newest_first(window, current, same_class, set(words), query)
         chosen = (window + chosen[NEWEST_WINDOW:])[:k]
     found = [
         _hit(

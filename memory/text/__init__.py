@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ._update import held as held
     from ._update import said_keys as said_keys
     from ._update import same_fact as same_fact
+    from ._update import states_of_self as states_of_self
     from ._update import update as update
     from ._work import NARRATION_CHARS as NARRATION_CHARS
     from ._work import WORK_GENERIC as WORK_GENERIC
@@ -37,7 +38,17 @@ if TYPE_CHECKING:
     from ._work import work_sentences as work_sentences
 
 _SAYING = ("Said", "first_person", "language_of", "sayings")
-_UPDATE = ("Change", "Update", "change_keys", "changes", "held", "said_keys", "same_fact", "update")
+_UPDATE = (
+    "Change",
+    "Update",
+    "change_keys",
+    "changes",
+    "held",
+    "said_keys",
+    "same_fact",
+    "states_of_self",
+    "update",
+)
 
 __all__ = [
     "NARRATION_CHARS",
@@ -61,6 +72,7 @@ __all__ = [
     "said_keys",
     "same_fact",
     "sayings",
+    "states_of_self",
     "update",
     "user_text",
     "work_sentences",

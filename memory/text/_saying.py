@@ -201,7 +201,7 @@ def read(sentence: str, lang: str | None = None) -> Said:
         match("negation", folded),
         match("addition", folded),
         _topic(table, folded),
-        _values(sentence),
+        _values(sentence, table),
         _kinds(table, folded),
     )
 
@@ -366,8 +366,11 @@ def _calendar(table: Saying) -> frozenset[str]:
     return frozenset(_fold(w) for w in table.calendar)
 
 
-def _values(sentence: str) -> frozenset[str]:
+def _values(sentence: str, table: Saying) -> frozenset[str]:
+    """Its addresses, numbers, quoted words and names (a capitalised word inside a sentence), but not the
+    name of a weekday or a month, nor a name the sentence is said to ("sorry to hear that, Melanie.")."""
     found: set[str] = set()
+    calendar = _calendar(table)
     for pattern in (_EMAIL, _URL):
         found.update(m.casefold().rstrip(".,;:!?") for m in pattern.findall(sentence))
     stripped = _URL.sub(" ", _EMAIL.sub(" ", sentence))
@@ -377,5 +380,7 @@ def _values(sentence: str) -> frozenset[str]:
     for n, word in enumerate(words):
         token = word.strip(".,;:!?()\"'“”‘’«»")
         if n and token[:1].isupper() and token[1:2].islower() and not words[n - 1].endswith((".", "!", "?")):
-            found.add(token.casefold())
+            addressed = words[n - 1].endswith(",") and (n == len(words) - 1 or word.endswith((".", "!", "?")))
+            if not addressed and _fold(token) not in calendar:
+                found.add(token.casefold())
     return frozenset(v for v in found if v)

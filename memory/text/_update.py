@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from ._facts import attributes_of, single, value_words
 from ._saying import Said, _fold, sayings
@@ -196,7 +196,7 @@ def _related(old: Said, new: Said) -> _Link | None:
     by_attribute = bool(attributes) and bool(old_values) and bool(new_values)
     kinds = old.kinds & new.kinds
     newer = new_values - old_values
-    if not newer and new.cue is not None and old.words - new.words:
+    if not newer and new.cue is not None and old.words - new.words and attributes:
         newer = new.words - old.words
     negates = new.negated and not old.negated and bool(shared)
     if not newer and not negates:
@@ -275,3 +275,32 @@ def _keys(said: Said) -> set[str]:
         | {f"a:{a}" for a in _attributes(said)}
         | {f"k:{k}" for k in said.kinds}
     )
+
+
+@functools.lru_cache(maxsize=8192)
+def states_of_self(text: str, question: str) -> bool:
+    """Does `text` state, of the speaker and as so now, something on `question`'s topic: a word of its
+    topic in common (a character pair in Chinese and Japanese) or an attribute of the table both are
+    about ("what do I do for work?", "I'm a maths teacher")? Someone else's words, a quote, a joke, a
+    supposition or a past are no such statement."""
+    asked = sayings(question)
+    if not asked:
+        return False
+    words = frozenset().union(*(s.words for s in asked))
+    about = _asked_as(frozenset().union(*(_attributes(s) for s in asked)))
+    for said in _facts(text):
+        spaced = said.lang not in ("zh", "ja")
+        if (_shared(words, said.words) if spaced else words & said.words) or about & _asked_as(
+            _attributes(said)
+        ):
+            return True
+    return False
+
+
+# Attributes a question about one is answered by the other of: "where do I work?" by "I'm a nurse at
+# St Thomas'", "what's my job?" by "I work at Airbus".
+_ASKED_AS: Final = {"employer": "job"}
+
+
+def _asked_as(attributes: frozenset[str]) -> frozenset[str]:
+    return frozenset(_ASKED_AS.get(a, a) for a in attributes)

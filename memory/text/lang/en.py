@@ -325,7 +325,6 @@ SAYING: Final = Saying(
         "update",
         "back in",
         "back to",
-        "went",
         "gone",
         "became",
         "become",
@@ -349,7 +348,8 @@ SAYING: Final = Saying(
         "lowered",
         "moved to",
         "rescheduled",
-        "over",
+        "is over",
+        "it's over",
         "done with",
         "joined",
         "signed up",
@@ -362,7 +362,6 @@ SAYING: Final = Saying(
         "typo",
         "i meant",
         "i mean",
-        "sorry",
         "my mistake",
         "my bad",
         "wrong",
@@ -370,7 +369,8 @@ SAYING: Final = Saying(
         "not true",
         "misspoke",
         "oops",
-        "wait",
+        "wait,",
+        "wait no",
         "got it wrong",
         "mistyped",
         "mixed up",
@@ -404,7 +404,7 @@ SAYING: Final = Saying(
     ),
     calendar=tuple(
         """monday tuesday wednesday thursday friday saturday sunday january february march april may june
-        july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+        july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec tues weds thurs fri""".split()
     ),
     stop=STOPWORDS,
 )
@@ -445,7 +445,7 @@ FACTS: Final[dict[str, Lexicon]] = {
             quit my, resign, fired, laid off, redundan, unemployed, self-employed, freelanc, internship,
             night shift, my shift, shifts, part-time, part time, full-time, full time, occupation, profession,
             career change, retired, retire, maternity leave, paternity leave, training as, retrain,
-            qualified as, day job, line of work, for a living"""
+            qualified as, day job, line of work, for a living, for work"""
         ),
         values=words(
             """nurse, staff nurse, nurse practitioner, midwife, paramedic, pharmacist, physiotherapist,

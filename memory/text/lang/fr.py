@@ -283,7 +283,7 @@ FACTS: Final[dict[str, Lexicon]] = {
             nouveau travail, démission, démissionné, licencié, licenciée, licenciement, chômage, promu,
             promue, cdi, cdd, intérim, un stage, mon stage, en stage, stage chez, alternance, freelance,
             indépendant, indépendante, auto-entrepreneur, auto-entrepreneuse, à la retraite, mi-temps,
-            temps partiel, temps plein, reconversion, mon taf"""
+            temps partiel, temps plein, reconversion, mon taf, je bosse, je travaille"""
         ),
         values=words(
             """infirmier, infirmière, aide-soignant, aide-soignante, sage-femme, pharmacien, pharmacienne,
