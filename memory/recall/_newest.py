@@ -8,7 +8,9 @@ person's own words (turns they typed, never pasted or quoted material) and eithe
 
 - they state one fact with another value (`text.same_fact`: the same topic, a newer value), or
 - the later one is said as a change ("I've switched to ...", "change of plan", "jetzt", "改成") and a
-  sentence of each holds a word of the question: both answer it, and the later one says it changed,
+  sentence of each holds a word of the question: both answer it, and the later one says it changed, or
+- the later one changes a sentence of the earlier that holds a word of the question (`text.changed_in`:
+  "my IELTS is on 8 June, two months to go" then "wait, the exam is actually on the 15th"),
 
 so a missed rule costs a label, never the answer. Only for a question the person asks about themselves in
 the present ("where do I live?", "what's my hobby at the moment?"; not "when did Caroline go to the
@@ -21,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from ..text import changes, first_person, held, same_fact, sayings, states_of_self
+from ..text import changed_in, changes, held, of_speaker, same_fact, sayings, states_of_self
 from ._entries import Entry
 from ._text import term_set
 
@@ -34,12 +36,12 @@ _OWN = (None, "user", "imported")  # a user turn's origins that are the person's
 
 def asks_about_now(query: str) -> bool:
     """Does the question ask about the person who asks, as things are now: about the speaker, not a past,
-    and in the first person or naming no one ("¿dónde vivo?" drops its pronoun; "what is Caroline's
-    job?" asks about Caroline)?"""
+    in the first person or, in a language that leaves its pronoun out, naming no one ("¿dónde vivo?";
+    not "what is Caroline's job?", which asks about Caroline, nor "what was painted last week?")?"""
     said = sayings(query)
     if not said or any(s.kind == "past" or s.subject != "speaker" for s in said):
         return False
-    return any(first_person(s) for s in said) or not any(v[:1].isalpha() for s in said for v in s.values)
+    return any(of_speaker(s) for s in said)
 
 
 def _said_at(entry: Entry) -> float:
@@ -86,7 +88,11 @@ def newest_first(
             before = _own_words(older)
             if any(_holds(before, v) and not _holds(words, v) for v in asked):
                 continue
-            if before and (same_fact(before, words) or (changed and _answers(held(before), terms))):
+            if before and (
+                same_fact(before, words)
+                or (changed and _answers(held(before), terms))
+                or _answers(changed_in(before, words), terms)
+            ):
                 out.insert(i, out.pop(j))
                 break
     return out

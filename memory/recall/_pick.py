@@ -68,15 +68,16 @@ def pick(
 ) -> list[tuple[int, Entry]]:
     """Up to `k` (row, entry) of `ranked`, in order, above the floor and each claim once; with `keep`,
     only entries it accepts (the reader's view: `_visible`). `follow(row)`: the rows that come with a
-    picked one, taken right after it on the same terms (and theirs after them), unless taken already."""
+    picked one, taken right after it (and theirs after them) on the same terms but the floor (they come
+    for the one they follow, whatever their own score), unless taken already."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     seen: list[Statement] = []
     out: list[tuple[int, Entry]] = []
     taken: set[int] = set()
 
-    def take(row: int) -> bool:
-        if row in taken or score[row] < cut:
+    def take(row: int, *, followed: bool = False) -> bool:
+        if row in taken or (score[row] < cut and not followed):
             return False
         found = entry(row)
         if keep is not None and not keep(found):
@@ -94,6 +95,6 @@ def pick(
             break
         pending = [row]
         while pending and len(out) < k:
-            if take(nxt := pending.pop(0)) and len(out) < k:
+            if take(nxt := pending.pop(0), followed=nxt != row) and len(out) < k:
                 pending[:0] = follow(nxt)  # depth first: each right after the one it comes with
     return out

@@ -500,14 +500,19 @@ def _search(
     elif siblings == "demote":
         ranked = _demote(ranked, lambda row: classes[row] == "on", lambda row: classes[row] == "sibling")
 
+    about_now = asks_about_now(query)
+    matched = frozenset(row for row, score in final.items() if score > 0)  # what the question found
+    lent: set[int] = set()
+
     def successors(row: int) -> list[int]:
         """What replaced a superseded candidate, ranked where it was: asked about an old value, the
         reader is given the current one (its words may share little with the question)."""
         return current_from(row, currency_of(row)[1])
 
-    def current_from(row: int, by: str | None) -> list[int]:
+    def current_from(row: int, by: str | None, *, rescore: bool = True) -> list[int]:
         """The first block current for the reader on the chain of successors from the block `by`, if
-        any, scored at least as `row` (what it stands for)."""
+        any, scored at least as `row` (what it stands for); with `rescore` False, a block the question
+        found keeps its own score, another takes `row`'s the first time (it may have been picked since)."""
         found: list[int] = []
         seen = {entry_of(row).block_id}
         while by is not None and by not in seen and len(seen) <= _CHAIN:
@@ -516,7 +521,11 @@ def _search(
             if not rows:
                 break
             nxt = rows[0]
-            final[nxt] = max(final.get(nxt, 0.0), final[row])
+            if rescore:
+                final[nxt] = max(final.get(nxt, 0.0), final[row])
+            elif nxt not in matched and nxt not in lent:  # once: it may have been picked already
+                lent.add(nxt)
+                final[nxt] = final[row]
             if nxt not in classes:
                 classes[nxt] = (
                     reader.branch((s.session, s.node) for s in entry_of(nxt).sources)
@@ -547,9 +556,6 @@ def _search(
 
     brought: dict[int, str] = {}  # a picked partly superseded row -> its successor's current block
 
-    about_now = asks_about_now(query)
-    matched = frozenset(final)  # the rows the question's words found
-
     def comes_with(row: int) -> list[int]:
         """What a picked partly superseded block brings along, right after it: the current statement of
         the part that changed (asked about the block, the reader is given that part's newer value too).
@@ -557,7 +563,7 @@ def _search(
         about an event, an older statement's newer part would push an answer out); not when the reader
         excludes siblings and it is one."""
         by = partly_named(row)
-        found = current_from(row, by) if by is not None else []
+        found = current_from(row, by, rescore=False) if by is not None else []
         found = [r for r in found if about_now or r in matched]
         if found:
             brought[row] = entry_of(found[0]).block_id

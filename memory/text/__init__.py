@@ -16,10 +16,12 @@ if TYPE_CHECKING:
     from ._saying import Said as Said
     from ._saying import first_person as first_person
     from ._saying import language_of as language_of
+    from ._saying import of_speaker as of_speaker
     from ._saying import sayings as sayings
     from ._update import Change as Change
     from ._update import Update as Update
     from ._update import change_keys as change_keys
+    from ._update import changed_in as changed_in
     from ._update import changes as changes
     from ._update import held as held
     from ._update import said_keys as said_keys
@@ -37,11 +39,12 @@ if TYPE_CHECKING:
     from ._work import is_question as is_question
     from ._work import work_sentences as work_sentences
 
-_SAYING = ("Said", "first_person", "language_of", "sayings")
+_SAYING = ("Said", "first_person", "language_of", "of_speaker", "sayings")
 _UPDATE = (
     "Change",
     "Update",
     "change_keys",
+    "changed_in",
     "changes",
     "held",
     "said_keys",
@@ -57,6 +60,7 @@ __all__ = [
     "Said",
     "Update",
     "change_keys",
+    "changed_in",
     "changes",
     "first_person",
     "held",
@@ -69,6 +73,7 @@ __all__ = [
     "is_question",
     "keywords",
     "language_of",
+    "of_speaker",
     "said_keys",
     "same_fact",
     "sayings",

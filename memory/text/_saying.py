@@ -133,6 +133,14 @@ def first_person(said: Said) -> bool:
     return _first_person(said)
 
 
+def of_speaker(said: Said) -> bool:
+    """Is the sentence about the person who says it: in the first person, or, in a language that leaves
+    its subject pronoun out ("¿dónde vivo?", "今飼ってるペットの名前は？"), naming no one?"""
+    if _first_person(said):
+        return True
+    return LANGUAGES[said.lang].drops_pronouns and not any(v[:1].isalpha() for v in said.values)
+
+
 def _first_person(said: Said) -> bool:
     table = LANGUAGES[said.lang]
     folded = _fold(said.text)
@@ -191,7 +199,8 @@ def read(sentence: str, lang: str | None = None) -> Said:
     cue: Cue | None = "retraction" if retraction else "update" if match("update", folded) else None
     if kind in ("hypothetical", "joke", "reported"):
         cue = None  # a supposed, joked or quoted change is none of the person's
-    subject: Literal["speaker", "other"] = "other" if _about_other(table, folded) else "speaker"
+    other = _about_other(table, folded) or (kind != "question" and _led_by_name(table, bare, folded))
+    subject: Literal["speaker", "other"] = "other" if other else "speaker"
     return Said(
         sentence,
         code,
@@ -242,12 +251,17 @@ def _compiled(entries: tuple[str, ...], spaced: bool, at_start: bool) -> re.Patt
         return re.compile(r"(?!)")
     alternatives = "|".join(sorted((re.escape(e) for e in entries), key=len, reverse=True))
     edge = r"(?<![\w'])" if not at_start else "^"
-    return re.compile(rf"{edge}(?:{alternatives})(?![\w'])")
+    # an elided entry ("j'", "l'") runs on into its word
+    elided = "|".join(
+        sorted((re.escape(e) for e in entries if e.endswith(("'", "’"))), key=len, reverse=True)
+    )
+    tail = rf"|(?:{elided})" if elided else ""
+    return re.compile(rf"{edge}(?:(?:{alternatives})(?![\w']){tail})")
 
 
 def _reported_quote(sentence: str) -> bool:
     """Someone's words in quotes after a colon ("he wrote: 'I live in Perth now'"): reported."""
-    return bool(re.search(r":\s*[\"“„«‹'「『]", sentence))
+    return bool(re.search(r"[:：]\s*[\"“„«‹'「『]", sentence))
 
 
 def _about_other(table: Saying, folded: str) -> bool:
@@ -278,6 +292,22 @@ def _about_other(table: Saying, folded: str) -> bool:
             rest = head[len(mine) :].lstrip("的の家们")
             return any(rest.startswith(e.removeprefix(mine)) for e in table.others if e.removeprefix(mine))
     return False
+
+
+def _led_by_name(table: Saying, sentence: str, folded: str) -> bool:
+    """ "Omar bought a Honda Civic", "Tom's rent is 1950 euros now": a sentence of a spaced language led by
+    a name (a capitalised word that is none of the table's words, before a word in lower case), without a
+    first-person word, is about that person."""
+    words = sentence.split(maxsplit=2)
+    if not table.spaced or table.nouns_capitalised or len(words) < 2 or not words[1][:1].islower():
+        return False  # "Cambridge CB2 1RX" is an address, "Termin ist am 3. Juni" a German noun
+    head = _POSSESSIVE.sub("", words[0].strip(".,;:!?()\"'“”‘’«»¡¿"))
+    if not (head[:1].isupper() and head[1:2].islower()) or _fold(head) in _skipped(table):
+        return False
+    return not _matcher(table)("first_person", folded)
+
+
+_POSSESSIVE: Final = re.compile(r"['’]s$")
 
 
 def _topic(table: Saying, folded: str) -> frozenset[str]:

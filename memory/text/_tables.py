@@ -41,3 +41,7 @@ class Saying:
     calendar: tuple[str, ...] = ()  # the names of weekdays and months (a number beside one is a date)
     # Function words (and the cue words above are left out too): what a sentence's topic is not.
     stop: frozenset[str] = field(default_factory=frozenset)
+    # every noun is capitalised (German): a capitalised word opening a sentence names no one
+    nouns_capitalised: bool = False
+    # the subject pronoun is usually left out (Spanish, Chinese, Japanese): "¿dónde vivo?" is the speaker's
+    drops_pronouns: bool = False

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -49,7 +50,8 @@ _ONE_AT_A_TIME = frozenset({"email", "phone", "amount", "date", "time", "url"})
 class Update:
     """What a newer text does to an older one: the change; whether it leaves none of the older text's
     facts standing (`whole`) or replaces only some of them ("I live in Paris and I work as a nurse", then
-    "I moved to Berlin": the nurse stands); and whether only the kind of a value relates them (`weak`: a
+    "I moved to Berlin": the nurse stands; a change said without a cue, `_tentative`, never replaces the
+    whole); and whether only the kind of a value relates them (`weak`: a
     correction of a date, "it's the 25th of May, not the 23rd", which belongs to the newest older date)."""
 
     change: Change
@@ -135,13 +137,27 @@ def update(old: str, new: str) -> Update | None:
             change = _change(said, link)
             if link is None or change is None:
                 continue
-            replaced.add(before)
+            if not _tentative(said, link):
+                replaced.add(before)
             strong = strong or not link.weak
             found = "retraction" if "retraction" in (found, change) else change
     if found is None:
         return None
-    whole = all(s in replaced or not _informative(s) for s in olds if s.states)
+    whole = bool(replaced) and all(s in replaced or not _informative(s) for s in olds if s.states)
     return Update(found, whole, weak=not strong)
+
+
+@functools.lru_cache(maxsize=8192)
+def changed_in(old: str, new: str) -> tuple[Said, ...]:
+    """The sentences of what the person's older text `old` held that their newer text `new` changes."""
+    news = _newer(new)
+    return tuple(b for b in _held(old) if any(_change(s, _related(b, s)) is not None for s in news))
+
+
+def _tentative(new: Said, link: _Link) -> bool:
+    """A change said without a cue to what is held one at a time ("I live in Berlin" after "I live in
+    Paris": perhaps a second home): the older statement is never wholly replaced by it."""
+    return new.cue is None and not link.kinds & _ONE_AT_A_TIME
 
 
 def _informative(said: Said) -> bool:
@@ -169,6 +185,16 @@ def _change(new: Said, link: _Link | None) -> Change | None:
         return new.cue
     if link.had and link.newer and link.kinds & _ONE_AT_A_TIME:
         return "update"  # an identifier or a quantity given another value: a new e-mail, phone, amount, date
+    if (
+        link.had
+        and link.newer
+        and "number" not in _types(link.newer)
+        and any(single(a) for a in link.attributes)
+    ):
+        # what is held one at a time given another value, a name or a word (a bare number changes with a
+        # cue, or as a quantity): the car, the partner, the city (said without a cue, `_tentative`: the
+        # older one stands, partly superseded)
+        return "update"
     return None
 
 
@@ -193,7 +219,9 @@ def _related(old: Said, new: Said) -> _Link | None:
     new_values = _values(new)
     valued = bool(old_values or new_values)
     by_words = len(shared) >= 2 or (spaced and len(shared) == 1 and valued)
-    by_attribute = bool(attributes) and bool(old_values) and bool(new_values)
+    # an attribute both name a value of, of one type: a number replaces a number, a word a word ("45
+    # minutes to work" and "I'm an architect now" are not one fact)
+    by_attribute = bool(attributes) and bool(_types(old_values) & _types(new_values))
     kinds = old.kinds & new.kinds
     newer = new_values - old_values
     if not newer and new.cue is not None and old.words - new.words and attributes:
@@ -304,3 +332,15 @@ _ASKED_AS: Final = {"employer": "job"}
 
 def _asked_as(attributes: frozenset[str]) -> frozenset[str]:
     return frozenset(_ASKED_AS.get(a, a) for a in attributes)
+
+
+def _types(values: frozenset[str]) -> frozenset[str]:
+    """A value's type: a number; a run of Chinese or Japanese (the character pairs of a topic, which name
+    no value in another script); a word."""
+    return frozenset(
+        "number" if any(c.isdigit() for c in v) else "cjk" if not v.isascii() and _CJK.search(v) else "word"
+        for v in values
+    )
+
+
+_CJK: Final = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")

@@ -141,10 +141,13 @@ def exchange_claim(records: Sequence[ArchiveRecord]) -> str:
 
 
 def speaker_of(record: ArchiveRecord) -> str:
-    """Who said a record, as a claim names them: its role, except a prompt the agent wrote to a sub-agent
-    (a user turn of `assistant` origin), which is the agent's, never the person's."""
+    """Who said a record, as a claim names them: its role, except in a user turn what the person did not
+    type: a prompt the agent wrote to a sub-agent (`assistant` origin) is the agent's, and text pasted or
+    fetched into the turn (`tool` origin) the tool's, never the person's."""
     if record.role == "user" and record.effective_origin == "assistant":
         return "Agent"
+    if record.role == "user" and record.effective_origin == "tool":
+        return "Tool"
     return record.role.capitalize()
 
 

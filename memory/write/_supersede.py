@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..format import Block, SourceRef
-from ..text import user_text
+from ..text import sayings, user_text
 from ._fact_keys import keys_of
 from ._slots import MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
 
@@ -77,37 +77,13 @@ _UPDATE: Final = re.compile(
     r"现在|不再|搬到|搬去|搬回|改成|改为|改了|换成|换到|换了|如今|目前|已经|最近|开始|转行|戒了|更新|了[。！!.]?$",
     re.I,
 )
-_QUESTION_START: Final = re.compile(
-    r"^(?:do|does|did|am|is|are|was|were|can|could|should|would|will|have|has|shall|may|where|what|when|"
-    r"why|how|who|which)\b",
-    re.I,
-)
-# "in May", "since May 3": the month, not the modal verb of a hypothetical
-_MONTH_MAY: Final = re.compile(
-    r"\b(?:in|since|until|by|last|next|early|late|mid-?|of|from)\s+May\b|\bMay\s+\d"
-)
-_HYPOTHETICAL: Final = re.compile(
-    r"\b(?:if|suppose|supposing|imagine|what if|would|wouldn['’]?t|might|may|could|should|maybe|perhaps|"
-    r"probably|thinking (?:of|about)|considering|plan(?:ning)? to|going to|gonna|want to|wanna|hope to|"
-    r"hoping to|wish|will|i['’]ll|someday|one day|dream(?:ing)? (?:of|about)|about to|intend|unless|"
-    r"pretend|in a story|in my novel|hypothetically)\b|如果|要是|假如|假设|可能|也许|或许|打算|计划|想要|"
-    r"想去|想搬|考虑|准备|将会|将要|会不会|梦想|希望|的话|假装|小说",
-    re.I,
-)
 _NEGATED_CUE: Final = re.compile(
     r"(?:n['’]t|\bnot|\bnever|\bno)\s+(?:\w+\s+)?(?:moved?|moving|switch(?:ed|ing)?|chang(?:ed?|ing)|"
     r"relocat(?:ed?|ing)|actually|quit(?:ting)?|stop(?:ped|ping)?|left|leav(?:e|ing)|start(?:ed|ing)?|"
     r"bec(?:o|a)me|turn(?:ed)?|update[ds]?)\b|没有?(?:搬|改|换)|不(?:搬|换)|并没",
     re.I,
 )
-_REPORTED: Final = re.compile(
-    r"\b(?:she|he|they|my (?:friend|sister|brother|mom|mother|dad|father|colleague|boss|neighbou?r|son|"
-    r"daughter|cousin|roommate)s?)\b(?:['’]s)?\s+(?:said|says|told|thinks|moved|lives|is|was|works)\b|"
-    r"(?:他|她|他们|朋友|同事|姐姐|妹妹|哥哥|弟弟|妈妈|爸爸)(?:说|告诉|觉得)",
-    re.I,
-)
 _ADDITION: Final = re.compile(r"\b(?:also|too|as well|another|additionally|in addition)\b|还|也|又", re.I)
-_QUESTION_END: Final = re.compile(r"(?:[?？]|吗[。.]?|呢[?？]?)\s*$")
 _STOP: Final = frozenset(
     """a about after all also am an and any anymore are as at be been but by can did do does for from get
     got had has have i i'm im in is it its just like me more my no not now of on or our so than that the
@@ -165,14 +141,10 @@ def cue_of(sentence: str) -> Reason | None:
 
 
 def usable(sentence: str) -> bool:
-    """Does the sentence state something as true now (not a question, hypothetical, plan or report)?"""
-    bare = strip_lead(sentence)
-    return not (
-        _QUESTION_END.search(sentence)
-        or _QUESTION_START.match(bare)
-        or _HYPOTHETICAL.search(_MONTH_MAY.sub("", sentence))
-        or _REPORTED.search(sentence)
-    )
+    """Does the sentence state something as so (not a question, a supposition, a plan, someone's reported
+    words or a joke), as the text layer reads it in any of its languages?"""
+    said = [s for s in sayings(sentence) if not s.clause]
+    return bool(said) and all(s.kind in ("fact", "past") for s in said)
 
 
 def cue_only(sentence: str) -> bool:

@@ -9,6 +9,7 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="de",
     spaced=True,
+    nouns_capitalised=True,
     first_person=(
         "ich",
         "mein",

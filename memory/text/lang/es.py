@@ -9,6 +9,7 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="es",
     spaced=True,
+    drops_pronouns=True,
     first_person=(
         "yo",
         "mi",

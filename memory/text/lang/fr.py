@@ -65,6 +65,8 @@ SAYING: Final = Saying(
         "mon chat",
         "notre chien",
         "notre chat",
+        "notre chienne",
+        "ma chienne",
         "le chien",
         "le chat",
         "le vétérinaire",

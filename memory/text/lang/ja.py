@@ -9,6 +9,7 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="ja",
     spaced=False,
+    drops_pronouns=True,
     first_person=("私", "わたし", "僕", "ぼく", "俺", "おれ", "うち", "自分", "我々", "私たち"),
     others=(
         "妹",

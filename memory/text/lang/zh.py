@@ -9,6 +9,7 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="zh",
     spaced=False,
+    drops_pronouns=True,
     first_person=("我", "咱", "俺"),
     others=(
         "我姐",
