@@ -216,8 +216,11 @@ _ZH_DIET: Final = {
 _DIET_ALIASES: Final = {"pescetarian": "pescatarian"}
 _ARTICLE: Final = re.compile(r"^(?:the|a|an|my|some)\s+", re.I)
 _CJK: Final = re.compile(r"[\u3400-\u9fff]")
-_CLAUSE_JOIN: Final = re.compile(  # "…, and I …", "…; …", "…, I …" (a capital I: the user again), 而且我, ，我
-    r"\s*(?:;|(?i:,?\s+and\s+(?=i\b|i['’]m\b|my\b))|,\s*(?=I\b|I['’]m\b)|；|，?(?:而且|并且|同时)(?=我)|，(?=我))\s*"
+# "…, and I …", "… and each week I …" (the user again within three words), "…; …", "…, I …" (a capital I),
+# 而且我, ，我
+_CLAUSE_JOIN: Final = re.compile(
+    r"\s*(?:;|(?i:,?\s+and\s+(?=(?:[\w'’-]+\s+){0,3}(?:i\b|i['’]m\b|my\b)))|,\s*(?=I\b|I['’]m\b)|；|"
+    r"，?(?:而且|并且|同时)(?=我)|，(?=我))\s*"
 )
 _FIRST_PERSON: Final = re.compile(r"(?<![\w'’])I(?=\s|['’](?:m|ve)\b)")
 _SENTENCE: Final = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
