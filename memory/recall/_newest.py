@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from ..text import changed_in, changes, held, of_speaker, same_fact, sayings, states_of_self
+from ..text import changed_in, changes, held, of_speaker, same_fact, sayings, states_of_self, user_text
 from ._entries import Entry
 from ._text import term_set
 
-__all__ = ["NEWEST_WINDOW", "asks_about_now", "newest_first", "person_first"]
+__all__ = ["NEWEST_WINDOW", "asks_about_now", "newest_first", "person_first", "states_of_person"]
 
 NEWEST_WINDOW = 10  # how many of the first hits are reordered, whatever the number asked for
 
@@ -49,7 +49,11 @@ def _said_at(entry: Entry) -> float:
 
 
 def _own_words(entry: Entry) -> str:
-    return " ".join(s.excerpt for s in entry.sources if s.role == "user" and s.origin in _OWN)
+    """The person's own words the hit's claim quotes (not the rest of the turns it cites: a core fact
+    cites a whole turn and states one clause of it), if it cites a turn they typed."""
+    if not any(s.role == "user" and s.origin in _OWN for s in entry.sources):
+        return ""
+    return user_text(entry.text)
 
 
 def _holds(text: str, value: str) -> bool:
@@ -98,6 +102,13 @@ def newest_first(
     return out
 
 
+def states_of_person(entry: Entry, query: str) -> bool:
+    """Does the hit hold the person's own statement, as so now, on the question's topic (`person_first`)?
+    Asked of a question about the person now, such a hit is no padding, whatever it scores: "where do I
+    live?" asks for "I rent a flat in Melbourne", which shares none of its words."""
+    return states_of_self(_own_words(entry), query)
+
+
 def person_first(
     chosen: Sequence[tuple[int, Entry]],
     current: Callable[[int], bool],
@@ -111,7 +122,7 @@ def person_first(
     out = list(chosen)
     if not asks_about_now(query):
         return out
-    states = {row: current(row) and states_of_self(_own_words(entry), query) for row, entry in out}
+    states = {row: current(row) and states_of_person(entry, query) for row, entry in out}
     for j in range(1, len(out)):
         i = j
         while (

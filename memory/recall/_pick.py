@@ -65,11 +65,13 @@ def pick(
     floor: float,
     keep: Callable[[Entry], bool] | None = None,
     follow: Callable[[int], Iterable[int]] = lambda _row: (),
+    unfloored: Callable[[int], bool] = lambda _row: False,
 ) -> list[tuple[int, Entry]]:
     """Up to `k` (row, entry) of `ranked`, in order, above the floor and each claim once; with `keep`,
     only entries it accepts (the reader's view: `_visible`). `follow(row)`: the rows that come with a
     picked one, taken right after it (and theirs after them) on the same terms but the floor (they come
-    for the one they follow, whatever their own score), unless taken already."""
+    for the one they follow, whatever their own score), unless taken already; `unfloored(row)`: a row
+    the floor does not apply to either (it is asked for whatever its score)."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     seen: list[Statement] = []
@@ -77,7 +79,7 @@ def pick(
     taken: set[int] = set()
 
     def take(row: int, *, followed: bool = False) -> bool:
-        if row in taken or (score[row] < cut and not followed):
+        if row in taken or (score[row] < cut and not followed and not unfloored(row)):
             return False
         found = entry(row)
         if keep is not None and not keep(found):

@@ -62,7 +62,7 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
-from ._newest import NEWEST_WINDOW, asks_about_now, newest_first, person_first
+from ._newest import NEWEST_WINDOW, asks_about_now, newest_first, person_first, states_of_person
 from ._passage import PASSAGE_CHARS, passage, spread
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
@@ -265,6 +265,7 @@ def _current_first(
     *,
     replaced: Callable[[int], bool] = lambda _row: False,
     sibling: Callable[[int], bool] = lambda _row: False,
+    unfloored: Callable[[int], bool] = lambda _row: False,
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
     for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
@@ -274,7 +275,8 @@ def _current_first(
     value may be the reader's own branch's, which no supersession could link: an older fact has one
     successor), but never after a `sibling` row when they are not siblings themselves: the branch rule
     (no sibling above the reader's own branch) holds among current rows. `current` None
-    (`history=True`): relevance order, each superseded row followed by its current successor."""
+    (`history=True`): relevance order, each superseded row followed by its current successor.
+    `unfloored(row)`: a row below the floor that is given all the same (`pick`)."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     held: list[int] = []
@@ -289,7 +291,7 @@ def _current_first(
             yield waiting
 
     for row in ranked:
-        if score[row] < cut or row in given:
+        if (score[row] < cut and not unfloored(row)) or row in given:
             continue  # `pick` never takes a row below the floor: no status needed
         if current is None or current(row):
             if current is not None and replaced(row):
@@ -574,7 +576,13 @@ def _search(
         it (the next hit, unless it ranked above), else the block its topic file names."""
         return brought.get(row) or partly_named(row)
 
-    order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
+    def unfloored(row: int) -> bool:
+        """Asked about the person now, their own current statement on its topic, whatever it scores."""
+        return about_now and current is not None and current(row) and states_of_person(entry_of(row), query)
+
+    order = _current_first(
+        ranked, current, final, floor, successors, replaced=replaced, sibling=sibling, unfloored=unfloored
+    )
 
     def same_class(a: int, b: int) -> bool:
         return classes.get(a) == classes.get(b)
@@ -585,7 +593,14 @@ def _search(
         # Reordered within a window of the same width whatever `k` is, so a smaller k gives the first
         # hits of a larger one.
         chosen = pick(
-            order, final, entry_of, k=max(k, NEWEST_WINDOW), floor=floor, keep=keep, follow=comes_with
+            order,
+            final,
+            entry_of,
+            k=max(k, NEWEST_WINDOW),
+            floor=floor,
+            keep=keep,
+            follow=comes_with,
+            unfloored=unfloored,
         )
         window = person_first(chosen[:NEWEST_WINDOW], current, same_class, query)
         window = newest_first(window, current, same_class, set(words), query)

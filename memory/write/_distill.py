@@ -270,7 +270,7 @@ def _key_words(clause: str, said: str) -> str:
     """The words a core fact's keys are read from: its sentence (where its cue is), unless the sentence
     states other facts too ("Actually I live in Rome and I work as a nurse": the nurse clause alone)."""
     mine = {fact.key for fact in keys_of(clause)}
-    return said if mine and {fact.key for fact in keys_of(said)} == mine else clause
+    return clause if {fact.key for fact in keys_of(said)} - mine else said
 
 
 class ExtractiveDistiller:
