@@ -21,27 +21,34 @@ the later one does not ("lighthouse keeper number 5" asks for that one, not the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
-from ..text import changed_in, changes, held, of_speaker, same_fact, sayings, states_of_self, user_text
+from ..text import (
+    COMMON_STATEMENTS,
+    asks_about_now,
+    changed_in,
+    changes,
+    held,
+    same_fact,
+    sayings,
+    states_of_self,
+    user_text,
+)
 from ._entries import Entry
-from ._text import term_set
+from ._text import analyse, term_set
 
-__all__ = ["NEWEST_WINDOW", "asks_about_now", "newest_first", "person_first", "states_of_person"]
+__all__ = [
+    "NEWEST_WINDOW",
+    "asks_about_now",
+    "asks_of_change",
+    "newest_first",
+    "person_first",
+    "states_of_person",
+]
 
 NEWEST_WINDOW = 10  # how many of the first hits are reordered, whatever the number asked for
 
 _OWN = (None, "user", "imported")  # a user turn's origins that are the person's own words
-
-
-def asks_about_now(query: str) -> bool:
-    """Does the question ask about the person who asks, as things are now: about the speaker, not a past,
-    in the first person or, in a language that leaves its pronoun out, naming no one ("¿dónde vivo?";
-    not "what is Caroline's job?", which asks about Caroline, nor "what was painted last week?")?"""
-    said = sayings(query)
-    if not said or any(s.kind == "past" or s.subject != "speaker" for s in said):
-        return False
-    return any(of_speaker(s) for s in said)
 
 
 def _said_at(entry: Entry) -> float:
@@ -69,11 +76,14 @@ def newest_first(
     current: Callable[[int], bool],
     same_class: Callable[[int, int], bool],
     terms: Collection[str] = (),
+    *,
     query: str = "",
+    common: frozenset[str] = frozenset(),
 ) -> list[tuple[int, Entry]]:
     """`chosen` (rows in rank order, with their entries) with each current hit that gives a newer value
     of what a current hit above it states moved just above that hit; every other hit keeps its order.
-    `terms`: the question's analysed words; `query`: the question."""
+    `terms`: the question's analysed words; `query`: the question; `common`: the words so common in the
+    index that they relate no two statements (`text.update`)."""
     out = list(chosen)
     if not asks_about_now(query):
         return out
@@ -93,13 +103,20 @@ def newest_first(
             if any(_holds(before, v) and not _holds(words, v) for v in asked):
                 continue
             if before and (
-                same_fact(before, words)
+                same_fact(before, words, common)
                 or (changed and _answers(held(before), terms))
-                or _answers(changed_in(before, words), terms)
+                or _answers(changed_in(before, words, common), terms)
             ):
                 out.insert(i, out.pop(j))
                 break
     return out
+
+
+def common_words(entries: Iterable[Entry], df: Callable[[str], int]) -> frozenset[str]:
+    """The words of the entries' own words that more than `COMMON_STATEMENTS` entries of the index hold
+    (`df`: how many hold a word): the vocabulary of a chat about one thing, which relates no two facts."""
+    words = {w for entry in entries for said in sayings(_own_words(entry)) for w in said.words}
+    return frozenset(w for w in words if max((df(t) for t in analyse(w)), default=0) > COMMON_STATEMENTS)
 
 
 def states_of_person(entry: Entry, query: str) -> bool:
@@ -107,6 +124,13 @@ def states_of_person(entry: Entry, query: str) -> bool:
     Asked of a question about the person now, such a hit is no padding, whatever it scores: "where do I
     live?" asks for "I rent a flat in Melbourne", which shares none of its words."""
     return states_of_self(_own_words(entry), query)
+
+
+def asks_of_change(older: Entry, newer: Entry, query: str, common: frozenset[str] = frozenset()) -> bool:
+    """Does the question ask about what of the older hit the newer one changed (`text.changed_in`)? When
+    the words do not tell which part changed (a model's distiller marked it), the mark is taken as it is."""
+    changed = changed_in(_own_words(older), _own_words(newer), common)
+    return not changed or states_of_self(" ".join(c.text for c in changed), query)
 
 
 def person_first(

@@ -62,7 +62,15 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
-from ._newest import NEWEST_WINDOW, asks_about_now, newest_first, person_first, states_of_person
+from ._newest import (
+    NEWEST_WINDOW,
+    asks_about_now,
+    asks_of_change,
+    common_words,
+    newest_first,
+    person_first,
+    states_of_person,
+)
 from ._passage import PASSAGE_CHARS, passage, spread
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
@@ -557,19 +565,38 @@ def _search(
         return mark[0]
 
     brought: dict[int, str] = {}  # a picked partly superseded row -> its successor's current block
+    sibling_given: list[int] = []  # the sibling rows picked so far
 
     def comes_with(row: int) -> list[int]:
         """What a picked partly superseded block brings along, right after it: the current statement of
         the part that changed (asked about the block, the reader is given that part's newer value too).
-        Only for a question about how things are now or one whose words the newer statement holds (asked
-        about an event, an older statement's newer part would push an answer out); not when the reader
-        excludes siblings and it is one."""
+        Only for a question the newer statement's words answer, or one about how things are now that asks
+        about the part that changed ("where do I live?" of "I live in Paris and I work as a nurse", then "I
+        moved to Berlin"; not "what do I do?"): otherwise the newer part would push an answer out. Never a
+        sibling after a hit of another class, unless the reader includes siblings."""
         by = partly_named(row)
         found = current_from(row, by, rescore=False) if by is not None else []
-        found = [r for r in found if about_now or r in matched]
+        found = [
+            r
+            for r in found
+            if r in matched
+            or (
+                about_now
+                and asks_of_change(
+                    entry_of(row), entry_of(r), query, common_words((entry_of(row), entry_of(r)), index.df)
+                )
+            )
+        ]
+        # The branch rule holds for what comes along too: no sibling right after a hit of another class, and
+        # nothing but siblings once a sibling was given (each row picked comes here once, in order).
+        if classes.get(row) == "sibling":
+            sibling_given.append(row)
+        if siblings != "include":
+            found = [r for r in found if (classes[r] == "sibling") == (classes[row] == "sibling")]
+            found = [r for r in found if classes[r] == "sibling" or not sibling_given]
         if found:
             brought[row] = entry_of(found[0]).block_id
-        return [r for r in found if siblings != "exclude" or classes[r] != "sibling"]
+        return found
 
     def partly_by(row: int) -> str | None:
         """What a hit names as holding the newer value of part of it: the current block that came with
@@ -603,7 +630,8 @@ def _search(
             unfloored=unfloored,
         )
         window = person_first(chosen[:NEWEST_WINDOW], current, same_class, query)
-        window = newest_first(window, current, same_class, set(words), query)
+        common = common_words((entry for _, entry in window), index.df) if about_now else frozenset()
+        window = newest_first(window, current, same_class, set(words), query=query, common=common)
         chosen = (window + chosen[NEWEST_WINDOW:])[:k]
     found = [
         _hit(

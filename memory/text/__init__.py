@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from ._claim import user_text as user_text
     from ._keywords import keywords as keywords
     from ._saying import Said as Said
+    from ._saying import asks_about_now as asks_about_now
     from ._saying import first_person as first_person
     from ._saying import language_of as language_of
     from ._saying import of_speaker as of_speaker
     from ._saying import sayings as sayings
+    from ._update import COMMON_STATEMENTS as COMMON_STATEMENTS
     from ._update import Change as Change
     from ._update import Update as Update
     from ._update import change_keys as change_keys
@@ -39,8 +41,9 @@ if TYPE_CHECKING:
     from ._work import is_question as is_question
     from ._work import work_sentences as work_sentences
 
-_SAYING = ("Said", "first_person", "language_of", "of_speaker", "sayings")
+_SAYING = ("Said", "asks_about_now", "first_person", "language_of", "of_speaker", "sayings")
 _UPDATE = (
+    "COMMON_STATEMENTS",
     "Change",
     "Update",
     "change_keys",
@@ -54,11 +57,13 @@ _UPDATE = (
 )
 
 __all__ = [
+    "COMMON_STATEMENTS",
     "NARRATION_CHARS",
     "WORK_GENERIC",
     "Change",
     "Said",
     "Update",
+    "asks_about_now",
     "change_keys",
     "changed_in",
     "changes",

@@ -55,13 +55,13 @@ _SHAPE: Final[tuple[tuple[str, bool], ...]] = (
     ("email", True),
     ("phone", True),
     ("money", True),
-    ("appointment", True),
+    ("appointment", False),
     ("study", True),
     ("language", False),
     ("hobby", False),
     ("favourite", True),
     ("tool", True),
-    ("trip", True),
+    ("trip", False),
 )
 _TABLES: Final[tuple[dict[str, Lexicon], ...]] = (
     en.FACTS,

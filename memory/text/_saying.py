@@ -133,6 +133,26 @@ def first_person(said: Said) -> bool:
     return _first_person(said)
 
 
+_ASKED_WORDS: Final = 8  # topic words of a question about one fact of the person, at most (16 pairs in CJK)
+
+
+def asks_about_now(question: str) -> bool:
+    """Does the question ask about the person who asks, as things are now: about the speaker, in the first
+    person or (a language that leaves its pronoun out) naming no one, not about a past ("when did I…?",
+    "have I ever…?"), not addressed to the listener ("can you suggest…?"), and short, as a question about
+    one fact is ("where do I live?", "Wo wohne ich?", "¿dónde vivo?"; not "what is Caroline's job?")?"""
+    said = sayings(question)
+    if not said or any(s.kind == "past" or s.subject != "speaker" for s in said):
+        return False
+    for one in said:
+        table = LANGUAGES[one.lang]
+        folded = _fold(one.text)
+        if _matcher(table)("asks_past", folded) or _matcher(table)("addressee", folded):
+            return False
+    words = sum(len(s.words) // (1 if LANGUAGES[s.lang].spaced else 2) for s in said if not s.clause)
+    return words <= _ASKED_WORDS and any(of_speaker(s) for s in said)
+
+
 def of_speaker(said: Said) -> bool:
     """Is the sentence about the person who says it: in the first person, or, in a language that leaves
     its subject pronoun out ("¿dónde vivo?", "今飼ってるペットの名前は？"), naming no one?"""
@@ -179,11 +199,12 @@ def read(sentence: str, lang: str | None = None) -> Said:
     folded = _fold(bare)
     match = _matcher(table)
     kind: Kind = "fact"
-    if (
-        sentence.rstrip().rstrip("\"')]”’»」").endswith(tuple(_MARKS))
-        or match("question_starts", folded, at_start=True)
-        or (table.question_ends and folded.rstrip(" 。.!！").endswith(table.question_ends))
-    ):
+    marked = sentence.rstrip().rstrip("\"')]”’»」").endswith(tuple(_MARKS))
+    # "might change jobs next year" (no mark, its subject left out) supposes; "might I ask…?" asks
+    opens = match("question_starts", folded, at_start=True) and not match(
+        "hypothetical", folded, at_start=True
+    )
+    if marked or opens or (table.question_ends and folded.rstrip(" 。.!！").endswith(table.question_ends)):
         kind = "question"
     elif match("reported", folded) or _reported_quote(sentence):
         kind = "reported"

@@ -45,3 +45,8 @@ class Saying:
     nouns_capitalised: bool = False
     # the subject pronoun is usually left out (Spanish, Chinese, Japanese): "¿dónde vivo?" is the speaker's
     drops_pronouns: bool = False
+    # A question about what was ("when did I…?", "have I ever…?"), not what is so now.
+    asks_past: tuple[str, ...] = ()
+    # Words a question addresses the listener by ("can you…", "would you suggest…"): it asks for help, not
+    # about the person's facts.
+    addressee: tuple[str, ...] = ()

@@ -43,7 +43,15 @@ Change = Literal["update", "retraction"]
 
 # Kinds of value a person has one of at a time: said with another value, without a cue, it changed ("my
 # e-mail is ...", "the rent is £1,075"); a place or a job said again may be a second one, so needs a cue.
-_ONE_AT_A_TIME = frozenset({"email", "phone", "amount", "date", "time", "url"})
+_ONE_AT_A_TIME = frozenset({"email", "phone", "url"})  # identifiers: a new one, said without a cue, replaces
+# A word more current statements than this hold is the vocabulary of where they are kept (a chat about one
+# project), not the topic of one fact: the writer and recall leave such words out of `common`.
+COMMON_STATEMENTS = 12
+_STATEMENT_WORDS = 12  # topic words (character pairs in Chinese and Japanese: 24) a statement holds at most
+_CLOSE = 1 / 3
+_SAME = (
+    1 / 2
+)  # of the longer sentence's topic words, shared: the same statement with another number  # of the shorter sentence's topic words, shared: what makes two sentences one topic
 
 
 @dataclass(frozen=True)
@@ -122,8 +130,10 @@ def _newer(text: str) -> tuple[Said, ...]:
 
 
 @functools.lru_cache(maxsize=8192)
-def update(old: str, new: str) -> Update | None:
-    """The change the person's newer text `new` makes to what their older text `old` stated, or None."""
+def update(old: str, new: str, common: frozenset[str] = frozenset()) -> Update | None:
+    """The change the person's newer text `new` makes to what their older text `old` stated, or None.
+    `common`: words so common where the texts are kept (a long chat about one project says "team" and
+    "pitch" in every other turn) that sharing them makes no two sentences one fact."""
     olds = _held(old)
     news = _newer(new)
     if not olds or not news:
@@ -133,7 +143,7 @@ def update(old: str, new: str) -> Update | None:
     replaced: set[Said] = set()
     for before in olds:
         for said in news:
-            link = _related(before, said)
+            link = _related(before, said, common)
             change = _change(said, link)
             if link is None or change is None:
                 continue
@@ -148,10 +158,11 @@ def update(old: str, new: str) -> Update | None:
 
 
 @functools.lru_cache(maxsize=8192)
-def changed_in(old: str, new: str) -> tuple[Said, ...]:
-    """The sentences of what the person's older text `old` held that their newer text `new` changes."""
+def changed_in(old: str, new: str, common: frozenset[str] = frozenset()) -> tuple[Said, ...]:
+    """The sentences of what the person's older text `old` held that their newer text `new` changes
+    (`common`: as for `update`)."""
     news = _newer(new)
-    return tuple(b for b in _held(old) if any(_change(s, _related(b, s)) is not None for s in news))
+    return tuple(b for b in _held(old) if any(_change(s, _related(b, s, common)) is not None for s in news))
 
 
 def _tentative(new: Said, link: _Link) -> bool:
@@ -165,11 +176,14 @@ def _informative(said: Said) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)
-def same_fact(old: str, new: str) -> bool:
+def same_fact(old: str, new: str, common: frozenset[str] = frozenset()) -> bool:
     """Do both texts state, of the speaker, one fact with different values (a newer value, said with or
-    without a cue)? What orders two current statements newest first when no update was recognised."""
+    without a cue)? What orders two current statements newest first when no update was recognised.
+    `common`: as for `update`."""
     return any(
-        (link := _related(a, b)) is not None and not link.weak for a in _held(old) for b in _facts(new)
+        (link := _related(a, b, common)) is not None and not link.weak
+        for a in _held(old)
+        for b in _facts(new)
     )
 
 
@@ -184,7 +198,7 @@ def _change(new: Said, link: _Link | None) -> Change | None:
     if new.cue is not None:
         return new.cue
     if link.had and link.newer and link.kinds & _ONE_AT_A_TIME:
-        return "update"  # an identifier or a quantity given another value: a new e-mail, phone, amount, date
+        return "update"  # an identifier given another value: a new e-mail, phone number or address
     if (
         link.had
         and link.newer
@@ -198,7 +212,7 @@ def _change(new: Said, link: _Link | None) -> Change | None:
     return None
 
 
-def _related(old: Said, new: Said) -> _Link | None:
+def _related(old: Said, new: Said, common: frozenset[str] = frozenset()) -> _Link | None:
     """How `new` gives `old`'s fact a value it did not have, if it does.
 
     The same fact: two words of their topics in common (two character pairs in Chinese and Japanese; a word
@@ -210,28 +224,42 @@ def _related(old: Said, new: Said) -> _Link | None:
     colour these days"); or `new` negates what `old` said."""
     if new.addition and new.cue != "retraction":
         return None
+    limit = _STATEMENT_WORDS * (2 if old.lang in ("zh", "ja") else 1)
+    if max(len(old.words), len(new.words)) > limit:
+        return None  # a long sentence discusses; a fact of the person is said in a few words (or a clause)
     if new.kind == "plan" and old.kind != "plan":
         return None  # a plan changes a plan, never what is so
     spaced = old.lang not in ("zh", "ja")
-    shared = _shared(old.words, new.words) if spaced else old.words & new.words
+    old_words, new_words = old.words - common, new.words - common
+    shared = _shared(old_words, new_words) if spaced else old_words & new_words
     attributes = _attributes(old) & _attributes(new)
     old_values = _values(old)
     new_values = _values(new)
     valued = bool(old_values or new_values)
-    by_words = len(shared) >= 2 or (spaced and len(shared) == 1 and valued)
+    # a share of the shorter topic, not a count: two long sentences share a few words by chance
+    close = len(shared) >= _CLOSE * min(len(old_words), len(new_words))
+    by_words = close and (len(shared) >= 2 or (spaced and len(shared) == 1 and valued))
     # an attribute both name a value of, of one type: a number replaces a number, a word a word ("45
     # minutes to work" and "I'm an architect now" are not one fact)
     by_attribute = bool(attributes) and bool(_types(old_values) & _types(new_values))
     kinds = old.kinds & new.kinds
     newer = new_values - old_values
-    if not newer and new.cue is not None and old.words - new.words and attributes:
-        newer = new.words - old.words
+    gone, added = old_words - new_words, new_words - old_words
+    if not newer and new.cue is not None and attributes and 0 < len(gone) <= 2 and 0 < len(added) <= 2:
+        newer = added  # a word or two in place of the older's: "navy", then "terracotta is my colour now"
     negates = new.negated and not old.negated and bool(shared)
     if not newer and not negates:
         return None  # said again with the same values: nothing changed
+    if _types(frozenset(newer)) == {"number"} and not negates:
+        # only a number differs: the same thing said with another number, most of its words the same
+        # ("the rent is £950" / "the rent is going up to £1,075"), not two events that each have a date
+        by_words = by_words and len(shared) >= _SAME * max(len(old_words), len(new_words))
+        by_attribute = by_attribute and len(shared) >= _SAME * max(len(old_words), len(new_words))
     if by_words or by_attribute:
         return _Link(frozenset(newer), attributes, bool(old_values), weak=False, kinds=kinds)
-    if kinds and new.cue is not None and new_values - old_values:
+    if kinds and new.cue == "retraction" and new_values - old_values:
+        # a correction that names only its value ("no wait, it's the 25th"): of the newest older statement
+        # of that kind
         return _Link(frozenset(newer), attributes, True, weak=True, kinds=kinds)
     return None
 

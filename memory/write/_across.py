@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..format import Block
-from ..text import Update, change_keys, said_keys, update
+from ..text import COMMON_STATEMENTS, Update, change_keys, said_keys, update
 from ._blocks import TopicEdit
 from ._fact_keys import NUMERIC_ATTRIBUTES, VALUE_WORDS, KeyFact, keys_of
 from ._slot_index import LOOKUP_LIMIT, SlotIndex
@@ -161,6 +161,7 @@ class Across:
             candidates = self._mine_under(keys)
             if self.index is not None:
                 candidates += self.index.lookup_any(keys)
+            common = self._common(keys)
             weak: list[tuple[TopicEdit, Block, Update]] = []
             for where in dict.fromkeys(candidates):
                 if where[1] == new.id:
@@ -169,7 +170,7 @@ class Across:
                 if older is None:
                     continue
                 edit, old = older
-                found = update(user_text(old.claim), words)
+                found = update(user_text(old.claim), words, common)
                 if found is not None and found.weak:
                     weak.append((edit, old, found))
                 elif found is not None:
@@ -182,6 +183,16 @@ class Across:
         self.added[(path, new.id)] = len(self.added)
         for key in said_keys(words):
             self.mine.setdefault(key, []).append((path, new.id))
+
+    def _common(self, keys: frozenset[str]) -> frozenset[str]:
+        """The words of `keys` so common in the workspace (this batch's blocks and the index's) that they
+        tell no fact from another: a long chat about one project says "team" and "pitch" everywhere."""
+        counts = self.index.counts(k for k in keys if k.startswith("w:")) if self.index is not None else {}
+        return frozenset(
+            key[2:]
+            for key in keys
+            if key.startswith("w:") and counts.get(key, 0) + len(self.mine.get(key, ())) > COMMON_STATEMENTS
+        )
 
     def _mine_under(self, keys: frozenset[str]) -> list[tuple[str, str]]:
         """This batch's blocks filed under any of `keys`: those under the most of them first, then the

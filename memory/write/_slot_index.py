@@ -92,6 +92,23 @@ class SlotIndex:
             self.close()
             return []
 
+    def counts(self, keys: Iterable[str]) -> dict[str, int]:
+        """How many current blocks are filed under each of `keys` (a key under none is left out)."""
+        wanted = sorted(set(keys))[:_KEYS_MAX]
+        if not wanted:
+            return {}
+        try:
+            db = self._ready()
+            rows = db.execute(
+                f"SELECT key, COUNT(*) FROM slots WHERE key IN ({','.join('?' * len(wanted))}) GROUP BY key",
+                wanted,
+            )
+            return {str(k): int(n) for k, n in rows}
+        except (sqlite3.Error, OSError, TxlogCorrupt, ValueError) as exc:
+            log.warning("the slot index is unusable (%s); counted as empty", exc)
+            self.close()
+            return {}
+
     def note_said(self, rows: Iterable[tuple[str, str, float]]) -> None:
         """Remember when each (session, anchor) was said (a batch's records, before its blocks are
         written: a row for a block never installed is harmless, it is said at that time all the same)."""

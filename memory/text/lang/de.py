@@ -9,6 +9,8 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="de",
     spaced=True,
+    asks_past=("hatte", "hattest", "war", "waren", "jemals", "schon mal"),
+    addressee=("du", "dir", "dich", "ihr", "können sie", "kannst"),
     nouns_capitalised=True,
     first_person=(
         "ich",
@@ -124,7 +126,18 @@ SAYING: Final = Saying(
         "überlegen",
         "träume",
     ),
-    plan=("werde", "werden", "plane", "planen", "vorhaben", "habe vor", "irgendwann"),
+    plan=(
+        "werde",
+        "werden",
+        "plane",
+        "planen",
+        "vorhaben",
+        "habe vor",
+        "irgendwann",
+        "überlege",
+        "überlegen",
+        "mit dem gedanken",
+    ),
     past=("früher", "damals", "ehemals", "vor jahren", "als ich", "einst"),
     reported=(
         "sagt",
@@ -186,6 +199,10 @@ SAYING: Final = Saying(
         "umgestiegen",
         "hab mich",
         "habe mich",
+        "gestorben",
+        "ist tot",
+        "getrennt",
+        "schluss gemacht",
     ),
     retraction=(
         "eigentlich",

@@ -76,7 +76,7 @@ STOPWORDS: Final = frozenset(
     thing things something well first next last still really actually already going into onto within
     without there here this that these those very much many more most some such only other another every
     each same different new old true false none null return returns lol haha ugh pls ty thx omg btw tbh idk
-    hmm""".split()
+    hmm sorry got""".split()
 )  # fmt: skip
 
 # Words of a working session too general to name a page: measured on 15 real coding-agent sessions of three
@@ -104,6 +104,8 @@ WORK_GENERIC: Final = frozenset(
 SAYING: Final = Saying(
     code="en",
     spaced=True,
+    asks_past=("did", "was", "were", "ever", "had", "been", "used to"),
+    addressee=("you", "your"),
     first_person=(
         "i",
         "i'm",
@@ -253,6 +255,9 @@ SAYING: Final = Saying(
         "one day",
         "about to",
         "eventually",
+        "thinking of",
+        "thinking about",
+        "considering",
     ),
     past=(
         "used to",
@@ -355,6 +360,12 @@ SAYING: Final = Saying(
         "signed up",
         "took up",
         "picked up",
+        "died",
+        "passed away",
+        "broke up",
+        "split up",
+        "we separated",
+        "rehomed",
     ),
     retraction=(
         "actually",
@@ -508,6 +519,7 @@ FACTS: Final[dict[str, Lexicon]] = {
         ),
         values=words(
             """vegan, vegetarian, veggie, pescatarian, pescetarian, flexitarian, omnivore, carnivore, keto,
+            eat anything, eat everything, eat meat,
             paleo, low-carb, low carb, gluten-free, gluten free, dairy-free, dairy free, lactose-free,
             lactose free, lactose intolerant, coeliac, celiac, halal, kosher, plant-based, plant based,
             intermittent fasting, whole30, raw vegan, sugar-free, sugar free, no meat, no dairy"""

@@ -9,6 +9,8 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="es",
     spaced=True,
+    asks_past=("fue", "hice", "tuve", "estuve", "alguna vez", "dije", "cuándo fui"),
+    addressee=("tú", "usted", "me recomiendas", "me sugieres", "puedes", "podrías"),
     drops_pronouns=True,
     first_person=(
         "yo",
@@ -121,7 +123,19 @@ SAYING: Final = Saying(
         "me planteo",
         "sueño con",
     ),
-    plan=("voy a", "vamos a", "pienso", "planeo", "tengo pensado", "me gustaría", "algún día"),
+    plan=(
+        "voy a",
+        "vamos a",
+        "pienso",
+        "planeo",
+        "tengo pensado",
+        "me gustaría",
+        "algún día",
+        "estoy pensando",
+        "estamos pensando",
+        "me planteo",
+        "nos planteamos",
+    ),
     past=(
         "antes",
         "solía",
@@ -192,6 +206,12 @@ SAYING: Final = Saying(
         "bajado",
         "ya",
         "al final",
+        "murió",
+        "se murió",
+        "falleció",
+        "nos separamos",
+        "rompimos",
+        "lo dejamos",
     ),
     retraction=(
         "en realidad",
@@ -241,7 +261,7 @@ FACTS: Final[dict[str, Lexicon]] = {
             """vivo, vivir, mudé, mudamos, mudado, piso, dirección, vivimos, viviendo, me mudo, mudarme,
             mudarnos, mudanza, mudada, apartamento, departamento, casa en, mi casa, casa nueva, nueva casa,
             compañero de piso, compañera de piso, compi de piso, casero, casera, barrio, código postal,
-            resido, domicilio, de vuelta en, instalado en, instalada en, me instalé, alquilo un, alquilé un"""
+            resido, domicilio, de vuelta en, instalado en, instalada en, instalados en, instaladas en, me instalé, alquilo un, alquilé un"""
         ),
         ignore=words("""vivo o muerto, en vivo, dirección de correo, dirección de email, dirección ip"""),
     ),

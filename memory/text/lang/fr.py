@@ -9,6 +9,8 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="fr",
     spaced=True,
+    asks_past=("ai-je", "avais", "étais", "déjà", "ai dit", "j'ai fait"),
+    addressee=("tu", "vous", "peux-tu", "pouvez-vous"),
     first_person=(
         "je",
         "j'",
@@ -136,6 +138,11 @@ SAYING: Final = Saying(
         "j’aimerais",
         "je voudrais",
         "un jour",
+        "envisage",
+        "j'envisage",
+        "on pense",
+        "on hésite",
+        "j'hésite",
     ),
     past=(
         "avant",
@@ -211,6 +218,13 @@ SAYING: Final = Saying(
         "devenue",
         "reporté",
         "décalé",
+        "est mort",
+        "est morte",
+        "décédé",
+        "décédée",
+        "séparés",
+        "séparées",
+        "rompu",
     ),
     retraction=(
         "en fait",
@@ -271,7 +285,7 @@ FACTS: Final[dict[str, Lexicon]] = {
         triggers=words(
             """habite, habitons, déménag, appartement, adresse, habiter, j'habite, on habite, je vis à,
             on vit à, nous vivons à, vivre à, appart, logement, colocation, coloc, colocataire, propriétaire,
-            proprio, quartier, code postal, installé à, installée à, installés à, de retour à, maison à,
+            proprio, quartier, code postal, installé à, installée à, installés à, de retour à, rentré à, rentrée à, rentrés à, maison à,
             ma maison, emménag, nouvel appart, nouvel appartement, nouveau logement"""
         ),
         ignore=words(

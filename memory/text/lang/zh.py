@@ -9,6 +9,8 @@ from .._tables import Saying
 SAYING: Final = Saying(
     code="zh",
     spaced=False,
+    asks_past=("过吗", "过没", "以前", "当时", "那时"),
+    addressee=("你", "您"),
     drops_pronouns=True,
     first_person=("我", "咱", "俺"),
     others=(
@@ -92,7 +94,7 @@ SAYING: Final = Saying(
         "在想",
         "梦想",
     ),
-    plan=("打算", "计划", "准备", "想要", "将要", "总有一天"),
+    plan=("打算", "计划", "准备", "想要", "将要", "总有一天", "考虑"),
     past=("以前", "曾经", "过去", "当年", "小时候", "那时候", "早年"),
     reported=(
         "他说",
@@ -144,6 +146,11 @@ SAYING: Final = Saying(
         "回来",
         "卖了",
         "买了",
+        "走了",
+        "去世",
+        "死了",
+        "分手",
+        "离婚",
     ),
     retraction=(
         "其实",
