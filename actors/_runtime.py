@@ -33,6 +33,7 @@ from ..memory.forget import ForgetReport, finish_pending, plan_forget
 from ..memory.forget import forget as forget_home
 from ..memory.format import (
     HEAD,
+    GitContext,
     HeadType,
     HomePaths,
     Node,
@@ -41,6 +42,7 @@ from ..memory.format import (
     check_content,
     check_id,
     check_metadata,
+    git_context_of,
 )
 from ..memory.outcomes import ReasonCode, WriteFailure
 from ..memory.recall import (
@@ -129,6 +131,24 @@ def _check_home(home: Path) -> None:
         raise InvalidInput(f"home {home}: a parent of it is a file, not a directory") from None
     if not stat.S_ISDIR(info.st_mode):
         raise InvalidInput(f"home {home} is not a directory")
+
+
+def _git_of(checkout: str | os.PathLike[str] | None, git: GitContext | None) -> GitContext | None:
+    """The git context `append` keeps: read from `checkout`'s files, or `git` as given (one of them)."""
+    if checkout is not None and git is not None:
+        raise InvalidInput("give checkout or git, not both")
+    if git is not None:
+        if not isinstance(git, GitContext) or git_context_of(git) != git:
+            raise InvalidInput(f"git must be a GitContext within its bounds, not {git!r}")
+        return git
+    if checkout is None:
+        return None
+    from ..memory.checkout import read_checkout
+
+    found = read_checkout(os.fspath(checkout))
+    if found is None:
+        return None  # not a git worktree: no git context, as for any work outside git
+    return git_context_of(GitContext(found.repo, found.branch, found.commit))  # None: out of its bounds
 
 
 def _iso(at: float | None) -> str | None:
@@ -480,6 +500,8 @@ class Runtime:
         spawned: bool = False,
         spawned_from: str | None = None,
         origin: str | None = None,
+        checkout: str | os.PathLike[str] | None = None,
+        git: GitContext | None = None,
     ) -> str:
         """Append a turn and return its node id. `predecessor=HEAD` continues the head, `None` starts a new
         root, an id forks there; the head moves to the new node, so a fork (an edited prompt, a retry) goes
@@ -487,8 +509,10 @@ class Runtime:
         a side branch (a sub-agent's turns) and leaves the head where it was. `spawned_from="<sid>/<node>"`,
         at a session's first append, says where the session was spawned from. `origin` says where the text
         came from when it is not the role's default (`"tool"` for a user-role row that carries a pasted or
-        fetched page): only text a person typed (`"user"`) may become a core fact. Bad input raises
-        `InvalidInput`; nothing is written."""
+        fetched page): only text a person typed (`"user"`) may become a core fact. `checkout`, the directory
+        the turn was said in: its git repository, branch and commit are read from its files and kept with
+        the turn (`metadata["git"]`, nothing outside a git worktree); `git`, such a context already read
+        (an importer's: what the transcript said). Bad input raises `InvalidInput`; nothing is written."""
         # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
         # an actor crash (and a restart's backoff).
         role, content, clean = check_append_args(
@@ -502,7 +526,8 @@ class Runtime:
             spawned_from=spawned_from,
             origin=origin,
         )
-        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin)
+        where = _git_of(checkout, git)
+        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin, where)
         node = await self._request(session_id, message)
         assert isinstance(node, Node)
         return node.id

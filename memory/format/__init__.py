@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ._forgotten import TextHash as TextHash
     from ._forgotten import parse_forgotten as parse_forgotten
     from ._forgotten import render_forgotten as render_forgotten
+    from ._git_context import GIT_KEY as GIT_KEY
+    from ._git_context import GitContext as GitContext
+    from ._git_context import git_context_of as git_context_of
     from ._ids import anchor_of as anchor_of
     from ._ids import check_id as check_id
     from ._ids import is_valid_id as is_valid_id
@@ -136,6 +139,7 @@ __all__ = [
     "EVIDENCE_TOOL",
     "EXCERPT_CHARS",
     "FORGOTTEN_KEY",
+    "GIT_KEY",
     "HEAD",
     "HEADER",
     "HELD_TOPIC",
@@ -161,6 +165,7 @@ __all__ = [
     "ForgetEntry",
     "ForgottenCorrupt",
     "Frame",
+    "GitContext",
     "HeadType",
     "HomePaths",
     "Node",
@@ -201,6 +206,7 @@ __all__ = [
     "default_origin",
     "entry_line",
     "excerpt_of",
+    "git_context_of",
     "graph_problems",
     "held_file_of",
     "in_topic_index",
@@ -254,6 +260,9 @@ __getattr__, __dir__ = lazy(
     {
         "entry_line": "._topic_index",
         "EVIDENCE_KEY": "._tool_evidence",
+        "GIT_KEY": "._git_context",
+        "GitContext": "._git_context",
+        "git_context_of": "._git_context",
         "EVIDENCE_TOOL": "._tool_evidence",
         "EXCERPT_CHARS": "._tool_evidence",
         "INPUT_CHARS": "._tool_evidence",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..checkout import CodeCheck, GitLabel
 from ..currency import Status
 
 __all__ = ["BranchClass", "Found", "FoundEvidence", "Siblings"]
@@ -27,6 +28,7 @@ class FoundEvidence:
     text: str = ""
     seq: int | None = None
     origin: str | None = None
+    git: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +47,5 @@ class Found:
     superseded_by: str | None = None
     superseded_on: str | None = None
     passage: str = ""
+    git: GitLabel | None = None
+    code: CodeCheck | None = None

@@ -47,6 +47,8 @@ __all__ = [
     "QUOTED_NOTE",
     "SIBLING_LABEL",
     "Line",
+    "code_label",
+    "git_label",
     "in_time_order",
     "render_context",
     "render_sections",
@@ -131,6 +133,30 @@ def status_label(hit: AnyHit) -> str:
     return LEFT_LABEL if hit.status == "left" else ""
 
 
+def git_label(hit: AnyHit) -> str:
+    """How a hit said elsewhere on the git axis is labelled ("" for the reader's own, or no place): on a
+    branch not merged into the reader's HEAD, or in another repository."""
+    found = getattr(hit, "git", None)  # a host may make hits of its own
+    if found is None or found.merged:
+        return ""
+    on = f"git branch {found.branch}" if found.branch else "a detached HEAD"
+    if not found.repo_same:
+        return f"said in another repository, on {on}"
+    into = f", not merged into {found.into}" if found.into else ", not merged"
+    return f"said on {on}{into}"
+
+
+def code_label(hit: AnyHit) -> str:
+    """How a hit whose cited file no longer holds what it cites is labelled ("" when it does, or none
+    was checked)."""
+    found = getattr(hit, "code", None)
+    if found is None or found.state == "holds":
+        return ""
+    if found.state == "gone":
+        return f"the code changed since: {found.path} is gone"
+    return f"the code changed since {found.since}: {found.path} no longer holds it"
+
+
 def _records(hit: AnyHit) -> list[tuple[str, str]]:
     # A cited record's anchor in its topic file: derived from `<session>/<node>`, or after the `#` of
     # a dangling citation's source id.
@@ -155,6 +181,8 @@ def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
         seen.append(said)
         date = f"[{hit.date}] " if hit.date else ""
         branch = f"{SIBLING_LABEL} " if hit.branch == "sibling" else ""
+        for label in (git_label(hit), code_label(hit)):
+            branch += f"({label}) " if label else ""
         if hit.status != "current":
             branch += f"({status_label(hit)}) "
         held = f"{HELD_LABEL} " if hit.held else ""

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from ..checkout import GitLabel, GitReader
 from ..currency import Reader, Status, resolve
 from ..errors import InvalidInput
 from ..format import is_held_topic
@@ -206,6 +207,7 @@ def _evidence(
             text=s.excerpt,
             seq=s.seq,
             origin=s.effective_origin,
+            git=None if s.git is None else s.git.to_json(),
         )
         for s in ranked
     )
@@ -323,6 +325,7 @@ def _hit(
     *,
     asked: Asked | None = None,
     passage_chars: int = PASSAGE_CHARS,
+    git: GitLabel | None = None,
 ) -> Found:
     status, by, on = currency
     return Found(
@@ -338,6 +341,7 @@ def _hit(
         superseded_by=by,
         superseded_on=on,
         passage=passage(f"{entry.text} {entry.more}" if entry.more else entry.text, weights, passage_chars),
+        git=git,
     )
 
 
@@ -351,15 +355,25 @@ def search(
     history: bool = False,
     floor: float = FLOOR,
     keep: Visible | None = None,
+    checkout: GitReader | None = None,
 ) -> list[Hit]:
     """The `k` best hits for `query`, each claim once and none scoring below `floor` times the best
     (see `_pick`); branch classes and statuses for `reader` (a session and its tip; default: nobody in
     particular, with no session's DAG known). `history` ranks superseded and left hits by relevance.
-    `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's)."""
+    `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's). `checkout`: the
+    reader's git checkout, for each hit's git label (and ranking: see `find_hits`)."""
     from ._hit import hit_of
 
     found = find_hits(
-        index, query, k=k, reader=reader, siblings=siblings, history=history, floor=floor, keep=keep
+        index,
+        query,
+        k=k,
+        reader=reader,
+        siblings=siblings,
+        history=history,
+        floor=floor,
+        keep=keep,
+        checkout=checkout,
     )
     return [hit_of(hit) for hit in found]
 
@@ -376,12 +390,15 @@ def find_hits(
     keep: Visible | None = None,
     passages: Sequence[int] = (PASSAGE_CHARS,),
     spread_chars: int | None = None,
+    checkout: GitReader | None = None,
 ) -> list[Found]:
     """`search`'s hits as plain records (`Found`): for a caller that only renders them
     (`render_context`), without the `Hit` models. `passages`: the characters of each hit's passage by
     its rank (the last for every rank after; a host that injects a few hits gives the first more room).
     `spread_chars`: instead, one budget of passage characters shared out over the hits where the query's
-    words are (`_passage.spread`); a hit that gets none of it is left out."""
+    words are (`_passage.spread`); a hit that gets none of it is left out. `checkout`: the reader's git
+    checkout: each hit gets its git label, and no hit said on a branch not merged into the reader's HEAD
+    (or in another repository) ranks above one of the reader's own (as a conversation's sibling)."""
     check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
@@ -404,6 +421,7 @@ def find_hits(
             keep=visible() if keep is None else keep,
             passages=tuple(passages) or (PASSAGE_CHARS,),
             spread_chars=spread_chars,
+            checkout=checkout,
         )
 
 
@@ -423,6 +441,7 @@ def _search(
     keep: Visible,
     passages: tuple[int, ...] = (PASSAGE_CHARS,),
     spread_chars: int | None = None,
+    checkout: GitReader | None = None,
 ) -> list[Found]:
     if not index.live or not query.strip():
         return []
@@ -494,6 +513,25 @@ def _search(
         ranked = [row for row in ranked if classes[row] != "sibling"]
     elif siblings == "demote":
         ranked = _demote(ranked, lambda row: classes[row] == "on", lambda row: classes[row] == "sibling")
+    gits: dict[int, GitLabel | None] = {}
+
+    def git_of(row: int) -> GitLabel | None:
+        if checkout is None:
+            return None
+        if row not in gits:
+            gits[row] = checkout.label((s.git, s.created_at) for s in entry_of(row).sources)
+        return gits[row]
+
+    def git_own(row: int) -> bool:
+        found = git_of(row)
+        return found is not None and found.merged
+
+    def git_foreign(row: int) -> bool:
+        found = git_of(row)
+        return found is not None and not found.merged
+
+    if checkout is not None:  # the git axis: as a sibling, never above the reader's own (applied second)
+        ranked = _demote(ranked, git_own, git_foreign)
 
     def successors(row: int) -> list[int]:
         """What replaced a superseded candidate, ranked where it was: asked about an old value, the
@@ -526,7 +564,7 @@ def _search(
         return entry_of(row).superseded is not None
 
     def sibling(row: int) -> bool:
-        return siblings == "demote" and classes.get(row) == "sibling"
+        return (siblings == "demote" and classes.get(row) == "sibling") or git_foreign(row)
 
     order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
     chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
@@ -539,6 +577,7 @@ def _search(
             currency_of(row),
             asked=asked,
             passage_chars=passages[min(n, len(passages) - 1)],
+            git=git_of(row),
         )
         for n, (row, entry) in enumerate(chosen)
     ]

@@ -1,0 +1,52 @@
+"""Hits checked against the code when injected (docs/currency.md, "Checked against the code"): a hit
+citing an edit (its record keeps the file's path in the repository and a hash of what it wrote) is
+labelled when the reader's worktree no longer holds it (`checkout.check`: one stat and at most one small
+read per file). Per hit, each file is judged by the newest edit of it the hit cites (an older edit's text
+was replaced by a newer one on purpose); at most `FILES` files per call, in the hits' order, each once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from ..checkout import CodeCheck, check
+
+if TYPE_CHECKING:
+    from ._found import Found
+    from ._hit import Hit
+
+__all__ = ["FILES", "code_checks"]
+
+FILES: Final = 8  # files checked per call (a prompt's hits), at most
+
+
+def code_checks(
+    hits: Sequence[Found | Hit], repo: str, root: str, *, files: int = FILES
+) -> list[CodeCheck | None]:
+    """For each of `hits`, what its cited files (in `repo`, checked out at `root`) say: the first that
+    changed or is gone, None when they hold (or none was checked)."""
+    seen: dict[tuple[str, str | None], CodeCheck] = {}
+    paths: set[str] = set()
+    out: list[CodeCheck | None] = []
+    for hit in hits:
+        newest: dict[str, tuple[str, str | None]] = {}  # path -> (time, cited) of the hit's newest edit
+        for evidence in hit.evidence:
+            git = evidence.git
+            if not git or git.get("repo") != repo or "path" not in git:
+                continue
+            when = evidence.time or ""
+            if git["path"] not in newest or when >= newest[git["path"]][0]:
+                newest[git["path"]] = (when, git.get("cited"))
+        verdict: CodeCheck | None = None
+        for path, (_, cited) in newest.items():
+            key = (path, cited)
+            if key not in seen:
+                if len(paths) >= files and path not in paths:
+                    continue  # the bound: a stat and a small read per file, a few files per prompt
+                paths.add(path)
+                seen[key] = check(root, path, cited)
+            if seen[key].state != "holds" and verdict is None:
+                verdict = seen[key]
+        out.append(verdict)
+    return out
