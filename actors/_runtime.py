@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from ..memory.checkout import reader_at
 from ..memory.currency import SessionShape, parse_spawned_from
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput, MemoryOff, UnknownSession
@@ -52,6 +53,7 @@ from ..memory.recall import (
     Siblings,
     check_floor,
     check_query,
+    code_checks,
     core_for,
     reader_for,
     search,
@@ -681,6 +683,7 @@ class Runtime:
         floor: float = RECALL_FLOOR,
         held: bool = False,
         scope: Scope | None = None,
+        checkout: str | os.PathLike[str] | None = None,
     ) -> list[Hit]:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
@@ -690,7 +693,12 @@ class Runtime:
         to…"), labelled. Each claim comes once, and a hit scoring below `floor` times the best is left out
         (it only pads `k`; 0 keeps every one). Candidate core facts held for review come back only with
         `held=True` (labelled `held`). Under a `scope` only what it allows is returned; a session outside
-        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. Reads files only: no lock, and never half a transaction."""
+        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. `checkout`:
+        the reader's git checkout (a directory in a worktree): each hit gets its git label (`Hit.git`:
+        said on a branch not merged into the checkout's HEAD, or in another repository, it ranks below
+        the reader's own, as a sibling does) and `Hit.code` when a file an edit it cites no longer holds
+        what it wrote; the merge facts missing for this HEAD are computed first (`git`, in a worker
+        thread, cached in the home). Reads files only: no lock, and never half a transaction."""
         check_query(query)
         if not isinstance(held, bool):
             raise InvalidInput(f"held must be True or False, not {held!r}")
@@ -719,11 +727,30 @@ class Runtime:
         floor = check_floor(floor)
         keep = visible(held=held, scope=scope)
 
+        where = None if checkout is None else os.fspath(checkout)
+        memory = self._ctx.workspace_root
+
         def answer() -> list[Hit]:  # the reader and the search in one worker call: one thread hop, not two
             reader = reader_for(shapes, session_id, tip)
-            return search(
-                index, query, k=k, reader=reader, siblings=siblings, history=history, floor=floor, keep=keep
+            git = None if where is None else reader_at(memory, where, run_git=True, write=True)
+            hits = search(
+                index,
+                query,
+                k=k,
+                reader=reader,
+                siblings=siblings,
+                history=history,
+                floor=floor,
+                keep=keep,
+                checkout=git,
             )
+            if git is None:
+                return hits
+            verdicts = code_checks(hits, git.checkout.repo, git.checkout.root)
+            return [
+                h if v is None else h.model_copy(update={"code": v})
+                for h, v in zip(hits, verdicts, strict=True)
+            ]
 
         return await self._ctx.io(answer)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._cited import CITED_LINES, READ_BYTES, CodeCheck, check, cited_of
 from ._label import GitLabel, GitReader
-from ._merged import MERGED_FILE, Facts, RepoFacts, load_facts, refresh
+from ._merged import MERGED_FILE, Facts, RepoFacts, load_facts, reader_at, refresh
 from ._read import Checkout, Location, branch_tip, head_at, locate, read_checkout
 from ._where import Whereabouts
 
@@ -33,5 +33,6 @@ __all__ = [
     "load_facts",
     "locate",
     "read_checkout",
+    "reader_at",
     "refresh",
 ]

@@ -29,11 +29,14 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ._read import Location, branch_tip
+from ._read import Checkout, Location, branch_tip
 
-__all__ = ["BRANCHES", "MERGED_FILE", "Facts", "RepoFacts", "load_facts", "refresh"]
+if TYPE_CHECKING:
+    from ._label import GitReader
+
+__all__ = ["BRANCHES", "MERGED_FILE", "Facts", "RepoFacts", "load_facts", "reader_at", "refresh"]
 
 MERGED_FILE: Final = ".dagmem/git-merged.json"  # under memory/
 BRANCHES: Final = 64  # branches a refresh covers, the most recently committed
@@ -210,3 +213,31 @@ def refresh(
     if write:
         _save(memory, facts)
     return facts
+
+
+def reader_at(
+    memory: Path, directory: str, *, run_git: bool = False, write: bool = False
+) -> GitReader | None:
+    """The git reader at the checkout `directory` lies in (None outside a worktree), with its
+    repository's facts from the cache; with `run_git`, the facts of this reader's HEAD are computed first
+    when any is missing (`refresh`; the cache written back with `write`). A hook never runs git: it reads
+    the cache and asks the worker for a refresh."""
+    from ._label import GitReader
+    from ._read import read_checkout
+
+    found = read_checkout(directory)
+    if found is None:
+        return None
+    facts = load_facts(memory)
+    if run_git and found.commit is not None and not _complete(facts.repo(found.repo), found):
+        facts = refresh(memory, found.location, extra=[(found.commit, found.branch)], write=write)
+    return GitReader(found, facts.repo(found.repo))
+
+
+def _complete(facts: RepoFacts, checkout: Checkout) -> bool:
+    """Whether every branch the cache knows has its fact for this HEAD at its tip as it is now."""
+    for name in facts.tips:
+        tip = branch_tip(checkout.location, name) or facts.tips[name][0]
+        if f"{checkout.commit} {tip}" not in facts.facts:
+            return False
+    return bool(facts.tips)

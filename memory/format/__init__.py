@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._archive_codec import render_tombstone as render_tombstone
     from ._archive_scan import Frame as Frame
     from ._archive_scan import ScanResult as ScanResult
+    from ._archive_scan import frame_git as frame_git
     from ._archive_scan import restore_final_newline as restore_final_newline
     from ._archive_scan import scan_archive as scan_archive
     from ._caches import clear_caches as clear_caches
@@ -206,6 +207,7 @@ __all__ = [
     "default_origin",
     "entry_line",
     "excerpt_of",
+    "frame_git",
     "git_context_of",
     "graph_problems",
     "held_file_of",
@@ -373,6 +375,7 @@ __getattr__, __dir__ = lazy(
         "uninert": "._topic_model",
         "restore_final_newline": "._archive_scan",
         "scan_archive": "._archive_scan",
+        "frame_git": "._archive_scan",
         "shard_of": "._node",
         "token_encoding": "._tokens:encoding",
         "validate_topic": "._topic_validate",

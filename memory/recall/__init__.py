@@ -12,6 +12,7 @@ from ..._lazy import lazy
 if TYPE_CHECKING:
     from ._branch import path_to as path_to
     from ._branch import reader_for as reader_for
+    from ._code import cited_contexts as cited_contexts
     from ._code import code_checks as code_checks
     from ._core_text import core_facts as core_facts
     from ._core_text import core_lines as core_lines
@@ -88,6 +89,7 @@ __all__ = [
     "append_record",
     "check_floor",
     "check_query",
+    "cited_contexts",
     "clear_caches",
     "code_checks",
     "code_label",
@@ -167,8 +169,9 @@ __getattr__, __dir__ = lazy(
         "reader_for": "._branch",
         "recall_root": "._index",
         "render_context": "._render",
-        "code_checks": "._code",
         "code_label": "._render",
+        "code_checks": "._code",
+        "cited_contexts": "._code",
         "git_label": "._render",
         "search": "._search",
         "status_label": "._render",

@@ -7,16 +7,19 @@ was replaced by a newer one on purpose); at most `FILES` files per call, in the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from ..checkout import CodeCheck, check
 
 if TYPE_CHECKING:
+    from ..format import GitContext
     from ._found import Found
     from ._hit import Hit
 
-__all__ = ["FILES", "code_checks"]
+__all__ = ["FILES", "cited_contexts", "code_checks"]
 
 FILES: Final = 8  # files checked per call (a prompt's hits), at most
 
@@ -50,3 +53,49 @@ def code_checks(
                 verdict = seen[key]
         out.append(verdict)
     return out
+
+
+_HEAD: Final = 8192  # bytes of a frame's head read: its anchor, source-id and source-meta lines
+
+
+def cited_contexts(memory: Path, cites: Sequence[tuple[str, str]]) -> list[GitContext]:
+    """The git contexts of the archived records `cites` names ((session, anchor) each), read without
+    scanning an archive: each frame's offset from the workspace's index (`index.sqlite3`, opened
+    read-only), then its head alone. A record the index does not hold (a cache behind or missing) gives
+    nothing: the check is skipped, never wrong."""
+    import sqlite3
+
+    from ..durable import open_regular
+    from ..format import WorkspacePaths, frame_git
+
+    paths = WorkspacePaths(memory)
+    database = paths.index
+    if not cites or not database.is_file():
+        return []
+    found: list[GitContext] = []
+    try:
+        db = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        for session, anchor in cites:
+            row = db.execute(
+                "SELECT offset FROM archived WHERE session = ? AND anchor = ? LIMIT 1", (session, anchor)
+            ).fetchone()
+            if row is None:
+                continue
+            try:
+                fd = open_regular(paths.source(session), os.O_RDONLY)
+            except (OSError, ValueError):
+                continue
+            try:
+                git = frame_git(os.pread(fd, _HEAD, int(row[0])))
+            finally:
+                os.close(fd)
+            if git is not None:
+                found.append(git)
+    except sqlite3.Error:
+        return found
+    finally:
+        db.close()
+    return found
