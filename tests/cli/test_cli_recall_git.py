@@ -38,4 +38,5 @@ def test_recall_with_a_checkout_labels_a_hit_said_on_an_unmerged_branch(tmp_path
     assert not (repo.root / ".dagmem/memory/.dagmem/git-merged.json").exists()  # a read creates nothing
     bad = dagmem_run("recall", "x", "--checkout", str(tmp_path / "missing"), cwd=repo.root, env=env)
     assert bad.returncode == 2
-    assert bad.stderr.strip().count("\n") == 0 and "--checkout" in bad.stderr
+    assert bad.stderr.strip().count("\n") == 0
+    assert "--checkout" in bad.stderr

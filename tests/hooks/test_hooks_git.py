@@ -79,7 +79,8 @@ def test_an_unmerged_branchs_decision_ranks_below_the_readers_own_and_is_labelle
     oban = next(line for line in on_main if "Oban" in line)
     assert "(said on git branch feature/x, not merged into main)" in oban
     on_feature = _order(prompt_context(home, QUESTION, session=None, with_core=False, cwd=str(feature)))
-    assert "Oban" in on_feature[0] and "said on git branch" not in on_feature[0]
+    assert "Oban" in on_feature[0]
+    assert "said on git branch" not in on_feature[0]
 
     repo.commit(feature, {"lib/jobs.py": "QUEUE = 'oban'\n"}, "use Oban", T0 + 200)
     repo.merge(repo.root, "feature/x", T0 + 300)
@@ -102,7 +103,8 @@ def test_the_prompts_hook_runs_no_git_and_asks_the_worker_for_the_facts_it_lacks
     monkeypatch.setattr(subprocess, "run", refuse)
     monkeypatch.setattr(subprocess, "Popen", refuse)
     block = prompt_context(home, QUESTION, session=None, with_core=False, cwd=str(repo.root))
-    assert block is not None and "not merged into main" in block  # no fact yet: not merged
+    assert block is not None
+    assert "not merged into main" in block
     assert started == [home]
     assert len(queued(home)) == 1
 
@@ -119,21 +121,23 @@ def test_a_hit_citing_an_edit_is_checked_against_the_readers_worktree(tmp_path: 
     _remember(home, said.path)
     ask = "what is the jobs queue setting in lib/jobs.py"
     held = prompt_context(home, ask, session=None, with_core=False, cwd=str(repo.root))
-    assert held is not None and "the code changed since" not in held
+    assert held is not None
+    assert "the code changed since" not in held
     (repo.root / "lib/jobs.py").write_text("QUEUE = 'rq'\n")
     changed = prompt_context(home, ask, session=None, with_core=False, cwd=str(repo.root))
-    assert (
-        changed is not None
-        and "(the code changed since " in changed
-        and "lib/jobs.py no longer holds it" in changed
-    )
+    assert changed is not None
+    assert "(the code changed since " in changed
+    assert "lib/jobs.py no longer holds it" in changed
     off = prompt_context(home, ask, session=None, with_core=False, cwd=str(repo.root), code_check=False)
-    assert off is not None and "the code changed since" not in off
+    assert off is not None
+    assert "the code changed since" not in off
     start = start_context(home, cwd=str(repo.root))
-    assert start is not None and "no longer holds it) `lib/jobs.py` edited" in start.replace("\\", "")
+    assert start is not None
+    assert "no longer holds it) `lib/jobs.py` edited" in start.replace("\\", "")
     (repo.root / "lib/jobs.py").unlink()
     gone = start_context(home, cwd=str(repo.root))
-    assert gone is not None and "`lib/jobs.py` edited" not in gone.replace("\\", "")
+    assert gone is not None
+    assert "`lib/jobs.py` edited" not in gone.replace("\\", "")
     assert "lib/jobs.py is gone" in (
         prompt_context(home, ask, session=None, with_core=False, cwd=str(repo.root)) or ""
     )

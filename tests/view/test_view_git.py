@@ -24,4 +24,5 @@ def test_the_branch_a_turn_was_said_on_is_beside_it(tmp_path: Path) -> None:
     data = page.split('<script id="dagmem-data" type="application/json">', 1)[1].split("</script>", 1)[0]
     nodes = json.loads(data)["sessions"][0]["nodes"]
     assert [n.get("g", {}).get("b") for n in nodes] == ["feature/x", "feature/x", "main", None]
-    assert nodes[0]["g"]["c"] == "ab" * 20 and nodes[0]["g"]["r"] == "/src/app/.git"
+    assert nodes[0]["g"]["c"] == "ab" * 20
+    assert nodes[0]["g"]["r"] == "/src/app/.git"

@@ -32,7 +32,8 @@ def test_two_worktrees_are_one_repository_each_turn_on_its_branch_and_an_edit_ci
     run_import(home, "claude-code", one.path, two.path)
     common = str((repo.root / ".git").resolve())
     said = git_context_of(nodes_of(home, S1)[asked].metadata["git"])
-    assert said is not None and (said.repo, said.branch, said.path) == (common, "feature/x", None)
+    assert said is not None
+    assert (said.repo, said.branch, said.path) == (common, "feature/x", None)
     edit = git_context_of(nodes_of(home, S1)[edited].metadata["git"])
     assert edit is not None
     assert (edit.repo, edit.branch, edit.path, edit.cited) == (
@@ -42,7 +43,8 @@ def test_two_worktrees_are_one_repository_each_turn_on_its_branch_and_an_edit_ci
         cited_of("QUEUE = 'oban'"),
     )
     main = git_context_of(nodes_of(home, S2)[other].metadata["git"])
-    assert main is not None and (main.repo, main.branch) == (common, "main")
+    assert main is not None
+    assert (main.repo, main.branch) == (common, "main")
     write_and_verify(home)
     frames = {
         f.node_id: f for f in scan_archive((home / "memory/sources" / f"{S1}.md").read_bytes(), S1).frames
@@ -62,5 +64,6 @@ def test_a_worktree_this_machine_lacks_keeps_its_branch_and_its_path_and_no_bran
     home = tmp_path / "home"
     run_import(home, "claude-code", elsewhere.path, plain.path)
     git = git_context_of(nodes_of(home, S1)[key].metadata["git"])
-    assert git is not None and (git.repo, git.branch) == ("cwd:/nowhere/app", "feature/y")
+    assert git is not None
+    assert (git.repo, git.branch) == ("cwd:/nowhere/app", "feature/y")
     assert "git" not in nodes_of(home, S2)[said].metadata

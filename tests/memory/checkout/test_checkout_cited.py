@@ -13,7 +13,8 @@ NEW = "def run(job):\n    return job.perform()\n"
 
 def test_the_cited_text_holds_in_a_file_that_still_has_it_reindented(tmp_path: Path) -> None:
     cited = cited_of(NEW)
-    assert cited is not None and cited.startswith("2:")
+    assert cited is not None
+    assert cited.startswith("2:")
     (tmp_path / "app.py").write_text(
         "import x\n\nclass A:\n    def run(job):\n\n        return job.perform()\n"
     )

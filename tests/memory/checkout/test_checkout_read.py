@@ -37,7 +37,8 @@ def test_worktrees_of_one_repository_are_one_repository_each_on_its_branch(
     (repo.root / "sub").mkdir()
     _no_git(monkeypatch)
     main, linked = read_checkout(str(repo.root / "sub")), read_checkout(str(feature))
-    assert main is not None and linked is not None
+    assert main is not None
+    assert linked is not None
     assert main.repo == linked.repo == str((repo.root / ".git").resolve())
     assert (main.branch, main.commit, main.root) == ("main", main_head, str(repo.root.resolve()))
     assert (linked.branch, linked.commit, linked.root) == ("feature/x", tip, str(feature.resolve()))

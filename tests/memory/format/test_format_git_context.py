@@ -25,7 +25,8 @@ GIT = GitContext("/src/app/.git", "feature/x", "ab" * 20, "lib/app.ex", "2:0badc
 
 def _meta(frame: bytes) -> dict[str, object]:
     token = frame.split(b"\n")[2].removeprefix(b"<!-- source-meta: ").removesuffix(b" -->")
-    return json.loads(base64.urlsafe_b64decode(token + b"=" * (-len(token) % 4)))
+    found: dict[str, object] = json.loads(base64.urlsafe_b64decode(token + b"=" * (-len(token) % 4)))
+    return found
 
 
 def test_a_frame_with_a_git_context_reads_back_with_it() -> None:
