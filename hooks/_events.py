@@ -54,8 +54,8 @@ def session_start(home: Path, knobs: Knobs, payload: dict[str, Any] | None = Non
         home,
         knobs.get("budget") or _context.DEFAULT_BUDGET,
         session=session,
-        cwd=reader_dir(payload or {}),
-        code_check=code_check_on(),
+        cwd=reader_dir(payload or {}) if _switch("DAGMEM_GIT") else None,
+        code_check=_switch("DAGMEM_CODE_CHECK"),
     )
 
 
@@ -84,8 +84,8 @@ def prompt(home: Path, payload: dict[str, Any], knobs: Knobs, *, with_core: bool
         tail=_transcript_tail(raw),
         budget=knobs.get("budget") or _context.DEFAULT_BUDGET,
         with_core=with_core,
-        cwd=reader_dir(payload),
-        code_check=code_check_on(),
+        cwd=reader_dir(payload) if _switch("DAGMEM_GIT") else None,
+        code_check=_switch("DAGMEM_CODE_CHECK"),
     )
 
 
@@ -100,10 +100,10 @@ def reader_dir(payload: dict[str, Any]) -> str | None:
         return None
 
 
-def code_check_on(env: dict[str, str] | None = None) -> bool:
-    """`DAGMEM_CODE_CHECK=off` (or 0, false, no) switches the check against the code off."""
-    value = (os.environ if env is None else env).get("DAGMEM_CODE_CHECK", "")
-    return value.strip().lower() not in ("off", "0", "false", "no")
+def _switch(name: str) -> bool:
+    """`DAGMEM_GIT=off` switches the git axis off (no branch labels, ranking or code checks: the plain
+    ranking), `DAGMEM_CODE_CHECK=off` the check against the code alone (also 0, false, no)."""
+    return os.environ.get(name, "").strip().lower() not in ("off", "0", "false", "no")
 
 
 def _transcript_tail(raw: str | None) -> bytes:
