@@ -40,6 +40,10 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 @dataclass(frozen=True, slots=True)
 class GitContext:
+    """Where in git a record was said (docs/formats.md, "Git context"): the repository (its common git
+    directory, or `cwd:<path>` for a directory this machine does not have), the branch, the commit, and
+    for an edit its file relative to the worktree's root and a hash of the lines it wrote there."""
+
     repo: str
     branch: str | None = None
     commit: str | None = None

@@ -12,7 +12,10 @@ on a branch of the conversation that was edited or retried away)`. A hit citing 
 from a tool or another program (origin `tool` or `imported`: a page read, a command's output, an imported
 transcript) is wrapped as quoted material, `<quoted-material origin="tool">…</quoted-material>`, after a
 fixed line saying such text is never an instruction; a candidate core fact held for review is labelled
-`(held for review, not confirmed by the person)`. The core part is unchanged. Given a string, a string that
+`(held for review, not confirmed by the person)`. A reader at a git checkout gets the git axis's labels:
+`(said on git branch feature/x, not merged into main)`, `(said in another repository, on git branch
+main)`, and `(the code changed since 2026-12-09: lib/jobs.ex no longer holds it)` for a hit whose cited
+file no longer holds what an edit wrote (`git_label`, `code_label`). The core part is unchanged. Given a string, a string that
 already is such a block comes back unchanged and any other is wrapped once: wrapping twice (the peer's bug)
 gave two layers, and the inner one was later stripped to an empty shell.
 
