@@ -266,7 +266,7 @@ def _git_results(git: dict[str, Any]) -> list[Result]:
                "", rate("merged_unlabelled", "plain"), "value >= 1"),
         result(f"coding git: asked from the other worktree, questions answered ({n('shared_answered')} questions; "
                "baseline: a home per worktree)", rate("shared_answered", "dagmem"), "", rate("shared_answered", "split"),
-               "ratio >= 1"),
+               None),
         result(f"coding git: a file renamed or rewritten since, hits citing it labelled 'the code changed since' "
                f"({n('code_labelled')} files; baseline: the check off)", rate("code_labelled", "dagmem"), "",
                rate("code_labelled", "plain"), "value >= 1"),

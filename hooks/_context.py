@@ -48,15 +48,15 @@ def start_context(
     brief (its conventions, open threads, where the last session ended, commands, fixes, what did not
     work, decisions, files; newest first) and the topics (newest first), as plain text. With `session`
     (a start after that session's compaction), what the brief holds of that session comes first: what
-    the compaction took from the transcript. With `cwd` in a git worktree and `code_check`, each `File`
-    entry is checked against the worktree: one whose file is gone is left out, one whose file no longer
-    holds what the edit wrote is labelled. None when memory holds nothing."""
+    the compaction took from the transcript. With `cwd` in a git worktree, an entry said on a git branch
+    not merged into its HEAD is labelled with its branch and comes after the reader's own, and with
+    `code_check` each `File` entry is checked against the worktree: one whose file is gone is left out,
+    one whose file no longer holds what the edit wrote is labelled. None when memory holds nothing."""
     memory = HomePaths(home).memory
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    checking = _checkout_of(cwd) if code_check else None
-    brief = _brief_sections(home, session, checking)
+    brief = _brief_sections(home, session, _checkout_of(cwd), code=code_check)
     sections = [*brief, ("Topics", _topic_lines(home, _read(memory, TOPIC_INDEX)))]
     block = render_sections(sections, core)
     if block.count("\n") < 2:  # nothing between the tags
@@ -90,7 +90,7 @@ _THIS_SESSION = 30  # entries of the compacted session given first, at most
 
 
 def _brief_sections(
-    home: Path, session: str | None, checkout: Checkout | None = None
+    home: Path, session: str | None, checkout: Checkout | None = None, *, code: bool = True
 ) -> list[tuple[str, list[Line]]]:
     from ..memory.shapes import shapes_for
     from ..memory.write import current_brief
@@ -99,7 +99,7 @@ def _brief_sections(
     with shapes_for(home) as shapes:
         lines = current_brief(memory, shapes.current)
     if checkout is not None:
-        lines = _checked_files(memory, lines, checkout)
+        lines = _on_the_checkout(memory, lines, checkout, code=code)
     out: list[tuple[str, list[Line]]] = []
     if session is not None and lines:
         from ..memory.adopt import to_id
@@ -116,6 +116,7 @@ def _brief_sections(
 
 
 _FILES_CHECKED = 16  # `File` entries checked against the code at a session's start, at most (newest first)
+_CITES_READ = 4  # records of one entry whose git context is read (its newest)
 
 
 def _checkout_of(cwd: str | None) -> Checkout | None:
@@ -124,38 +125,46 @@ def _checkout_of(cwd: str | None) -> Checkout | None:
     return read_checkout(cwd) if cwd else None
 
 
-def _checked_files(memory: Path, lines: list[BriefLine], checkout: Checkout) -> list[BriefLine]:
-    """The brief's lines with each `File` entry checked against the reader's worktree (the newest
-    `_FILES_CHECKED`): left out when its file is gone, labelled when the file no longer holds what the
-    newest edit it cites wrote there. Per entry: its cited records' heads (their git contexts), a stat
-    and a small read of the file."""
+def _on_the_checkout(
+    memory: Path, lines: list[BriefLine], checkout: Checkout, *, code: bool
+) -> list[BriefLine]:
+    """The brief's lines for a reader at `checkout`: an entry said on a git branch not merged into its
+    HEAD (or in another repository) labelled so and moved after the reader's own (each section keeps
+    its order), and with `code` each `File` entry of the reader's own checked against its worktree (the
+    newest `_FILES_CHECKED`): left out when its file is gone, labelled when the file no longer holds what
+    the newest edit it cites wrote there. Per entry: its newest records' heads (their git contexts, read
+    at the offsets the workspace's index keeps), and for a file, a stat and a small read."""
     import dataclasses
 
-    from ..memory.checkout import check
-    from ..memory.recall import cited_contexts
+    from ..memory.checkout import GitReader, check, load_facts
+    from ..memory.recall import cited_contexts, git_label_text
 
-    out: list[BriefLine] = []
+    reader = GitReader(checkout, load_facts(memory).repo(checkout.repo))
+    own: list[BriefLine] = []
+    elsewhere: list[BriefLine] = []
     checked = 0
     for line in lines:
-        if line.section != "File" or checked >= _FILES_CHECKED:
-            out.append(line)
+        records = cited_contexts(memory, line.cites[-_CITES_READ:])
+        label = reader.label(records)
+        if label is not None and not label.merged:
+            elsewhere.append(dataclasses.replace(line, text=f"({git_label_text(label)}) {line.text}"))
+            continue
+        mine = [g for g, _ in records if g.repo == checkout.repo and g.path]
+        if not code or line.section != "File" or not mine or checked >= _FILES_CHECKED:
+            own.append(line)
             continue
         checked += 1
-        mine = [g for g in cited_contexts(memory, line.cites) if g.repo == checkout.repo and g.path]
-        if not mine:
-            out.append(line)
-            continue
         last = mine[-1]  # citation order is time order: the newest edit the entry cites
         assert last.path is not None
         verdict = check(checkout.root, last.path, last.cited)
-        if verdict.state == "gone":
-            continue
         if verdict.state == "changed":
-            label = f"(the code changed since {verdict.since}: {verdict.path} no longer holds it) "
-            out.append(dataclasses.replace(line, text=label + line.text))
-        else:
-            out.append(line)
-    return out
+            label_text = f"(the code changed since {verdict.since}: {verdict.path} no longer holds it) "
+            own.append(dataclasses.replace(line, text=label_text + line.text))
+        elif verdict.state == "holds":
+            own.append(line)
+    if reader.stale:
+        _ask_refresh(memory.parent, checkout.root)
+    return own + elsewhere
 
 
 def _line(line: BriefLine, *, labelled: bool) -> Line:

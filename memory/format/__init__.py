@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._archive_scan import Frame as Frame
     from ._archive_scan import ScanResult as ScanResult
     from ._archive_scan import frame_git as frame_git
+    from ._archive_scan import frame_meta as frame_meta
     from ._archive_scan import restore_final_newline as restore_final_newline
     from ._archive_scan import scan_archive as scan_archive
     from ._caches import clear_caches as clear_caches
@@ -208,6 +209,7 @@ __all__ = [
     "entry_line",
     "excerpt_of",
     "frame_git",
+    "frame_meta",
     "git_context_of",
     "graph_problems",
     "held_file_of",
@@ -376,6 +378,7 @@ __getattr__, __dir__ = lazy(
         "restore_final_newline": "._archive_scan",
         "scan_archive": "._archive_scan",
         "frame_git": "._archive_scan",
+        "frame_meta": "._archive_scan",
         "shard_of": "._node",
         "token_encoding": "._tokens:encoding",
         "validate_topic": "._topic_validate",

@@ -28,7 +28,7 @@ from ._git_context import GitContext, git_context_of
 from ._ids import is_valid_id
 from ._limits import MAX_SEQ
 
-__all__ = ["Frame", "ScanResult", "frame_git", "restore_final_newline", "scan_archive"]
+__all__ = ["Frame", "ScanResult", "frame_git", "frame_meta", "restore_final_newline", "scan_archive"]
 
 # Header lines are short (the longest, source-id, is at most 150 bytes); a longer one is damage, and the cap
 # keeps a candidate check O(1) however long the line is. The source-meta line may hold a git context (at
@@ -152,15 +152,22 @@ def _decode_meta(token: bytes) -> _Meta | str:
     return created_at, role, seq, origin if origin is not None else default_origin(role), git
 
 
-def frame_git(head: bytes) -> GitContext | None:
-    """The git context of the frame whose first bytes are `head` (its anchor, source-id and source-meta
-    lines at least): a reader that knows a frame's offset reads its head alone, never the archive."""
+def frame_meta(head: bytes) -> tuple[float, str, int, str, GitContext | None] | None:
+    """(created_at, role, seq, origin, git) of the frame whose first bytes are `head` (its anchor,
+    source-id and source-meta lines at least): a reader that knows a frame's offset reads its head alone,
+    never the archive. None when those lines are not a frame's."""
     lines = head.split(b"\n", 3)
     if len(lines) < 4:
         return None
     match = _META_LINE.fullmatch(lines[2])
     meta = _decode_meta(match.group(1)) if match is not None else None
-    return None if meta is None or isinstance(meta, str) else meta[4]
+    return None if meta is None or isinstance(meta, str) else meta
+
+
+def frame_git(head: bytes) -> GitContext | None:
+    """The git context of the frame whose first bytes are `head` (`frame_meta`)."""
+    meta = frame_meta(head)
+    return None if meta is None else meta[4]
 
 
 def _parse_frame(

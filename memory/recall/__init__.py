@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ._render import Line as Line
     from ._render import code_label as code_label
     from ._render import git_label as git_label
+    from ._render import git_label_text as git_label_text
     from ._render import in_time_order as in_time_order
     from ._render import render_context as render_context
     from ._render import render_sections as render_sections
@@ -102,6 +103,7 @@ __all__ = [
     "embed",
     "find_hits",
     "git_label",
+    "git_label_text",
     "in_time_order",
     "index_arrays",
     "index_for",
@@ -173,6 +175,7 @@ __getattr__, __dir__ = lazy(
         "code_checks": "._code",
         "cited_contexts": "._code",
         "git_label": "._render",
+        "git_label_text": "._render",
         "search": "._search",
         "status_label": "._render",
         "topic_for": "._scoped",

@@ -33,6 +33,10 @@ def code_checks(
     paths: set[str] = set()
     out: list[CodeCheck | None] = []
     for hit in hits:
+        label = getattr(hit, "git", None)
+        if label is not None and not label.merged:
+            out.append(None)  # said on an unmerged branch: its code never came here, nothing to check
+            continue
         newest: dict[str, tuple[str, str | None]] = {}  # path -> (time, cited) of the hit's newest edit
         for evidence in hit.evidence:
             git = evidence.git
@@ -58,21 +62,21 @@ def code_checks(
 _HEAD: Final = 8192  # bytes of a frame's head read: its anchor, source-id and source-meta lines
 
 
-def cited_contexts(memory: Path, cites: Sequence[tuple[str, str]]) -> list[GitContext]:
-    """The git contexts of the archived records `cites` names ((session, anchor) each), read without
+def cited_contexts(memory: Path, cites: Sequence[tuple[str, str]]) -> list[tuple[GitContext, float]]:
+    """The git contexts (and times) of the archived records `cites` names ((session, anchor) each), read without
     scanning an archive: each frame's offset from the workspace's index (`index.sqlite3`, opened
     read-only), then its head alone. A record the index does not hold (a cache behind or missing) gives
     nothing: the check is skipped, never wrong."""
     import sqlite3
 
     from ..durable import open_regular
-    from ..format import WorkspacePaths, frame_git
+    from ..format import WorkspacePaths, frame_meta
 
     paths = WorkspacePaths(memory)
     database = paths.index
     if not cites or not database.is_file():
         return []
-    found: list[GitContext] = []
+    found: list[tuple[GitContext, float]] = []
     try:
         db = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
@@ -89,11 +93,11 @@ def cited_contexts(memory: Path, cites: Sequence[tuple[str, str]]) -> list[GitCo
             except (OSError, ValueError):
                 continue
             try:
-                git = frame_git(os.pread(fd, _HEAD, int(row[0])))
+                meta = frame_meta(os.pread(fd, _HEAD, int(row[0])))
             finally:
                 os.close(fd)
-            if git is not None:
-                found.append(git)
+            if meta is not None and meta[4] is not None:
+                found.append((meta[4], meta[0]))
     except sqlite3.Error:
         return found
     finally:

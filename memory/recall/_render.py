@@ -36,6 +36,7 @@ from ..format import CORE_MASTER, anchor_of
 from ._core_text import core_facts, core_lines
 
 if TYPE_CHECKING:  # for the annotations only: a session's start renders the core with no pydantic model
+    from ..checkout import GitLabel
     from ._found import Found, FoundEvidence
     from ._hit import Evidence, Hit
 
@@ -52,6 +53,7 @@ __all__ = [
     "Line",
     "code_label",
     "git_label",
+    "git_label_text",
     "in_time_order",
     "render_context",
     "render_sections",
@@ -139,7 +141,11 @@ def status_label(hit: AnyHit) -> str:
 def git_label(hit: AnyHit) -> str:
     """How a hit said elsewhere on the git axis is labelled ("" for the reader's own, or no place): on a
     branch not merged into the reader's HEAD, or in another repository."""
-    found = getattr(hit, "git", None)  # a host may make hits of its own
+    return git_label_text(getattr(hit, "git", None))  # a host may make hits of its own
+
+
+def git_label_text(found: GitLabel | None) -> str:
+    """`git_label`'s words for a label ("" for none, or one that counts as the reader's)."""
     if found is None or found.merged:
         return ""
     on = f"git branch {found.branch}" if found.branch else "a detached HEAD"

@@ -154,3 +154,35 @@ def test_worktrees_share_the_main_worktrees_home_unless_one_has_its_own(tmp_path
     (feature / ".dagmem").mkdir()
     assert project_home(str(feature)) == feature / ".dagmem"
     assert hook_home(None, str(feature), env={"DAGMEM_HOME": str(tmp_path / "h")}) == tmp_path / "h"
+
+
+def test_a_session_start_labels_a_brief_entry_said_on_an_unmerged_branch_and_gives_the_readers_first(
+    tmp_path: Path,
+) -> None:
+    repo = Repo(tmp_path / "app")
+    repo.commit(
+        repo.root, {"lib/jobs.py": "QUEUE = 'exq'\n", "lib/http.py": "CLIENT = 'httpoison'\n"}, "first", T0
+    )
+    feature = repo.worktree(tmp_path / "feature", "feature/x", at=T0)
+    (feature / "lib/jobs.py").write_text("QUEUE = 'oban'\n")
+    (repo.root / "lib/http.py").write_text("CLIENT = 'req'\n")
+    one = Said(tmp_path / "t" / f"{S2}.jsonl", S2, feature, "feature/x", T0 + 200)  # written last: newest
+    one.user("Switch the job queue.")
+    one.assistant("We will use Oban instead of Exq for the background job queue from now on.")
+    one.edit("lib/jobs.py", "QUEUE = 'exq'", "QUEUE = 'oban'")
+    two = Said(tmp_path / "t" / f"{S1}.jsonl", S1, repo.root, "main", T0 + 100)
+    two.user("Switch the HTTP client.")
+    two.assistant("We will use Req instead of HTTPoison for every outgoing HTTP call from now on.")
+    two.edit("lib/http.py", "CLIENT = 'httpoison'", "CLIENT = 'req'")
+    home = repo.root / ".dagmem"
+    _remember(home, one.path, two.path)
+    start = start_context(home, cwd=str(repo.root))
+    assert start is not None
+    decisions = start.split("## Decisions\n", 1)[1].split("\n## ", 1)[0].splitlines()
+    assert "Req instead of HTTPoison" in decisions[0]
+    assert "said on git branch" not in decisions[0]
+    assert "(said on git branch feature/x, not merged into main) We will use Oban" in decisions[1]
+    plain = start_context(home)
+    assert plain is not None
+    assert "said on git branch" not in plain
+    assert "Oban instead of Exq" in plain.split("## Decisions\n", 1)[1].splitlines()[0]  # newest first, plain
