@@ -528,7 +528,7 @@ class Runtime:
             spawned_from=spawned_from,
             origin=origin,
         )
-        where = _git_of(checkout, git)
+        where = _git_of(None, git) if checkout is None else await self._ctx.io(_git_of, checkout, git)
         message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin, where)
         node = await self._request(session_id, message)
         assert isinstance(node, Node)

@@ -17,6 +17,7 @@ new commit or a switched branch at once. `packed-refs` is parsed once per (size,
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ class Checkout:
 
 
 _located: dict[str, Location | None] = {}
+_reflogs: dict[str, tuple[tuple[int, int], tuple[list[int], list[str]]]] = {}
 _packed: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}
 
 
@@ -181,37 +183,42 @@ def read_checkout(directory: str) -> Checkout | None:
     return None
 
 
-def head_at(location: Location, when: float) -> str | None:
-    """The commit this worktree's HEAD named at `when` (epoch seconds), from its reflog
-    (`<gitdir>/logs/HEAD`, each line `<old> <new> <who> <time> <zone>\\t<why>`): the newest entry at or
-    before `when`. None when the reflog's end read does not reach back that far, or there is none."""
-    path = os.path.join(location.gitdir, "logs", "HEAD")
+def _reflog(gitdir: str) -> tuple[list[int], list[str]]:
+    """(times, commits) of a worktree's HEAD reflog (`<gitdir>/logs/HEAD`, each line `<old>
+    <new> <who> <time> <zone>\\t<why>`), its last `_REFLOG_TAIL` bytes, parsed once per (size, mtime): an
+    import asks it for every line of a transcript."""
+    path = os.path.join(gitdir, "logs", "HEAD")
     try:
         with open(path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            start = max(0, size - _REFLOG_TAIL)
+            stat = os.fstat(f.fileno())
+            key = (stat.st_size, stat.st_mtime_ns)
+            cached = _reflogs.get(path)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            start = max(0, stat.st_size - _REFLOG_TAIL)
             f.seek(start)
-            data = f.read()
+            data = f.read(_REFLOG_TAIL)
     except OSError:
-        return None
-    lines = data.split(b"\n")
-    if start:
-        lines = lines[1:]  # the first may be a line's end
-    found: str | None = None
-    reached = False
+        return [], []
+    lines = data.split(b"\n")[1 if start else 0 :]  # a tail's first line may be a line's end
+    times: list[int] = []
+    commits: list[str] = []
     for line in lines:
-        head, _, _why = line.partition(b"\t")
-        parts = head.split(b" ")
-        if len(parts) < 5 or not _SHA.fullmatch(parts[1]):
+        parts = line.partition(b"\t")[0].split(b" ")
+        if len(parts) < 5 or not _SHA.fullmatch(parts[1]) or not parts[-2].isdigit():
             continue
-        try:
-            at = int(parts[-2])
-        except ValueError:
-            continue
-        if at > when:
-            break
-        reached = True
-        found = parts[1].decode()
-    if not reached or (start and found is None):
-        return None
-    return found
+        if times and int(parts[-2]) < times[-1]:
+            continue  # a clock that went back: the order of the file stands
+        times.append(int(parts[-2]))
+        commits.append(parts[1].decode())
+    parsed = (times, commits)
+    _reflogs[path] = (key, parsed)
+    return parsed
+
+
+def head_at(location: Location, when: float) -> str | None:
+    """The commit this worktree's HEAD named at `when` (epoch seconds), from its reflog: the newest entry
+    at or before `when`. None when the reflog read does not reach back that far, or there is none."""
+    times, commits = _reflog(location.gitdir)
+    at = bisect.bisect_right(times, when)
+    return commits[at - 1] if at else None
