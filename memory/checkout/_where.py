@@ -30,6 +30,8 @@ _DETACHED = "HEAD"  # Claude Code's `gitBranch` on a detached HEAD
 class Whereabouts:
     def __init__(self) -> None:
         self._located: dict[str, tuple[Location | None, str | None]] = {}  # cwd -> (worktree, its branch now)
+        # Each distinct context made once (its bounds checked once): most lines of a transcript share one.
+        self._made: dict[tuple[str, ...], GitContext | None] = {}
 
     def _where(self, cwd: str) -> tuple[Location | None, str | None]:
         if cwd not in self._located:
@@ -48,11 +50,21 @@ class Whereabouts:
         if location is None:
             if not isinstance(branch, str) or not branch:
                 return None
-            return git_context_of({"repo": f"cwd:{cwd}", **({"branch": named} if named else {})})
+            return self._make(f"cwd:{cwd}", named, None, None, None)
         commit = head_at(location, when) if when is not None and named is not None and named == now else None
         path, spec = self._cited(location, cwd, cited)
-        value = {"repo": location.common, "branch": named, "commit": commit, "path": path, "cited": spec}
-        return git_context_of({k: v for k, v in value.items() if v is not None})
+        return self._make(location.common, named, commit, path, spec)
+
+    def _make(self, *fields: str | None) -> GitContext | None:
+        key = tuple(field or "" for field in fields)
+        if key not in self._made:
+            if len(self._made) >= 4096:  # an edit's context is its own: a long import must not hold them all
+                self._made.clear()
+            names = ("repo", "branch", "commit", "path", "cited")
+            self._made[key] = git_context_of(
+                {n: v for n, v in zip(names, fields, strict=True) if v is not None}
+            )
+        return self._made[key]
 
     @staticmethod
     def _cited(
