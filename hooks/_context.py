@@ -143,8 +143,8 @@ def _on_the_checkout(
     own: list[BriefLine] = []
     elsewhere: list[BriefLine] = []
     checked = 0
-    for line in lines:
-        records = cited_contexts(memory, line.cites[-_CITES_READ:])
+    contexts = cited_contexts(memory, [line.cites[-_CITES_READ:] for line in lines])
+    for line, records in zip(lines, contexts, strict=True):
         label = reader.label(records)
         if label is not None and not label.merged:
             elsewhere.append(dataclasses.replace(line, text=f"({git_label_text(label)}) {line.text}"))

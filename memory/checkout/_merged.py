@@ -59,7 +59,9 @@ class RepoFacts:
         tip = branch_tip(location, branch)
         if tip is None and branch in self.tips:
             tip = self.tips[branch][0]
-        if head is not None and tip is not None and f"{head} {tip}" in self.facts:
+        if head is None or tip is None:
+            return None, True  # an unborn HEAD, or a branch gone before any refresh saw it: no fact can come
+        if f"{head} {tip}" in self.facts:
             return self.facts[f"{head} {tip}"], True
         key = f"{reader_branch}\t{branch}"
         if reader_branch is not None and key in self.latest:

@@ -62,44 +62,47 @@ def code_checks(
 _HEAD: Final = 8192  # bytes of a frame's head read: its anchor, source-id and source-meta lines
 
 
-def cited_contexts(memory: Path, cites: Sequence[tuple[str, str]]) -> list[tuple[GitContext, float]]:
-    """The git contexts (and times) of the archived records `cites` names ((session, anchor) each), read without
-    scanning an archive: each frame's offset from the workspace's index (`index.sqlite3`, opened
-    read-only), then its head alone. A record the index does not hold (a cache behind or missing) gives
-    nothing: the check is skipped, never wrong."""
+def cited_contexts(
+    memory: Path, groups: Sequence[Sequence[tuple[str, str]]]
+) -> list[list[tuple[GitContext, float]]]:
+    """For each group of archived records ((session, anchor) each), the git contexts and times of those
+    that have one, read without scanning an archive: each frame's offset from the workspace's index
+    (`index.sqlite3`, opened read-only, once), then its head alone. A record the index does not hold (a
+    cache behind or missing) gives nothing: the check is skipped, never wrong."""
     import sqlite3
 
     from ..durable import open_regular
+    from ..errors import UnsafePath
     from ..format import WorkspacePaths, frame_meta
 
     paths = WorkspacePaths(memory)
-    database = paths.index
-    if not cites or not database.is_file():
-        return []
-    found: list[tuple[GitContext, float]] = []
+    out: list[list[tuple[GitContext, float]]] = [[] for _ in groups]
+    if not any(groups) or not paths.index.is_file():
+        return out
     try:
-        db = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+        db = sqlite3.connect(f"{paths.index.as_uri()}?mode=ro", uri=True)
     except sqlite3.Error:
-        return []
+        return out
     try:
-        for session, anchor in cites:
-            row = db.execute(
-                "SELECT offset FROM archived WHERE session = ? AND anchor = ? LIMIT 1", (session, anchor)
-            ).fetchone()
-            if row is None:
-                continue
-            try:
-                fd = open_regular(paths.source(session), os.O_RDONLY)
-            except (OSError, ValueError):
-                continue
-            try:
-                meta = frame_meta(os.pread(fd, _HEAD, int(row[0])))
-            finally:
-                os.close(fd)
-            if meta is not None and meta[4] is not None:
-                found.append((meta[4], meta[0]))
+        for found, cites in zip(out, groups, strict=True):
+            for session, anchor in cites:
+                row = db.execute(
+                    "SELECT offset FROM archived WHERE session = ? AND anchor = ? LIMIT 1", (session, anchor)
+                ).fetchone()
+                if row is None:
+                    continue
+                try:
+                    fd = open_regular(paths.source(session), os.O_RDONLY)
+                except (OSError, UnsafePath):
+                    continue  # no archive there, or a symbolic link: nothing read through it
+                try:
+                    meta = frame_meta(os.pread(fd, _HEAD, int(row[0])))
+                finally:
+                    os.close(fd)
+                if meta is not None and meta[4] is not None:
+                    found.append((meta[4], meta[0]))
     except sqlite3.Error:
-        return found
+        return out
     finally:
         db.close()
-    return found
+    return out
