@@ -21,7 +21,10 @@
    Then, unless `history`, no superseded or left hit is ranked above a current one (a stable demotion
    applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
    the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
-   labelled with its status.
+   labelled with its status. A reader at a git checkout (`checkout`, `memory.checkout.GitReader`) gives
+   the same candidates git labels from their records' git contexts: no hit said on a branch not merged
+   into the reader's HEAD (or in another repository) ranks above one of the reader's own (a stable
+   demotion after the sibling one, before the current-first one).
    Entity expansion (`_entities`) adds the pages of the entities a query names to the candidates of
    step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
