@@ -186,3 +186,22 @@ def test_a_session_start_labels_a_brief_entry_said_on_an_unmerged_branch_and_giv
     assert plain is not None
     assert "said on git branch" not in plain
     assert "Oban instead of Exq" in plain.split("## Decisions\n", 1)[1].splitlines()[0]  # newest first, plain
+
+
+def test_the_worker_computes_the_merge_facts_a_prompt_asked_for(project: tuple[Repo, Path, Path]) -> None:
+    from dagmem.hooks._queue import GIT_JOB, enqueue
+    from dagmem.hooks._worker import drain
+    from dagmem.memory.checkout import load_facts
+
+    repo, _feature, home = project
+    main = read_checkout(str(repo.root))
+    assert main is not None
+    assert load_facts(home / "memory").repo(main.repo).facts == {}
+    enqueue(home, GIT_JOB, str(repo.root))
+    assert drain(home) == 1
+    facts = load_facts(home / "memory").repo(main.repo)
+    assert f"{main.commit} {main.commit}" in facts.facts
+    assert set(facts.tips) == {"main", "feature/x"}
+    block = prompt_context(home, QUESTION, session=None, with_core=False, cwd=str(repo.root))
+    assert block is not None
+    assert "not merged into main" in block
