@@ -174,7 +174,7 @@ def _chat(
     form.pop("sizes", None)
     info = {"turns": len(chat.turns), "sessions": len(set(session_of.values())), "questions": len(chat.questions),
             "write_s": round(written, 1), "marked_superseded": sum(b.successor is not None for b in blocks),
-            "blocks": len(blocks), "shape": form,
+            "marked_partly": sum(b.partly is not None for b in blocks), "blocks": len(blocks), "shape": form,
             # The project brief's pages (topics/brief*.md) are written for coding sessions; what lands there:
             "brief_blocks": sum(b.topic.startswith("topics/brief") for b in blocks),
             "brief_superseded": sum(b.topic.startswith("topics/brief") and b.successor is not None for b in blocks)}  # fmt: skip

@@ -4,7 +4,9 @@ Read from the files themselves (every topic file, the core's master and the proj
 topic index and the hold queues are no memory), so a label is counted whether or not a query would find
 the block. A benchmark that knows which turns stated what asks:
 
-- `superseded(blocks, turns)`: is some block citing one of `turns` marked `**Superseded**`?
+- `superseded(blocks, turns)`: is some block citing one of `turns` marked `**Superseded**` or `**Partly
+  superseded**` (a block may hold more than the one statement: the line that names the newer value of
+  part of it is the label of that statement)?
 - `superseded_by(blocks, turns, newer)`: ... by a block that cites one of `newer` (the supersession the
   benchmark expected, not some other one)?
 - `filed(blocks, turns)`: does any block cite one of `turns` at all (a statement the distiller dropped
@@ -34,6 +36,12 @@ class Filed:
     block: str  # b-<8 hex>
     nodes: frozenset[Node]
     successor: tuple[str, str] | None  # (topic, block id) of the block that superseded it
+    partly: tuple[str, str] | None = None  # ... that holds the newer value of part of it
+
+    @property
+    def replaced_by(self) -> tuple[str, str] | None:
+        """The block that superseded this one, wholly or in part."""
+        return self.successor or self.partly
 
 
 def read_blocks(memory: Path, turns: Iterable[Node]) -> list[Filed]:
@@ -58,7 +66,8 @@ def read_blocks(memory: Path, turns: Iterable[Node]) -> list[Filed]:
             )
             after = block.superseded
             successor = None if after is None else (after.topic, after.by)
-            out.append(Filed(relpath, block.id, nodes, successor))
+            part = None if block.partly is None else (block.partly.topic, block.partly.by)
+            out.append(Filed(relpath, block.id, nodes, successor, part))
     return out
 
 
@@ -67,15 +76,15 @@ def filed(blocks: Iterable[Filed], turns: Collection[Node]) -> bool:
 
 
 def superseded(blocks: Iterable[Filed], turns: Collection[Node]) -> bool:
-    return any(block.successor is not None and block.nodes & set(turns) for block in blocks)
+    return any(block.replaced_by is not None and block.nodes & set(turns) for block in blocks)
 
 
 def superseded_by(blocks: Collection[Filed], turns: Collection[Node], newer: Collection[Node]) -> bool:
     by_id = {(block.topic, block.block): block for block in blocks}
     for block in blocks:
-        if block.successor is None or not block.nodes & set(turns):
+        if block.replaced_by is None or not block.nodes & set(turns):
             continue
-        successor = by_id.get(block.successor)
+        successor = by_id.get(block.replaced_by)
         if successor is not None and successor.nodes & set(newer):
             return True
     return False

@@ -89,7 +89,8 @@ def recall_command(args: argparse.Namespace) -> int:
         print("no memory matches")
     for number, hit in enumerate(hits, 1):
         branch = f" [{hit.branch}]" if hit.branch else ""
-        status = f" [{status_label(hit)}]" if hit.status != "current" else ""
+        label = status_label(hit)  # not current, or partly superseded
+        status = f" [{label}]" if label else ""
         for label in (git_label(hit), code_label(hit)):
             status += f" [{label}]" if label else ""
         print(f"{number}. {hit.score:.3f}{branch}{status} {hit.topic}#{hit.block_id} ({hit.date})")

@@ -152,7 +152,8 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         relative to `tip`. With `checkout`, its git label (said on a branch not merged into the
         checkout's HEAD, or in another repository: ranked below the reader's own) and `code` when a file
         an edit it cites no longer holds what it wrote. By default no superseded or left block ranks
-        above a current one."""
+        above a current one. A current block with partly_by is partly superseded: that block holds a
+        newer value of part of it, and comes right after it."""
         return await tools.recall(query, session_id, tip, k, history=history, held=held, checkout=checkout)
 
     @server.tool()

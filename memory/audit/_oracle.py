@@ -6,9 +6,9 @@ index, the planner or the DAG view, and it computes branches with its own walk. 
 itself too (it does not call the writer's `Stages`). After a drain, every record reachable from a tip
 must be consumed exactly once and cited; in any state, no marker may exist without its consumption, no
 record may be stranded behind a marker, no source may be archived twice, every consumed record must
-be archived and (unless migrated) cited, and every superseded line must name a block that exists, with no
-chain of successors coming back on itself. Currency (`_currency`): no supersession links two alternatives
-of one fork, and the core never holds a superseded or left block.
+be archived and (unless migrated) cited, and every superseded line (and partly superseded line) must name
+a block that exists, with no chain of successors coming back on itself. Currency (`_currency`): no
+supersession links two alternatives of one fork, and the core never holds a superseded or left block.
 """
 
 from __future__ import annotations
@@ -300,25 +300,28 @@ def _check_topic_index(memory: Path, raw: bytes, report: OracleReport) -> None:
 def _check_supersessions(
     blocks: Mapping[tuple[str, str], Block], unreadable: set[str], report: OracleReport
 ) -> None:
-    """Every superseded line names a block that exists (`supersession_missing`; not reported when the
-    named file is itself unreadable, which is reported already), and no chain of successors returns on
-    itself (`supersession_cycle`, once per cycle, a block superseded by itself included). Each block has
-    at most one successor, so one walk per block, each block visited once, finds every cycle."""
+    """Every superseded and partly superseded line names a block that exists (`supersession_missing`; not
+    reported when the named file is itself unreadable, which is reported already), and no chain of
+    successors returns on itself (`supersession_cycle`, once per cycle, a block superseded by itself
+    included; a partly superseded line leaves its block current, so it links no chain). Each block has at
+    most one successor, so one walk per block, each block visited once, finds every cycle."""
     successor: dict[tuple[str, str], tuple[str, str]] = {}
     for key, block in blocks.items():  # file order, files sorted
-        if block.superseded is None:
-            continue
-        target = (posixpath.normpath(block.superseded.topic), block.superseded.by)
-        if target in blocks:
-            successor[key] = target
-        elif target[0] not in unreadable:
-            report.violations.append(
-                Violation(
-                    "supersession_missing",
-                    _where(key),
-                    f"superseded by {_where(target)}, which does not exist",
+        for mark, chained in ((block.superseded, True), (block.partly, False)):
+            if mark is None:
+                continue
+            target = (posixpath.normpath(mark.topic), mark.by)
+            if target in blocks:
+                if chained:
+                    successor[key] = target
+            elif target[0] not in unreadable:
+                report.violations.append(
+                    Violation(
+                        "supersession_missing",
+                        _where(key),
+                        f"{'' if chained else 'partly '}superseded by {_where(target)}, which does not exist",
+                    )
                 )
-            )
     done: set[tuple[str, str]] = set()
     for start in successor:
         walk: list[tuple[str, str]] = []

@@ -9,9 +9,16 @@ A block that a newer one superseded (DESIGN §12) starts with one more line, its
 
     **Superseded** on `YYYY-MM-DD` by [b-<8 hex>](<slug>.md#^b-<8 hex>) (update|retraction):
 
-A viewer shows it as the start of the claim's paragraph. It can never be a claim line (it does not end in a
-block id, and no claim may start with `**Superseded**`), and record text, folded into its claim line, can
-never start a line of its own; a block without it is current, so files written before it read as all current.
+A block one of whose facts a newer block updated, while its others still stand ("I live in Paris and I work
+as a nurse", then "I moved to Berlin"), is partly superseded: it stays current, and one more line, after the
+superseded line if there is one and before the claim, names the block holding the newer value of that part::
+
+    **Partly superseded** on `YYYY-MM-DD` by [b-<8 hex>](<slug>.md#^b-<8 hex>) (update|retraction):
+
+A viewer shows either line as the start of the claim's paragraph. Neither can be a claim line (they do not
+end in a block id, and no claim may start with `**Superseded**` or `**Partly superseded**`), and record
+text, folded into its claim line, can never start a line of its own; a block without them is current and
+whole, so files written before them read as all current.
 
 The parser reads lines (split on `\\n` only) and takes the claim to be everything before the trailing run of
 citation references, so structure comes from line positions, never from what a claim says. Text quoted
@@ -118,11 +125,22 @@ SUPERSEDE_REASONS: Final[tuple[SupersedeReason, ...]] = ("update", "retraction")
 STATUS_PREFIX: Final = "**Superseded**"
 
 
-# Loose like the patterns above (the checks name the part that is wrong); the link target is judged apart.
-_STATUS: Final = re.compile(
-    r"\*\*Superseded\*\* on `(?P<date>[^`]*)` by \[(?P<text>[^\]]*)\]\((?P<target>[^)]*)\)"
-    r" \((?P<reason>[^)]*)\):"
-)
+PARTLY_PREFIX: Final = "**Partly superseded**"
+
+
+def _status_pattern(prefix: str) -> re.Pattern[str]:
+    """A status line after its `prefix`: loose like the patterns above (the checks name the part that is
+    wrong); the link target is judged apart."""
+    return re.compile(
+        re.escape(prefix) + r" on `(?P<date>[^`]*)` by \[(?P<text>[^\]]*)\]\((?P<target>[^)]*)\)"
+        r" \((?P<reason>[^)]*)\):"
+    )
+
+
+_STATUS: Final = _status_pattern(STATUS_PREFIX)
+
+
+_PARTLY: Final = _status_pattern(PARTLY_PREFIX)
 
 
 _STATUS_TARGET: Final = re.compile(r"(?P<slug>" + TOPIC_SLUG_PATTERN + r")\.md#\^(?P<bid>.*)")
@@ -158,7 +176,8 @@ class Citation:
 @dataclass(frozen=True)
 class Supersession:
     """Why a block is no longer current: the block `by` in the topic file `topic` (may be the block's own
-    file) states a newer value of its fact, since `date` (YYYY-MM-DD)."""
+    file) states a newer value of its fact, since `date` (YYYY-MM-DD). As a block's `partly`: of one of
+    its facts, the others still standing."""
 
     by: str  # the successor's block id, b-<8 hex>
     topic: str  # the successor's topic path, topics/<slug>.md
@@ -168,13 +187,16 @@ class Supersession:
 
 @dataclass(frozen=True)
 class Block:
-    """One claim and its citations. `superseded` is None for a current block; marking a block superseded
-    (`dataclasses.replace(block, superseded=...)`) never changes its id, which comes from the claim only."""
+    """One claim and its citations. `superseded` is None for a current block; `partly` names the block
+    that holds a newer value of part of it (it stays current). Marking a block either way
+    (`dataclasses.replace(block, superseded=...)`, `partly=...`) never changes its id, which comes from
+    the claim only."""
 
     id: str
     claim: str
     citations: tuple[Citation, ...]
     superseded: Supersession | None = None
+    partly: Supersession | None = None  # last: positional constructions keep working
 
 
 @dataclass(frozen=True)
@@ -280,6 +302,8 @@ def render_block(block: Block, *, base: str = "") -> str:
     sources_dir = posixpath.normpath(base + "../sources") + "/"
     refs = "".join(f" [^{c.id}]" for c in block.citations)
     lines = [] if block.superseded is None else [render_status(block.superseded, base=base)]
+    if block.partly is not None:
+        lines.append(render_status(block.partly, base=base, prefix=PARTLY_PREFIX))
     lines.append(f"{claim}{refs} ^{block.id}")
     for c in block.citations:
         links = ", ".join(f"[{s.label}]({sources_dir}{s.session_id}.md#{s.anchor})" for s in c.sources)
@@ -287,10 +311,11 @@ def render_block(block: Block, *, base: str = "") -> str:
     return "\n".join(lines)
 
 
-def render_status(status: Supersession, *, base: str = "") -> str:
-    """A superseded block's first line (`base` as for `render_block`)."""
+def render_status(status: Supersession, *, base: str = "", prefix: str = STATUS_PREFIX) -> str:
+    """A superseded block's first line (`base` as for `render_block`); with `PARTLY_PREFIX`, the partly
+    superseded line."""
     target = f"{base}{posixpath.basename(status.topic)}#^{status.by}"
-    return f"{STATUS_PREFIX} on `{status.date}` by [{status.by}]({target}) ({status.reason}):"
+    return f"{prefix} on `{status.date}` by [{status.by}]({target}) ({status.reason}):"
 
 
 def render_topic(topic: Topic) -> str:

@@ -9,11 +9,13 @@ from typing import Final, cast
 
 from ._topic_model import (
     _BREAK_CHAR,
+    _PARTLY,
     _REF,
     _SOURCE,
     _SPACE,
     _STATUS,
     _STATUS_TARGET,
+    PARTLY_PREFIX,
     STATUS_PREFIX,
     Block,
     Citation,
@@ -70,29 +72,61 @@ def is_status_line(line: str) -> bool:
     return line.lstrip(" \t").startswith(STATUS_PREFIX)
 
 
-def _parse_status(fail: Callable[[int, str], TopicFormatError], line: str, number: int) -> Supersession:
-    """The superseded line's parts, taken verbatim; `_FileChecker` judges the date, ids and reason."""
-    match = _STATUS.fullmatch(line)
+def is_partly_line(line: str) -> bool:
+    """Whether `line` is meant as a partly superseded line (then it must be one exactly): no claim starts
+    so either."""
+    return line.lstrip(" \t").startswith(PARTLY_PREFIX)
+
+
+def _parse_status(
+    fail: Callable[[int, str], TopicFormatError], line: str, number: int, *, partly: bool = False
+) -> Supersession:
+    """The superseded (`partly`: partly superseded) line's parts, taken verbatim; `_FileChecker` judges
+    the date, ids and reason."""
+    pattern, prefix, name = (
+        (_PARTLY, PARTLY_PREFIX, "partly superseded line")
+        if partly
+        else (_STATUS, STATUS_PREFIX, "superseded line")
+    )
+    match = pattern.fullmatch(line)
     if match is None:
         raise fail(
             number,
-            f"malformed superseded line (expected {STATUS_PREFIX} on `YYYY-MM-DD` by "
+            f"malformed {name} (expected {prefix} on `YYYY-MM-DD` by "
             "[b-<8 hex>](<slug>.md#^b-<8 hex>) (update|retraction):)",
         )
     target = _STATUS_TARGET.fullmatch(match["target"])
     if target is None:
-        raise fail(number, f"superseded line's link {match['target']!r} is not <slug>.md#^b-<8 hex>")
+        raise fail(number, f"{name}'s link {match['target']!r} is not <slug>.md#^b-<8 hex>")
     if match["text"] != target["bid"]:
-        raise fail(
-            number, f"superseded line's link text {match['text']!r} is not its block id {target['bid']!r}"
-        )
+        raise fail(number, f"{name}'s link text {match['text']!r} is not its block id {target['bid']!r}")
     reason = cast(SupersedeReason, match["reason"])  # the checker refuses any other word
     return Supersession(target["bid"], f"topics/{target['slug']}.md", match["date"], reason)
 
 
+def _parse_partly(
+    fail: Callable[[int, str], TopicFormatError], lines: list[str], first: int
+) -> tuple[Supersession | None, list[str], int]:
+    """The block's partly superseded line, if lines[0] is one (on file line `first`), and the lines and
+    line number after it."""
+    if not is_partly_line(lines[0]):
+        return None, lines, first
+    partly = _parse_status(fail, lines[0], first, partly=True)
+    lines, first = lines[1:], first + 1
+    if not lines:
+        raise fail(first - 1, "partly superseded line is not followed by its block's claim line")
+    if is_partly_line(lines[0]):
+        raise fail(first, "block has more than one partly superseded line")
+    if is_status_line(lines[0]):
+        raise fail(
+            first, "superseded line after the partly superseded line (the superseded line comes first)"
+        )
+    return partly, lines, first
+
+
 def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str], first: int) -> Block:
-    """The block whose first line is lines[0], on file line `first`: its superseded line, if any, then its
-    claim line and definitions."""
+    """The block whose first line is lines[0], on file line `first`: its superseded line, if any, its
+    partly superseded line, if any, then its claim line and definitions."""
     superseded = None
     if is_status_line(lines[0]):
         superseded = _parse_status(fail, lines[0], first)
@@ -101,6 +135,7 @@ def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str],
             raise fail(first - 1, "superseded line is not followed by its block's claim line")
         if is_status_line(lines[0]):
             raise fail(first, "block has more than one superseded line")
+    partly, lines, first = _parse_partly(fail, lines, first)
     claim_line = lines[0]
     if _DEFINITION_START.match(claim_line):
         raise fail(first, "block starts with a definition line instead of its claim line")
@@ -145,7 +180,7 @@ def _parse_block(fail: Callable[[int, str], TopicFormatError], lines: list[str],
     if list(definitions) != refs:
         raise fail(first + 1, "definitions are not in the order of their citations in the claim")
     citations = tuple(definitions[cid][1] for cid in refs)
-    return Block(bid, claim, citations, superseded)
+    return Block(bid, claim, citations, superseded, partly)
 
 
 def parse_topic(text: str, path: str) -> Topic:

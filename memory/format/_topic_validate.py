@@ -1,6 +1,6 @@
-"""The rules a topic file obeys: claim syntax, ids, citation definitions, superseded lines, and
-(`validate_topic`) what needs the rest of the workspace: archived sources, batch-only new citations, block
-links, and successors that exist with no cycle."""
+"""The rules a topic file obeys: claim syntax, ids, citation definitions, superseded and partly superseded
+lines, and (`validate_topic`) what needs the rest of the workspace: archived sources, batch-only new
+citations, block links, and successors that exist (a superseded line's with no cycle)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ._topic_model import (
     _CITATION_ID,
     _DATE,
     _SURROGATE,
+    PARTLY_PREFIX,
     STATUS_PREFIX,
     SUPERSEDE_REASONS,
     Block,
@@ -34,8 +35,19 @@ __all__ = ["validate_topic"]
 
 
 def _status_lines(block: Block) -> int:
-    """How many lines come before the block's claim line: its superseded line, if any."""
-    return 0 if block.superseded is None else 1
+    """How many lines come before the block's claim line: its superseded and partly superseded lines."""
+    return (block.superseded is not None) + (block.partly is not None)
+
+
+def _marks(block: Block, first: int) -> list[tuple[Supersession, int, str]]:
+    """Each status line of the block starting at line `first`: its supersession, its line, and what it
+    says of the block ("superseded", "partly superseded")."""
+    marks = []
+    if block.superseded is not None:
+        marks.append((block.superseded, first, "superseded"))
+    if block.partly is not None:
+        marks.append((block.partly, first + len(marks), "partly superseded"))
+    return marks
 
 
 def _block_lines(topic: Topic) -> list[int]:
@@ -65,6 +77,10 @@ def _claim_reason(claim: str) -> str | None:
         return "claim starts with '#' (a heading)"
     if claim.lstrip(" \t").startswith(STATUS_PREFIX):
         return f"claim starts with '{STATUS_PREFIX}' (only a superseded line, before the claim line, may)"
+    if claim.lstrip(" \t").startswith(PARTLY_PREFIX):
+        return (
+            f"claim starts with '{PARTLY_PREFIX}' (only a partly superseded line, before the claim line, may)"
+        )
     try:
         block_links(claim)
     except ValueError as error:
@@ -134,6 +150,9 @@ class _FileChecker:
         if block.superseded is not None:
             self.supersession(block.superseded, line)
             line += 1
+        if block.partly is not None:
+            self.supersession(block.partly, line, partly=True)
+            line += 1
         if not _BLOCK_ID.fullmatch(block.id):
             raise self.fail(line, f"malformed block id {block.id!r} (expected b-<8 hex>)")
         if block.id in self.block_ids:
@@ -147,18 +166,20 @@ class _FileChecker:
         for offset, citation in enumerate(block.citations, start=1):
             self.citation(citation, line + offset)
 
-    def supersession(self, status: Supersession, line: int) -> None:
+    def supersession(self, status: Supersession, line: int, *, partly: bool = False) -> None:
+        """The rules of the superseded line (`partly`: the partly superseded line) at `line`."""
         reason = None
         if not _BLOCK_ID.fullmatch(status.by):
             reason = f"malformed successor block id {status.by!r} (expected b-<8 hex>)"
         elif not is_topic_path(status.topic):
             reason = f"successor topic {status.topic!r} is not topics/<slug>.md"
         elif (date_reason := _date_reason(status.date)) is not None:
-            reason = f"superseded line: {date_reason}"
+            reason = date_reason if partly else f"superseded line: {date_reason}"
         elif status.reason not in SUPERSEDE_REASONS:
             reason = f"supersession reason {status.reason!r} is not one of {', '.join(SUPERSEDE_REASONS)}"
         if reason is not None:
-            raise self.fail(line, reason)
+            # A block may hold both lines: a partly line's reason says which one it is about.
+            raise self.fail(line, f"partly superseded line: {reason}" if partly else reason)
 
     def block_alone(self, block: Block) -> None:
         self._block(block, 1)
@@ -236,8 +257,9 @@ def validate_topic(
     transaction (in `new` for this file, else `block_exists`), must not be the block itself, and the chain
     of successors (`superseded_by(topic_relpath, block_id)`: that block's supersession after the
     transaction, None if it is current or missing) must end: chains are fine, a cycle is refused. The
-    callbacks read only the files the chain passes through. An unchanged block is checked against this
-    file only (a block this transaction removed); `dagmem verify` checks every file.
+    callbacks read only the files the chain passes through. A partly superseded line is checked the same
+    way but for the chain: it leaves its block current, so it is no link of one. An unchanged block is
+    checked against this file only (a block this transaction removed); `dagmem verify` checks every file.
     """
     lines = _check_topic(path, new)
     own_path = posixpath.normpath(path)
@@ -257,24 +279,16 @@ def validate_topic(
         if block in unchanged:
             # Checked when it was installed; archives are append-only (O(edit), not O(file)). Only a
             # successor in this file can have gone meanwhile.
-            status = block.superseded
-            if (
-                status is not None
-                and posixpath.normpath(status.topic) == own_path
-                and status.by not in own_blocks
-            ):
-                raise TopicFormatError(path, first, f"superseded by ^{status.by}, which no longer exists")
+            for status, at, word in _marks(block, first) if _status_lines(block) else ():
+                if posixpath.normpath(status.topic) == own_path and status.by not in own_blocks:
+                    raise TopicFormatError(path, at, f"{word} by ^{status.by}, which no longer exists")
             continue
-        if block.superseded is not None:
-            _check_successor(
-                path,
-                block,
-                first,
-                own_blocks=own_blocks,
-                block_exists=block_exists,
-                superseded_by=superseded_by,
-                ending=ending,
-            )
+        for status, at, word in _marks(block, first):  # in line order: the superseded line's chain first
+            _check_exists(path, block, status, at, word, own_blocks=own_blocks, block_exists=block_exists)
+            if at == first and block.superseded is not None:
+                _check_chain(
+                    path, block, at, own_blocks=own_blocks, superseded_by=superseded_by, ending=ending
+                )
         for link in block_links(block.claim):
             target, bid = _link_target(path, link["slug"]), link["bid"]
             exists = bid in own_blocks if target == own_path else block_exists(target, bid)
@@ -301,29 +315,44 @@ def validate_topic(
                     )
 
 
-def _check_successor(
+def _check_exists(
+    path: str,
+    block: Block,
+    status: Supersession,
+    line: int,
+    word: str,
+    *,
+    own_blocks: dict[str, Block],
+    block_exists: Callable[[str, str], bool],
+) -> None:
+    """The status line at `line` of `path` (`word`: what it says of `block`, "superseded" or "partly
+    superseded") names a block that exists, other than `block` itself."""
+    own_path = posixpath.normpath(path)
+    target = posixpath.normpath(status.topic)
+    if (target, status.by) == (own_path, block.id):
+        raise TopicFormatError(path, line, f"block ^{block.id} is {word} by itself")
+    exists = status.by in own_blocks if target == own_path else block_exists(target, status.by)
+    if not exists:
+        name = f"{posixpath.basename(target)}#^{status.by}"
+        raise TopicFormatError(path, line, f"{word} by {name}, which does not exist")
+
+
+def _check_chain(
     path: str,
     block: Block,
     line: int,
     *,
     own_blocks: dict[str, Block],
-    block_exists: Callable[[str, str], bool],
     superseded_by: Callable[[str, str], Supersession | None],
     ending: set[tuple[str, str]],
 ) -> None:
-    """The superseded line of `block` (at `line` of `path`) names a block that exists, and its chain of
-    successors ends (a chain is fine, a cycle is not). `ending` holds the blocks already known to lead to
-    an end, so checking every block of a file is linear in its blocks, however long its chains."""
+    """The chain of successors from the superseded line of `block` (at `line` of `path`, its successor
+    known to exist) ends (a chain is fine, a cycle is not). `ending` holds the blocks already known to
+    lead to an end, so checking every block of a file is linear in its blocks, however long its chains."""
     own_path = posixpath.normpath(path)
     status = block.superseded
     assert status is not None
     target = posixpath.normpath(status.topic)
-    name = f"{posixpath.basename(target)}#^{status.by}"
-    if (target, status.by) == (own_path, block.id):
-        raise TopicFormatError(path, line, f"block ^{block.id} is superseded by itself")
-    exists = status.by in own_blocks if target == own_path else block_exists(target, status.by)
-    if not exists:
-        raise TopicFormatError(path, line, f"superseded by {name}, which does not exist")
     chain = [(own_path, block.id)]
     seen = set(chain)
     at: tuple[str, str] | None = (target, status.by)

@@ -4,8 +4,9 @@ An entry keeps what a hit needs without reading the workspace again: the plain c
 id, a digest of the block's bytes (so a rewritten topic file re-indexes only the blocks that changed), and
 each cited source with its session, node, role, time, sequence number and an excerpt (to order a hit's
 evidence by relevance, and to show it), and its supersession (the successor's block id, topic and the date,
-DESIGN §12), so a query resolves a hit's status without reading a topic file. Its vector is stored beside
-it. Marking a block superseded changes its bytes, so its digest: the install that marks it re-indexes it.
+DESIGN §12) and partly supersession (the same of the block holding a newer value of part of it), so a query
+resolves a hit's status, and what comes with it, without reading a topic file. Its vector is stored beside
+it. Marking a block either way changes its bytes, so its digest: the install that marks it re-indexes it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..errors import UnsafePath
 from ..format import GitContext, WorkspacePaths, anchor_of, git_context_of
 
 if TYPE_CHECKING:
-    from ..format import ArchiveRecord, Block, Frame, Topic
+    from ..format import ArchiveRecord, Block, Frame, Supersession, Topic
 from ._embed import DIM, embed
 from ._text import analyse, date_words, plain_claim
 
@@ -145,8 +146,20 @@ Succession = tuple[str, str, str]  # a superseded block's (successor block id, i
 
 def succession_of(block: Block) -> Succession | None:
     """What the index keeps of a block's supersession: its successor, where it is, and when."""
-    found = block.superseded
+    return _succession(block.superseded)
+
+
+def partly_of(block: Block) -> Succession | None:
+    """What the index keeps of a block's partly supersession, as `succession_of` of its supersession."""
+    return _succession(block.partly)
+
+
+def _succession(found: Supersession | None) -> Succession | None:
     return None if found is None else (found.by, found.topic, found.date)
+
+
+def _succession_json(raw: Any) -> Succession | None:
+    return None if raw is None else (str(raw[0]), str(raw[1]), str(raw[2]))
 
 
 @dataclass
@@ -161,6 +174,7 @@ class Entry:
     words: dict[str, int] | None = None  # BM25 term counts, kept in the delta so a reader need not analyse
     superseded: Succession | None = None
     more: str = ""  # the rest of each cited turn the claim quotes only the start of (`uncut_rest`)
+    partly: Succession | None = None  # the block holding a newer value of part of this one (it comes with it)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -184,6 +198,8 @@ class Entry:
         }
         if self.superseded is not None:
             body["s"] = list(self.superseded)
+        if self.partly is not None:
+            body["p"] = list(self.partly)
         if self.more:
             body["m"] = self.more
         if vector and self.vector is not None:
@@ -208,8 +224,9 @@ class Entry:
             tuple(Source.from_json(s) for s in raw["e"]),
             vector,
             raw.get("w"),  # {term: count} as JSON gives it: read in bulk when a delta is opened
-            None if raw.get("s") is None else (str(raw["s"][0]), str(raw["s"][1]), str(raw["s"][2])),
+            _succession_json(raw.get("s")),
             str(raw.get("m", "")),
+            _succession_json(raw.get("p")),
         )
 
 
@@ -379,6 +396,7 @@ def entries_of_topic(
                 tuple(sources),
                 superseded=succession_of(block),
                 more=more,
+                partly=partly_of(block),
             )
         )
     if vectorise_now:

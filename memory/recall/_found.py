@@ -47,5 +47,6 @@ class Found:
     superseded_by: str | None = None
     superseded_on: str | None = None
     passage: str = ""
+    partly_by: str | None = None
     git: GitLabel | None = None
     code: CodeCheck | None = None

@@ -37,7 +37,10 @@ class Hit(BaseModel):
     """A topic block found by recall. `branch` is None when no session was given; `evidence` is in order
     of relevance to the query (the citation order breaks ties). `status` is the block's currency for the
     reader: `"current"`, `"superseded"` (a later block states a newer value: `superseded_by` names it, and
-    `superseded_on` is the date it was superseded) or `"left"` (said only on a branch the session left)."""
+    `superseded_on` is the date it was superseded) or `"left"` (said only on a branch the session left).
+    `partly_by` names the block holding a newer value of part of a current hit (its other facts stand):
+    that part's current statement, given right after the hit unless it ranks above it already or the
+    reader may not see it (with no room left in k, the block the topic file names)."""
 
     model_config = ConfigDict(frozen=True)
     text: str
@@ -54,6 +57,7 @@ class Hit(BaseModel):
     # The part of the block's text (its claim and the rest of every turn it quotes the start of) that
     # holds what the query asks, with some text around it: what `render_context` quotes of the hit.
     passage: str = ""
+    partly_by: str | None = None  # a block id, b-<8 hex>; added after the other fields (the wire is additive)
     # For a reader at a checkout (`checkout=`): the hit on the git axis (the branch its records were said
     # on, whether that counts as the reader's, the same repository?), None when it has no place there;
     # and `code`, when a file an edit it cites wrote no longer holds what it wrote (or is gone).

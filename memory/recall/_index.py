@@ -667,11 +667,13 @@ def _entry(raw: object) -> Entry:
             created_at is None or (isinstance(created_at, int | float) and not isinstance(created_at, bool))
         ):
             raise Damaged("a recall delta line holds a source that is not one")
-    succession = raw.get("s")
-    if succession is not None and not (
-        isinstance(succession, list) and len(succession) == 3 and all(isinstance(v, str) for v in succession)
-    ):
-        raise Damaged("a recall delta line holds a supersession that is not one")
+    for succession in (raw.get("s"), raw.get("p")):  # superseded, partly superseded
+        if succession is not None and not (
+            isinstance(succession, list)
+            and len(succession) == 3
+            and all(isinstance(v, str) for v in succession)
+        ):
+            raise Damaged("a recall delta line holds a supersession that is not one")
     words = raw.get("w")
     counts = words.values() if isinstance(words, dict) else ()
     if words is not None and not (

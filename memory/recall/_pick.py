@@ -10,6 +10,8 @@
   `topics/core.md` and the whole turn in its topic, one statement said twice. The first, best-ranked one
   is kept and the later ones are left out, so `k` holds `k` different statements. `render_context`
   applies the same rule between the core facts it injects and the hits (`same_statement`).
+- What comes with a hit (`follow`; the search's: the current block holding the newer value of part of a
+  partly superseded one) is taken right after it, on the same terms, unless it was taken before.
 """
 
 from __future__ import annotations
@@ -62,24 +64,36 @@ def pick(
     k: int,
     floor: float,
     keep: Callable[[Entry], bool] | None = None,
+    follow: Callable[[int], Iterable[int]] = lambda _row: (),
 ) -> list[tuple[int, Entry]]:
     """Up to `k` (row, entry) of `ranked`, in order, above the floor and each claim once; with `keep`,
-    only entries it accepts (the reader's view: `_visible`)."""
+    only entries it accepts (the reader's view: `_visible`). `follow(row)`: the rows that come with a
+    picked one, taken right after it on the same terms (and theirs after them), unless taken already."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     seen: list[Statement] = []
     out: list[tuple[int, Entry]] = []
+    taken: set[int] = set()
+
+    def take(row: int) -> bool:
+        if row in taken or score[row] < cut:
+            return False
+        found = entry(row)
+        if keep is not None and not keep(found):
+            return False
+        said = statement(found.text, ((s.session, s.anchor) for s in found.sources))
+        if any(same_statement(said, other) for other in seen):
+            return False
+        seen.append(said)
+        out.append((row, found))
+        taken.add(row)
+        return True
+
     for row in ranked:
         if len(out) == k:
             break
-        if score[row] < cut:
-            continue
-        found = entry(row)
-        if keep is not None and not keep(found):
-            continue
-        said = statement(found.text, ((s.session, s.anchor) for s in found.sources))
-        if any(same_statement(said, other) for other in seen):
-            continue
-        seen.append(said)
-        out.append((row, found))
+        pending = [row]
+        while pending and len(out) < k:
+            if take(nxt := pending.pop(0)) and len(out) < k:
+                pending[:0] = follow(nxt)  # depth first: each right after the one it comes with
     return out

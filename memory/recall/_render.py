@@ -8,7 +8,9 @@ of the two holds all of), and a hit from a sibling branch (said on another branc
 conversation, one the reader never saw) is labelled as such. A hit that is no longer current is
 labelled with its status (DESIGN §12), so a model asked "what did I used to…" can tell then from now:
 `(superseded 2026-11-20 by b-89ab12cd)` (its date, and the block that replaced it) or `(left branch: said
-on a branch of the conversation that was edited or retried away)`. A hit citing text that came
+on a branch of the conversation that was edited or retried away)`; a current hit one of whose facts a newer
+block updated is `(partly superseded by b-89ab12cd, given next)` (", given next" when that block's hit is
+the next one shown). A hit citing text that came
 from a tool or another program (origin `tool` or `imported`: a page read, a command's output, an imported
 transcript) is wrapped as quoted material, `<quoted-material origin="tool">…</quoted-material>`, after a
 fixed line saying such text is never an instruction; a candidate core fact held for review is labelled
@@ -130,12 +132,15 @@ def _quoted_origin(hit: AnyHit) -> str | None:
 
 
 def status_label(hit: AnyHit) -> str:
-    """How a hit that is no longer current is labelled ("" for a current one)."""
+    """How a hit that is no longer current, or partly superseded, is labelled ("" for any other)."""
     if hit.status == "superseded":
         on = f" {hit.superseded_on}" if hit.superseded_on else ""
         by = f" by {hit.superseded_by}" if hit.superseded_by else ""
         return f"superseded{on}{by}"
-    return LEFT_LABEL if hit.status == "left" else ""
+    if hit.status == "left":
+        return LEFT_LABEL
+    partly = getattr(hit, "partly_by", None)  # a host's own hits may not have the field
+    return f"partly superseded by {partly}" if partly else ""
 
 
 def git_label(hit: AnyHit) -> str:
@@ -175,25 +180,38 @@ def _records(hit: AnyHit) -> list[tuple[str, str]]:
     ]
 
 
-def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
-    if not hits:  # the core alone (a session's start): no statement to compare, nothing stemmed
-        return []
+def _shown(hits: Sequence[AnyHit], core: str) -> list[AnyHit]:
+    """The hits to show: each but one the core says already, or an earlier hit did."""
     facts = core_facts(core)
     seen_ids: set[tuple[str | None, str | None]] = {(CORE_TOPIC, f.block_id) for f in facts if f.block_id}
     seen: list[Statement] = [statement(fact.text, fact.records) for fact in facts]
-    lines: list[str] = []
+    shown: list[AnyHit] = []
     for hit in hits:
         key, said = (hit.topic, hit.block_id), statement(hit.text, _records(hit))
         if (hit.topic is not None and key in seen_ids) or any(same_statement(said, o) for o in seen):
-            continue  # the core says it already, or an earlier hit did
+            continue
         seen_ids.add(key)
         seen.append(said)
+        shown.append(hit)
+    return shown
+
+
+def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
+    if not hits:  # the core alone (a session's start): no statement to compare, nothing stemmed
+        return []
+    shown = _shown(hits, core)
+    lines: list[str] = []
+    for n, hit in enumerate(shown):
         date = f"[{hit.date}] " if hit.date else ""
         branch = f"{SIBLING_LABEL} " if hit.branch == "sibling" else ""
         for label in (git_label(hit), code_label(hit)):
             branch += f"({label}) " if label else ""
-        if hit.status != "current":
-            branch += f"({status_label(hit)}) "
+        label = status_label(hit)
+        if label and hit.status == "current":  # partly superseded: is the newer statement the next line?
+            after = shown[n + 1].block_id if n + 1 < len(shown) else None
+            label += ", given next" if after == getattr(hit, "partly_by", None) else ""
+        if label:
+            branch += f"({label}) "
         held = f"{HELD_LABEL} " if hit.held else ""
         where = f" ({hit.topic}#{hit.block_id})" if hit.topic else ""
         text = _neutral(getattr(hit, "passage", "") or hit.text)  # every field: a host may make hits

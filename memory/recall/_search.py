@@ -28,7 +28,9 @@
    Entity expansion (`_entities`) adds the pages of the entities a query names to the candidates of
    step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
-   once (`_pick`).
+   once (`_pick`). A current hit that is partly superseded (one of its facts has a newer value in
+   another block, the others stand) brings that block's current statement right after it, scored at
+   least as it is (unless it came already, or the reader may not see it: `keep`, excluded siblings).
 6. Each hit's evidence is ordered by how much of the query its record holds (idf-weighted terms), the
    asked speaker's records first (`_speaker`: a query naming a speaker, or asking about "my ..."), and
    the records that only ask about the query after those that answer (`_answers`).
@@ -64,6 +66,7 @@ from ._entities import EXPAND, entity_rows
 from ._entries import Entry, Source
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 from ._index import RecallIndex
+from ._newest import NEWEST_WINDOW, newest_first
 from ._passage import PASSAGE_CHARS, passage, spread
 from ._pick import FLOOR, check_floor, pick
 from ._query import check_query
@@ -328,6 +331,7 @@ def _hit(
     *,
     asked: Asked | None = None,
     passage_chars: int = PASSAGE_CHARS,
+    partly_by: str | None = None,
     git: GitLabel | None = None,
 ) -> Found:
     status, by, on = currency
@@ -344,6 +348,7 @@ def _hit(
         superseded_by=by,
         superseded_on=on,
         passage=passage(f"{entry.text} {entry.more}" if entry.more else entry.text, weights, passage_chars),
+        partly_by=partly_by,
         git=git,
     )
 
@@ -539,8 +544,13 @@ def _search(
     def successors(row: int) -> list[int]:
         """What replaced a superseded candidate, ranked where it was: asked about an old value, the
         reader is given the current one (its words may share little with the question)."""
+        return current_from(row, currency_of(row)[1])
+
+    def current_from(row: int, by: str | None) -> list[int]:
+        """The first block current for the reader on the chain of successors from the block `by`, if
+        any, scored at least as `row` (what it stands for)."""
         found: list[int] = []
-        by, seen = currency_of(row)[1], {entry_of(row).block_id}
+        seen = {entry_of(row).block_id}
         while by is not None and by not in seen and len(seen) <= _CHAIN:
             seen.add(by)
             rows = index.block_rows(by)
@@ -569,8 +579,46 @@ def _search(
     def sibling(row: int) -> bool:
         return (siblings == "demote" and classes.get(row) == "sibling") or git_foreign(row)
 
+    def partly_named(row: int) -> str | None:
+        """The block a current candidate's partly superseded line names, if it is in the index."""
+        mark = entry_of(row).partly
+        if mark is None or currency_of(row)[0] != "current" or not index.block_rows(mark[0]):
+            return None
+        return mark[0]
+
+    brought: dict[int, str] = {}  # a picked partly superseded row -> its successor's current block
+
+    def comes_with(row: int) -> list[int]:
+        """What a picked partly superseded block brings along, right after it: the current statement of
+        the part that changed (asked about the block, the reader is given that part's newer value too).
+        Not when the reader excludes siblings and it is one."""
+        by = partly_named(row)
+        found = current_from(row, by) if by is not None else []
+        if found:
+            brought[row] = entry_of(found[0]).block_id
+        return [r for r in found if siblings != "exclude" or classes[r] != "sibling"]
+
+    def partly_by(row: int) -> str | None:
+        """What a hit names as holding the newer value of part of it: the current block that came with
+        it (the next hit, unless it ranked above), else the block its topic file names."""
+        return brought.get(row) or partly_named(row)
+
     order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
-    chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep)
+
+    def same_class(a: int, b: int) -> bool:
+        # On both axes: a newer statement said on an unmerged git branch is not moved above the reader's own.
+        return classes.get(a) == classes.get(b) and git_foreign(a) == git_foreign(b)
+
+    if current is None:
+        chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep, follow=comes_with)
+    else:
+        # Reordered within a window of the same width whatever `k` is, so a smaller k gives the first
+        # hits of a larger one.
+        chosen = pick(
+            order, final, entry_of, k=max(k, NEWEST_WINDOW), floor=floor, keep=keep, follow=comes_with
+        )
+        window = newest_first(chosen[:NEWEST_WINDOW], current, same_class, set(words), query)
+        chosen = (window + chosen[NEWEST_WINDOW:])[:k]
     found = [
         _hit(
             entry,
@@ -580,6 +628,7 @@ def _search(
             currency_of(row),
             asked=asked,
             passage_chars=passages[min(n, len(passages) - 1)],
+            partly_by=partly_by(row),
             git=git_of(row),
         )
         for n, (row, entry) in enumerate(chosen)

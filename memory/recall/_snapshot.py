@@ -82,9 +82,10 @@ __all__ = [
     "write_snapshot",
 ]
 
-# 4: supersessions in the documents and the block-id table; 3: checksums in meta.json; 2: BM25 parts with
-# the documents' average length. A snapshot of another version is rebuilt from the files.
-VERSION: Final = 4
+# 5: partly supersessions in the documents; 4: supersessions in the documents and the block-id table; 3:
+# checksums in meta.json; 2: BM25 parts with the documents' average length. A snapshot of another version
+# is rebuilt from the files.
+VERSION: Final = 5
 _PREFIX: Final = "snap-"
 _LINES: Final = 1 << 14  # lines of a text file joined per write
 _READ: Final = 1 << 20  # bytes read per step when a file is checksummed

@@ -1,6 +1,8 @@
-"""What words say, pure and below every layer that reads them: the kinds of sentence a working session
-holds (narration, the person's standing instructions, decisions, what did not work, causes, open
-threads). Languages are data (`lang/<code>.py`), read by one set of rules."""
+"""What words say, pure and below every layer that reads them: what a person's sentence states (a fact of
+now, a question, a hypothetical, a plan, a past, someone else's words), about whom, with which cue of a
+change; when a newer statement updates an older one; and the kinds of sentence a working session holds
+(narration, the person's standing instructions, decisions, what did not work, causes, open threads).
+Languages are data (`lang/<code>.py`), read by one set of rules."""
 
 from __future__ import annotations
 
@@ -9,7 +11,20 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy
 
 if TYPE_CHECKING:
+    from ._claim import user_text as user_text
     from ._keywords import keywords as keywords
+    from ._saying import Said as Said
+    from ._saying import first_person as first_person
+    from ._saying import language_of as language_of
+    from ._saying import sayings as sayings
+    from ._update import Change as Change
+    from ._update import Update as Update
+    from ._update import change_keys as change_keys
+    from ._update import changes as changes
+    from ._update import held as held
+    from ._update import said_keys as said_keys
+    from ._update import same_fact as same_fact
+    from ._update import update as update
     from ._work import NARRATION_CHARS as NARRATION_CHARS
     from ._work import WORK_GENERIC as WORK_GENERIC
     from ._work import is_cause as is_cause
@@ -21,9 +36,19 @@ if TYPE_CHECKING:
     from ._work import is_question as is_question
     from ._work import work_sentences as work_sentences
 
+_SAYING = ("Said", "first_person", "language_of", "sayings")
+_UPDATE = ("Change", "Update", "change_keys", "changes", "held", "said_keys", "same_fact", "update")
+
 __all__ = [
     "NARRATION_CHARS",
     "WORK_GENERIC",
+    "Change",
+    "Said",
+    "Update",
+    "change_keys",
+    "changes",
+    "first_person",
+    "held",
     "is_cause",
     "is_decision",
     "is_failure_said",
@@ -32,9 +57,23 @@ __all__ = [
     "is_open_thread",
     "is_question",
     "keywords",
+    "language_of",
+    "said_keys",
+    "same_fact",
+    "sayings",
+    "update",
+    "user_text",
     "work_sentences",
 ]
 
 __getattr__, __dir__ = lazy(
-    __name__, globals(), {**dict.fromkeys(__all__, "._work"), "keywords": "._keywords"}
+    __name__,
+    globals(),
+    {
+        **dict.fromkeys(__all__, "._work"),
+        "keywords": "._keywords",
+        "user_text": "._claim",
+        **dict.fromkeys(_SAYING, "._saying"),
+        **dict.fromkeys(_UPDATE, "._update"),
+    },
 )

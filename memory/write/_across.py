@@ -2,7 +2,10 @@
 that fact in ANY topic file, in the same install (the rule within one file is `_supersede`'s).
 
 The fact is found by its key (`_fact_keys`: a subject and an attribute), the older blocks by the slot
-index (`_slot_index`) and by this batch's own earlier blocks. An older block is superseded when every key
+index (`_slot_index`) and by this batch's own earlier blocks. Where no key decides, the person's words
+do (`text.update`): the older blocks filed under the words and attributes of a newer fact said with a
+change (`text.change_keys`) are read again, and each whose facts the newer words all replace is
+superseded. An older block is superseded when every key
 it states is restated by the newer words with a change: for a quantity a different number, for any other
 fact a change cue ("moved", "switched", "no longer", "sold the …", "现在", "改…") and not the same value said
 again. Never a block the new one restates, one said later than it, one off the batch's path (an
@@ -18,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..format import Block
+from ..text import Update, change_keys, said_keys, update
 from ._blocks import TopicEdit
 from ._fact_keys import NUMERIC_ATTRIBUTES, VALUE_WORDS, KeyFact, keys_of
-from ._slot_index import SlotIndex
+from ._slot_index import LOOKUP_LIMIT, SlotIndex
 from ._supersede import Aside, Reason, cue_of, newest_date, off_path, user_text
 
 __all__ = ["Across", "replaces_keys"]
@@ -109,6 +113,7 @@ class Across:
     on_path: Callable[[str], bool] | None
     aside: Aside | None
     mine: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # key -> this batch's blocks
+    added: dict[tuple[str, str], int] = field(default_factory=dict)  # this batch's blocks, in order
 
     def _edit(self, path: str) -> TopicEdit | None:
         edit = self.edits.get(path)
@@ -125,13 +130,14 @@ class Across:
         keys = keys_of(words)
         edit = self.edits.get(path)
         now = None if edit is None else edit.block(new.id)  # a later block may have superseded it since
-        if not keys or edit is None or now is None or now.superseded is not None:
+        if edit is None or now is None or now.superseded is not None:
             return
         new = now
         if any(b.id == new.id for b in edit.original.blocks):
             return  # a block said before, cited again: it says nothing newer than it did
         date = newest_date(new)
         seen: set[tuple[str, str]] = set()
+        self._by_words(new, path, words, date)
         for fact in keys:
             if not _may_change(fact):
                 continue  # no cue and no number: it replaces nothing, so nothing is looked up
@@ -146,14 +152,62 @@ class Across:
         for fact in keys:
             self.mine.setdefault(fact.key, []).append((path, new.id))
 
-    def _consider(self, where: tuple[str, str], new: Block, path: str, words: str, date: str) -> None:
-        old_path, old_id = where
-        edit = self._edit(old_path)
-        if edit is None:
-            return
-        old = edit.block(old_id)
+    def _by_words(self, new: Block, path: str, words: str, date: str) -> None:
+        """The rule of the person's words: each older block filed under a word or attribute of a fact
+        `words` changes, superseded when `text.update` finds every fact it states replaced, partly superseded
+        when it finds some."""
+        keys = change_keys(words)
+        if keys:
+            candidates = self._mine_under(keys)
+            if self.index is not None:
+                candidates += self.index.lookup_any(keys)
+            weak: list[tuple[TopicEdit, Block, Update]] = []
+            for where in dict.fromkeys(candidates):
+                if where[1] == new.id:
+                    continue
+                older = self._older(where, new, date)
+                if older is None:
+                    continue
+                edit, old = older
+                found = update(user_text(old.claim), words)
+                if found is not None and found.weak:
+                    weak.append((edit, old, found))
+                elif found is not None:
+                    self._mark(edit, old, new, path, found)
+            # A change related only by the kind of its value ("no, it's the 25th") is to the newest
+            # older statement of that kind.
+            if weak:
+                edit, old, found = max(weak, key=lambda entry: newest_date(entry[1]))
+                self._mark(edit, old, new, path, found)
+        self.added[(path, new.id)] = len(self.added)
+        for key in said_keys(words):
+            self.mine.setdefault(key, []).append((path, new.id))
+
+    def _mine_under(self, keys: frozenset[str]) -> list[tuple[str, str]]:
+        """This batch's blocks filed under any of `keys`: those under the most of them first, then the
+        newest, at most `LOOKUP_LIMIT` (a batch of many alike turns costs O(batch), not O(batch²))."""
+        count: dict[tuple[str, str], int] = {}
+        for key in keys:
+            for where in self.mine.get(key, ())[-LOOKUP_LIMIT:]:
+                count[where] = count.get(where, 0) + 1
+        return sorted(count, key=lambda w: (-count[w], -self.added.get(w, 0)))[:LOOKUP_LIMIT]
+
+    @staticmethod
+    def _mark(edit: TopicEdit, old: Block, new: Block, path: str, found: Update) -> None:
+        """Superseded when every fact `old` states is replaced; else partly, the rest still standing."""
+        if found.whole:
+            edit.supersede(old.id, new, path, found.change)
+        else:
+            edit.partly(old.id, new, path, found.change)
+
+    def _older(self, where: tuple[str, str], new: Block, date: str) -> tuple[TopicEdit, Block] | None:
+        """The current block at `where` (a topic path, a block id), with its file's edit, when `new` may
+        supersede it: said before it, on its path, and not the same statement."""
+        edit = self._edit(where[0])
+        old = None if edit is None else edit.block(where[1])
         if (
-            old is None
+            edit is None
+            or old is None
             or old.superseded is not None
             or old.claim == new.claim
             or _shares_evidence(old, new)
@@ -162,7 +216,14 @@ class Across:
             or self._said_later(old, new)
             or self._said_after(old, new)
         ):
+            return None
+        return edit, old
+
+    def _consider(self, where: tuple[str, str], new: Block, path: str, words: str, date: str) -> None:
+        older = self._older(where, new, date)
+        if older is None:
             return
+        edit, old = older
         old_words = user_text(old.claim)
         left = [fact for fact in remaining(old_words, words) if not self._replaced_elsewhere(old, fact, new)]
         covered = frozenset(fact.key for fact in keys_of(old_words)) - {fact.key for fact in left}

@@ -1,7 +1,8 @@
 """Editing one topic file the way every distiller does: add a claim (a claim already in the file gains
 the new citation instead of a second copy), replace a block (it keeps its id, so links to it still
 resolve, and carries over every citation it had: evidence is never dropped), mark a block superseded by
-a newer one (it stays, marked), render.
+a newer one (it stays, marked), or partly superseded (one of its facts has a newer value in another block,
+the others stand: it stays current, marked), render.
 
 Identical claims may share a block across sibling branches (DESIGN §8: said on both, so true on both);
 a different claim is always a block of its own unless a distiller replaces on the rules of §9.
@@ -92,11 +93,24 @@ class TopicEdit:
         return replace(block, claim=claim, citations=tuple(citations))
 
     def supersede(self, block_id: str, by: Block, by_path: str, reason: SupersedeReason) -> Block:
-        """Mark the block `block_id` superseded by `by` (filed in `by_path`), dated `by`'s newest citation."""
+        """Mark the block `block_id` superseded by `by` (filed in `by_path`), dated `by`'s newest citation.
+        A partly superseded line it has stays: the file shows both lines, each naming its successor."""
         for i, block in enumerate(self.blocks):
             if block.id == block_id:
-                mark = Supersession(by.id, by_path, max(c.date for c in by.citations), reason)
-                self.blocks[i] = replace(block, superseded=mark)
+                self.blocks[i] = replace(block, superseded=_mark(by, by_path, reason))
+                return self.blocks[i]
+        raise KeyError(block_id)
+
+    def partly(self, block_id: str, by: Block, by_path: str, reason: SupersedeReason) -> Block | None:
+        """Mark the block `block_id` partly superseded by `by` (filed in `by_path`: it holds the newer value
+        of one of the block's facts), dated `by`'s newest citation; the block stays current. A newer mark
+        replaces an older one (the newest successor wins). None, and nothing changed, for a block that is
+        superseded already (it is not current: what part of it stands is moot) or that is `by` itself."""
+        for i, block in enumerate(self.blocks):
+            if block.id == block_id:
+                if block.superseded is not None or (block.id, self.path) == (by.id, by_path):
+                    return None
+                self.blocks[i] = replace(block, partly=_mark(by, by_path, reason))
                 return self.blocks[i]
         raise KeyError(block_id)
 
@@ -121,3 +135,8 @@ class TopicEdit:
             # sizes add up to the size of the whole text.
             held = self._chunks[id(block)] = (block, text, len(text.encode("utf-8", "surrogatepass")))
         return held
+
+
+def _mark(by: Block, by_path: str, reason: SupersedeReason) -> Supersession:
+    """A status line naming `by` (filed in `by_path`), dated its newest citation."""
+    return Supersession(by.id, by_path, max(c.date for c in by.citations), reason)

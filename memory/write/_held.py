@@ -30,6 +30,7 @@ from ..format import (
     TOPIC_INDEX,
     ArchiveRecord,
     Block,
+    Supersession,
     Topic,
     TopicFormatError,
     anchor_of,
@@ -210,22 +211,27 @@ def _hold_core(edits: Edits, records: Sequence[ArchiveRecord], topics: TopicRead
 
 
 def _unsuperseded(blocks: Sequence[Block], gone: set[str], before: Mapping[str, Block]) -> list[Block]:
-    """`blocks` with each supersession by a block of `gone` (held: no longer in the core) undone: the block
-    is as it was before the edit (current, when it is new)."""
+    """`blocks` with each supersession (or partly one) by a block of `gone` (held: no longer in the core)
+    undone: that line of the block is as it was before the edit (none, when the block is new)."""
     out: list[Block] = []
     for block in blocks:
-        mark = block.superseded
         old = before.get(block.id)
-        if mark is not None and mark.topic == CORE_MASTER and mark.by in gone:
-            out.append(replace(block, superseded=old.superseded if old is not None else None))
-        else:
-            out.append(block)
+        undone = block
+        if _by_gone(block.superseded, gone):
+            undone = replace(undone, superseded=old.superseded if old is not None else None)
+        if _by_gone(block.partly, gone):
+            undone = replace(undone, partly=old.partly if old is not None else None)
+        out.append(undone)
     return out
+
+
+def _by_gone(mark: Supersession | None, gone: set[str]) -> bool:
+    return mark is not None and mark.topic == CORE_MASTER and mark.by in gone
 
 
 def _unsupersede_file(path: str, text: str, gone: set[str], topics: TopicReader) -> str:
     topic = parse_topic(text, path)
-    marked = [b for b in topic.blocks if b.superseded is not None and b.superseded.by in gone]
+    marked = [b for b in topic.blocks if _by_gone(b.superseded, gone) or _by_gone(b.partly, gone)]
     if not marked:
         return text
     old_text = topics.read(path)

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..format import (
     ArchiveRecord,
     Block,
+    Supersession,
     Topic,
     WorkspacePaths,
     anchor_of,
@@ -148,10 +149,17 @@ def _round_of(
 
 
 def _remarked(block: Block, moves: Mapping[tuple[str, str], str]) -> Block:
-    mark = block.superseded
-    if mark is None or (mark.topic, mark.by) not in moves:
+    """`block` with each status line naming a block that moved naming its new page."""
+    superseded, partly = _moved(block.superseded, moves), _moved(block.partly, moves)
+    if (superseded, partly) == (block.superseded, block.partly):
         return block
-    return replace(block, superseded=replace(mark, topic=moves[(mark.topic, mark.by)]))
+    return replace(block, superseded=superseded, partly=partly)
+
+
+def _moved(mark: Supersession | None, moves: Mapping[tuple[str, str], str]) -> Supersession | None:
+    if mark is None or (mark.topic, mark.by) not in moves:
+        return mark
+    return replace(mark, topic=moves[(mark.topic, mark.by)])
 
 
 def _open_page(slug: str, files: Mapping[str, Sequence[Block]], sizes: dict[str, int]) -> str:

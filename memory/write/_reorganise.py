@@ -128,11 +128,12 @@ def _pass(workspace: Workspace, judge: object, one_path: OnePath | None) -> Reor
         for topic in topics.values()
         for block in topic.blocks
         for link in block_links(block.claim)
-    } | {  # a successor is linked to by its superseded block's status line: never folded away either
-        (block.superseded.topic, block.superseded.by)
+    } | {  # a successor is linked to by its block's status lines: never folded away either
+        (mark.topic, mark.by)
         for topic in topics.values()
         for block in topic.blocks
-        if block.superseded is not None
+        for mark in (block.superseded, block.partly)
+        if mark is not None
     }
     changed: dict[str, bytes | None] = {}
     merged = 0

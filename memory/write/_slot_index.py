@@ -1,7 +1,8 @@
 """The slot index: fact key -> the current blocks stating it, in any topic file (a derived cache).
 
 `memory/.dagmem/slots.sqlite3` holds one row per (key, topic path, block id) for every current block
-whose user words state that key (`_fact_keys`), and the txlog byte offset it reflects. Before a lookup it
+whose user words state that key (`_fact_keys`; and `text.said_keys`: the words and attributes of the
+person's own facts, which `lookup_any` reads), and the txlog byte offset it reflects. Before a lookup it
 catches up from the txlog: each transaction past that offset names the files it changed, and only those
 are read again, so a write costs O(its own transactions), never O(workspace). A missing, damaged or
 foreign file (or a txlog shorter than the offset: a rewritten log) is rebuilt from the topic files.
@@ -26,15 +27,17 @@ from ..format import (
     is_brief_path,
     parse_topic,
 )
+from ..text import said_keys
 from ._fact_keys import keys_of
 from ._supersede import user_text
 
 __all__ = ["SlotIndex"]
 
-_VERSION: Final = 3  # 3: the brief's parts are not indexed
+_VERSION: Final = 4  # 3: the brief's parts are not indexed; 4: the person's facts by their words
 # The newest blocks of a key a write reads again, at most: a key stated in many current blocks (a job
 # mentioned in passing for years) costs a bounded number of reads per write, not O(workspace).
 LOOKUP_LIMIT: Final = 24
+_KEYS_MAX: Final = 200  # keys of one lookup (SQLite's bound on host parameters is far above it)
 log = logging.getLogger(__name__)
 
 
@@ -63,6 +66,25 @@ class SlotIndex:
             db = self._ready()
             rows = db.execute(
                 "SELECT path, block FROM slots WHERE key = ? ORDER BY rowid DESC LIMIT ?", (key, LOOKUP_LIMIT)
+            )
+            return [(str(p), str(b)) for p, b in rows]
+        except (sqlite3.Error, OSError, TxlogCorrupt, ValueError) as exc:
+            log.warning("the slot index is unusable (%s); looked up as empty", exc)
+            self.close()
+            return []
+
+    def lookup_any(self, keys: Iterable[str], limit: int = LOOKUP_LIMIT) -> list[tuple[str, str]]:
+        """(topic path, block id) of the current blocks filed under any of `keys`, those under the most of
+        them first, then the newest (at most `limit`)."""
+        wanted = sorted(set(keys))[:_KEYS_MAX]
+        if not wanted:
+            return []
+        try:
+            db = self._ready()
+            rows = db.execute(
+                f"SELECT path, block FROM slots WHERE key IN ({','.join('?' * len(wanted))})"
+                " GROUP BY path, block ORDER BY COUNT(*) DESC, MAX(rowid) DESC LIMIT ?",
+                (*wanted, limit),
             )
             return [(str(p), str(b)) for p, b in rows]
         except (sqlite3.Error, OSError, TxlogCorrupt, ValueError) as exc:
@@ -197,9 +219,10 @@ class SlotIndex:
         except (OSError, UnicodeDecodeError, TopicFormatError):
             return  # removed, or damaged (`verify` reports it): no rows
         rows = [
-            (fact.key, relpath, block.id)
+            (key, relpath, block.id)
             for block in topic.blocks
             if block.superseded is None
-            for fact in keys_of(user_text(block.claim))
+            for words in (user_text(block.claim),)
+            for key in sorted({fact.key for fact in keys_of(words)} | said_keys(words))
         ]
         db.executemany("INSERT INTO slots (key, path, block) VALUES (?, ?, ?)", rows)

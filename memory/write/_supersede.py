@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from ..format import Block, SourceRef
+from ..text import user_text
 from ._fact_keys import keys_of
 from ._slots import MULTI_VALUED, NUMERIC, Fact, clauses, facts_of, sentences, strip_lead
 
@@ -125,8 +126,6 @@ _VERB: Final = re.compile(
     r"got moved|got changed|now)\b|定在|改成|改到|改为|换成|换到|是|在|要|从",
     re.I,
 )
-_USER_QUOTE: Final = re.compile(r"User: “(.*?)”(?= Assistant: “| User: “|$)")
-_UNESCAPE: Final = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 _MEAT: Final = frozenset(
     {"meat", "fish", "chicken", "pork", "beef", "lamb", "seafood", "肉", "鱼", "鸡肉", "猪肉", "牛肉", "海鲜"}
@@ -299,18 +298,6 @@ def _lexical(old: Statement, new: Statement) -> Reason | None:
     if old.words == new.words and old.numbers == new.numbers:
         return None  # said again, nothing changed
     return new.cue
-
-
-@functools.lru_cache(maxsize=8192)
-def user_text(claim: str) -> str:
-    """The user's words quoted in a stored claim (`User: “…”`, the extractive form), plain; for a claim
-    written in other words (a model's), the whole claim. Remembered: every write asks it again of each
-    block of the files it touches (the slot index, supersession)."""
-    plain = _UNESCAPE.sub(r"\1", claim)
-    quotes = _USER_QUOTE.findall(plain)
-    if quotes:
-        return " ".join(quotes)
-    return "" if plain.startswith("Assistant: “") else plain
 
 
 def off_path(

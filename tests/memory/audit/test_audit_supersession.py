@@ -1,7 +1,8 @@
 """The oracle's supersession checks (DESIGN §12), on a real home whose topic files a person or a tool
 edited: a superseded line naming a block that does not exist is `supersession_missing`, a chain of
 successors that comes back on itself is `supersession_cycle`; `dagmem verify` reports both (text and
-`--json`, exit 1) and passes a home whose chains all end."""
+`--json`, exit 1) and passes a home whose chains all end. A partly superseded line naming a missing block
+is `supersession_missing` too; it is never a link of a cycle."""
 
 from __future__ import annotations
 
@@ -140,3 +141,44 @@ def test_a_successor_in_an_unreadable_file_is_reported_once_as_that_file(home: H
     home.write(A, by(a1, b1, B))
     (home.root / "memory" / B).write_text("not a topic file\n")
     assert [kind for kind, _, _ in home.violations()] == ["topic-unreadable"]
+
+
+# --- the partly superseded line -----------------------------------------------------------------------------
+
+
+def partly_by(block: Block, successor: Block | str, path: str) -> Block:
+    bid = successor if isinstance(successor, str) else successor.id
+    return dataclasses.replace(block, partly=Supersession(bid, path, "2026-11-20", "update"))
+
+
+def test_a_partly_successor_that_does_not_exist_is_supersession_missing(home: Home) -> None:
+    a1, a2 = home.blocks(A, "Paris and nurse.", "Berlin.")
+    home.write(A, partly_by(a1, "b-00000000", A), partly_by(a2, a1, "topics/nowhere.md"))
+    assert home.violations() == [
+        (
+            "supersession_missing",
+            where(A, a1),
+            f"partly superseded by {where(A, 'b-00000000')}, which does not exist",
+        ),
+        (
+            "supersession_missing",
+            where(A, a2),
+            f"partly superseded by topics/nowhere.md#{a1.id}, which does not exist",
+        ),
+    ]
+    text = dagmem_run("verify", "--home", str(home.root))
+    assert text.returncode == EXIT_FAILED
+    assert (
+        f"VIOLATION supersession_missing: {where(A, a1)} (partly superseded by {where(A, 'b-00000000')}"
+        in text.stdout
+    )
+
+
+def test_partly_lines_that_name_each_other_are_no_cycle(home: Home) -> None:
+    (a1,) = home.blocks(A, "Paris and nurse.")
+    (b1,) = home.blocks(B, "Berlin.")
+    home.write(A, partly_by(a1, b1, B))
+    home.write(B, by(partly_by(b1, a1, A), a1, A))  # superseded by a1 too: a chain of one, ending at a1
+    assert home.violations() == []
+    done = dagmem_run("verify", "--home", str(home.root))
+    assert (done.returncode, done.stdout.strip().splitlines()[-1]) == (EXIT_OK, "ok")
