@@ -270,6 +270,7 @@ def _current_first(
     *,
     replaced: Callable[[int], bool] = lambda _row: False,
     sibling: Callable[[int], bool] = lambda _row: False,
+    above: Callable[[int, int], bool] = lambda _first, _row: False,
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
     for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
@@ -279,45 +280,99 @@ def _current_first(
     value may be the reader's own branch's, which no supersession could link: an older fact has one
     successor), but never after a `sibling` row when they are not siblings themselves: the branch rule
     (no sibling above the reader's own branch) holds among current rows. `current` None
-    (`history=True`): relevance order, each superseded row followed by its current successor."""
+    (`history=True`): relevance order, each superseded row followed by its current successor.
+
+    The branch rule holds for successors too (`above(a, b)`: `a` must rank above `b`; `ranked` already
+    obeys it): one that a row still to come must rank above waits until that row is given (a sibling's
+    newer value, replacing a hit of the reader's own); before a row that is a `sibling`, the successors
+    of the rows further down that must rank above it are given first (the reader's own newer value,
+    replacing a sibling's hit), which resolves those rows' statuses; one that must rank above a row
+    already given is not given in its predecessor's place (the predecessor names it)."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     held: list[int] = []
     later: list[int] = []
     given: set[int] = set()
+    shown: list[int] = []  # what was given, in order
+    waiting: list[int] = []  # successors a row still to come must rank above
+    found: dict[int, list[int]] = {}
+
+    def successors_of(row: int) -> list[int]:
+        if row not in found:
+            found[row] = successors(row)
+        return found[row]
 
     def before_a_sibling() -> Iterator[int]:
         """The replaced rows waiting in `later` that a sibling row must not pass."""
-        for waiting in [r for r in later if r not in given and not sibling(r)]:
-            later.remove(waiting)
-            given.add(waiting)
-            yield waiting
+        for waiting_row in [r for r in later if r not in given and not sibling(r)]:
+            later.remove(waiting_row)
+            given.add(waiting_row)
+            shown.append(waiting_row)
+            yield waiting_row
 
-    for row in ranked:
+    def blocked(row: int, start: int) -> bool:
+        """Whether a row of `ranked` from `start` on, given as itself when it comes, must rank above."""
+        return any(
+            above(first, row)
+            and first not in given
+            and score[first] >= cut
+            and (current is None or current(first))
+            for first in ranked[start:]
+        )
+
+    def give(row: int, start: int) -> Iterator[int]:
+        """`row`, after what must rank above it: before a sibling, the successors of the rows from
+        `start` on that must (unless a row still to come must rank above them), and the replaced rows."""
+        if sibling(row):
+            for first in ranked[start:]:
+                if score[first] < cut or first in given or (current is not None and current(first)):
+                    continue
+                for successor in successors_of(first):
+                    if successor in given or not above(successor, row) or blocked(successor, start):
+                        continue
+                    if current is not None and replaced(successor):
+                        continue
+                    given.add(successor)
+                    shown.append(successor)
+                    yield successor
+            if later:
+                yield from before_a_sibling()
+        given.add(row)
+        shown.append(row)
+        yield row
+
+    def released(start: int) -> Iterator[int]:
+        """The waiting successors no row from `start` on must rank above any more."""
+        for successor in [r for r in waiting if not blocked(r, start)]:
+            waiting.remove(successor)
+            if successor not in given:
+                yield from give(successor, start)
+
+    for i, row in enumerate(ranked):
+        if waiting:
+            yield from released(i)
         if score[row] < cut or row in given:
             continue  # `pick` never takes a row below the floor: no status needed
         if current is None or current(row):
             if current is not None and replaced(row):
                 later.append(row)
                 continue
-            if later and sibling(row):
-                yield from before_a_sibling()
-            given.add(row)
-            yield row
+            yield from give(row, i + 1)
             if current is not None:
                 continue
         else:
             held.append(row)
-        for successor in successors(row):
-            if successor in given:
+        for successor in successors_of(row):
+            if successor in given or successor in waiting:
                 continue
             if current is not None and replaced(successor):
                 later.append(successor)
                 continue
-            if later and sibling(successor):
-                yield from before_a_sibling()
-            given.add(successor)
-            yield successor
+            if blocked(successor, i + 1):
+                waiting.append(successor)
+            elif not any(above(successor, other) for other in shown):
+                yield from give(successor, i + 1)
+    yield from released(len(ranked))
     yield from dict.fromkeys(row for row in later if row not in given)
     yield from held
 
@@ -588,22 +643,58 @@ def _search(
 
     brought: dict[int, str] = {}  # a picked partly superseded row -> its successor's current block
 
+    def low_on(row: int) -> set[str]:
+        """The axes on which a row is demoted: a sibling of the conversation (`siblings="demote"`), said
+        on a git branch not merged into the reader's HEAD."""
+        axes = {"branch"} if siblings == "demote" and classes.get(row) == "sibling" else set()
+        return axes | {"git"} if git_foreign(row) else axes
+
+    def high_on(row: int) -> set[str]:
+        """The axes on which a row is the reader's own (the ones no demoted row ranks above)."""
+        axes = {"branch"} if siblings == "demote" and classes.get(row) == "on" else set()
+        return axes | {"git"} if git_own(row) else axes
+
+    below: set[str] = set()  # the axes on which a picked row was demoted
+
     def comes_with(row: int) -> list[int]:
         """What a picked partly superseded block brings along, right after it: the current statement of
         the part that changed (asked about the block, the reader is given that part's newer value too).
-        Not when the reader excludes siblings and it is one."""
+        Not when the reader excludes siblings and it is one. The branch rule (no demoted hit above one
+        of the reader's own, on either axis) holds for it too: one demoted where the hit is not does not
+        come with it (a hit of the reader's own may follow), nor does one of the reader's own once a
+        demoted hit was picked; it then ranks where it would alone, and the hit still names it in
+        `partly_by`. `pick` asks this of every row it takes, in the order it takes them, so `below`
+        knows what was picked."""
+        below.update(low_on(row))
         by = partly_named(row)
         found = current_from(row, by) if by is not None else []
         if found:
             brought[row] = entry_of(found[0]).block_id
-        return [r for r in found if siblings != "exclude" or classes[r] != "sibling"]
+        return [
+            r
+            for r in found
+            if (siblings != "exclude" or classes[r] != "sibling")
+            and low_on(r) <= low_on(row)
+            and not high_on(r) & below
+        ]
 
     def partly_by(row: int) -> str | None:
         """What a hit names as holding the newer value of part of it: the current block that came with
         it (the next hit, unless it ranked above), else the block its topic file names."""
         return brought.get(row) or partly_named(row)
 
-    order = _current_first(ranked, current, final, floor, successors, replaced=replaced, sibling=sibling)
+    def above(first: int, row: int) -> bool:
+        """The branch rule: `first` must rank above `row` (the reader's own on an axis where `row` is
+        demoted; where the two axes disagree, git's demotion wins, as in `ranked`)."""
+        if git_own(first) and git_foreign(row):
+            return True
+        if git_foreign(first) and git_own(row):
+            return False
+        return siblings == "demote" and classes.get(first) == "on" and classes.get(row) == "sibling"
+
+    order = _current_first(
+        ranked, current, final, floor, successors, replaced=replaced, sibling=sibling, above=above
+    )
 
     def same_class(a: int, b: int) -> bool:
         # On both axes: a newer statement said on an unmerged git branch is not moved above the reader's own.
