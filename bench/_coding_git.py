@@ -162,7 +162,10 @@ def run_git(scratch: Path, timings: Timings, progress: Callable[[str], None]) ->
     (repo / ".git" / "info" / "exclude").write_text(".dagmem/\n.claude/\n.unwritten-*\n", encoding="utf-8")
     (repo / "README.md").write_text("# two projects, one repository\n", encoding="utf-8")
     _git(repo, "add", "README.md")
-    _git(repo, "commit", "-q", "-m", "start", at=int(time.time()))
+    # A minute before the replay: a branch is made from a commit older than any turn said on it. Made in
+    # the replay's first second, that commit would be "made at or after" the turns said in that second,
+    # and a branch with no commit of its own would count as merged for them (a tie on the second).
+    _git(repo, "commit", "-q", "-m", "start", at=int(time.time()) - 60)
     user_home = base / "user"
     user_home.mkdir()
     home = repo / ".dagmem"
