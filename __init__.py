@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .memory.forget import ForgetReport as ForgetReport
     from .memory.format import HEAD as HEAD
     from .memory.format import ArchiveRecord as ArchiveRecord
+    from .memory.format import GitContext as GitContext
     from .memory.format import Node as Node
     from .memory.format import Role as Role
     from .memory.format import SessionMeta as SessionMeta
@@ -80,6 +81,7 @@ __all__ = [
     "ExtractiveDistiller",
     "FileSessionStore",
     "ForgetReport",
+    "GitContext",
     "GitError",
     "Hit",
     "HomeBusy",
@@ -146,6 +148,7 @@ __getattr__, __dir__ = _lazy.lazy(
         "SessionSnapshot": ".memory.format",
         "Tip": ".memory.format",
         "ToolEvidence": ".memory.format",
+        "GitContext": ".memory.format",
         "count_tokens": ".memory.format",
         "ReasonCode": ".memory.outcomes",
         "WriteFailure": ".memory.outcomes",

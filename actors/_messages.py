@@ -40,6 +40,7 @@ class Append:
     spawned: bool = False
     spawned_from: str | None = None
     origin: str | None = None
+    git: object = None  # a `format.GitContext`: where in git it was said
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from ..memory.checkout import reader_at
 from ..memory.currency import SessionShape, parse_spawned_from
 from ..memory.durable import LastFailure, ensure_workspace_id
 from ..memory.errors import DagmemError, InvalidInput, MemoryOff, UnknownSession
@@ -33,6 +34,7 @@ from ..memory.forget import ForgetReport, finish_pending, plan_forget
 from ..memory.forget import forget as forget_home
 from ..memory.format import (
     HEAD,
+    GitContext,
     HeadType,
     HomePaths,
     Node,
@@ -41,6 +43,7 @@ from ..memory.format import (
     check_content,
     check_id,
     check_metadata,
+    git_context_of,
 )
 from ..memory.outcomes import ReasonCode, WriteFailure
 from ..memory.recall import (
@@ -50,6 +53,7 @@ from ..memory.recall import (
     Siblings,
     check_floor,
     check_query,
+    code_checks,
     core_for,
     reader_for,
     search,
@@ -129,6 +133,24 @@ def _check_home(home: Path) -> None:
         raise InvalidInput(f"home {home}: a parent of it is a file, not a directory") from None
     if not stat.S_ISDIR(info.st_mode):
         raise InvalidInput(f"home {home} is not a directory")
+
+
+def _git_of(checkout: str | os.PathLike[str] | None, git: GitContext | None) -> GitContext | None:
+    """The git context `append` keeps: read from `checkout`'s files, or `git` as given (one of them)."""
+    if checkout is not None and git is not None:
+        raise InvalidInput("give checkout or git, not both")
+    if git is not None:
+        if not isinstance(git, GitContext) or git_context_of(git) != git:
+            raise InvalidInput(f"git must be a GitContext within its bounds, not {git!r}")
+        return git
+    if checkout is None:
+        return None
+    from ..memory.checkout import read_checkout
+
+    found = read_checkout(os.fspath(checkout))
+    if found is None:
+        return None  # not a git worktree: no git context, as for any work outside git
+    return git_context_of(GitContext(found.repo, found.branch, found.commit))  # None: out of its bounds
 
 
 def _iso(at: float | None) -> str | None:
@@ -480,6 +502,8 @@ class Runtime:
         spawned: bool = False,
         spawned_from: str | None = None,
         origin: str | None = None,
+        checkout: str | os.PathLike[str] | None = None,
+        git: GitContext | None = None,
     ) -> str:
         """Append a turn and return its node id. `predecessor=HEAD` continues the head, `None` starts a new
         root, an id forks there; the head moves to the new node, so a fork (an edited prompt, a retry) goes
@@ -487,8 +511,10 @@ class Runtime:
         a side branch (a sub-agent's turns) and leaves the head where it was. `spawned_from="<sid>/<node>"`,
         at a session's first append, says where the session was spawned from. `origin` says where the text
         came from when it is not the role's default (`"tool"` for a user-role row that carries a pasted or
-        fetched page): only text a person typed (`"user"`) may become a core fact. Bad input raises
-        `InvalidInput`; nothing is written."""
+        fetched page): only text a person typed (`"user"`) may become a core fact. `checkout`, the directory
+        the turn was said in: its git repository, branch and commit are read from its files and kept with
+        the turn (`metadata["git"]`, nothing outside a git worktree); `git`, such a context already read
+        (an importer's: what the transcript said). Bad input raises `InvalidInput`; nothing is written."""
         # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
         # an actor crash (and a restart's backoff).
         role, content, clean = check_append_args(
@@ -502,7 +528,8 @@ class Runtime:
             spawned_from=spawned_from,
             origin=origin,
         )
-        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin)
+        where = _git_of(None, git) if checkout is None else await self._ctx.io(_git_of, checkout, git)
+        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin, where)
         node = await self._request(session_id, message)
         assert isinstance(node, Node)
         return node.id
@@ -656,6 +683,7 @@ class Runtime:
         floor: float = RECALL_FLOOR,
         held: bool = False,
         scope: Scope | None = None,
+        checkout: str | os.PathLike[str] | None = None,
     ) -> list[Hit]:
         """Search memory for `query`: the `k` best topic blocks, with their evidence. With a session, each
         hit has a branch class relative to `tip` (default: the head), and by default no hit from a sibling
@@ -665,7 +693,12 @@ class Runtime:
         to…"), labelled. Each claim comes once, and a hit scoring below `floor` times the best is left out
         (it only pads `k`; 0 keeps every one). Candidate core facts held for review come back only with
         `held=True` (labelled `held`). Under a `scope` only what it allows is returned; a session outside
-        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. Reads files only: no lock, and never half a transaction."""
+        it (or held items it does not allow) raises `OutOfScope`, which names nothing else. `checkout`:
+        the reader's git checkout (a directory in a worktree): each hit gets its git label (`Hit.git`:
+        said on a branch not merged into the checkout's HEAD, or in another repository, it ranks below
+        the reader's own, as a sibling does) and `Hit.code` when a file an edit it cites no longer holds
+        what it wrote; the merge facts missing for this HEAD are computed first (`git`, in a worker
+        thread, cached in the home). Reads files only: no lock, and never half a transaction."""
         check_query(query)
         if not isinstance(held, bool):
             raise InvalidInput(f"held must be True or False, not {held!r}")
@@ -694,11 +727,30 @@ class Runtime:
         floor = check_floor(floor)
         keep = visible(held=held, scope=scope)
 
+        where = None if checkout is None else os.fspath(checkout)
+        memory = self._ctx.workspace_root
+
         def answer() -> list[Hit]:  # the reader and the search in one worker call: one thread hop, not two
             reader = reader_for(shapes, session_id, tip)
-            return search(
-                index, query, k=k, reader=reader, siblings=siblings, history=history, floor=floor, keep=keep
+            git = None if where is None else reader_at(memory, where, run_git=True, write=True)
+            hits = search(
+                index,
+                query,
+                k=k,
+                reader=reader,
+                siblings=siblings,
+                history=history,
+                floor=floor,
+                keep=keep,
+                checkout=git,
             )
+            if git is None:
+                return hits
+            verdicts = code_checks(hits, git.checkout.repo, git.checkout.root)
+            return [
+                h if v is None else h.model_copy(update={"code": v})
+                for h, v in zip(hits, verdicts, strict=True)
+            ]
 
         return await self._ctx.io(answer)
 

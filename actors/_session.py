@@ -221,6 +221,7 @@ class SessionActor:
                 spawned=message.spawned,
                 spawned_from=message.spawned_from,
                 origin=message.origin,
+                git=message.git,
             )
             event, result = m.Turn(node, store.head(self.sid), arrived), node
         elif isinstance(message, SetHead):

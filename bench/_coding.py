@@ -25,6 +25,7 @@ from ..memory.format import HomePaths
 from . import _kit as kit
 from ._coding_baseline import Baseline, project_turns
 from ._coding_data import OURS, SETS, Question, load_questions, sessions_of, transcripts_root
+from ._coding_git import OFF, ON, run_git
 from ._coding_hooks import Timings
 from ._coding_replay import ProjectRun, replay_project
 from ._coding_score import AFTER, METHODS, Row, answered, breakdown, compacted_context, summary
@@ -124,6 +125,11 @@ def run(
                 "seconds": round(time.perf_counter() - begun, 1),
             }
             progress(f"project {number}/{len(projects)}: {name} done in {per_project[name]['seconds']} s")
+        begun = time.perf_counter()
+        git_timings = Timings()  # apart: the git scenario's prompts are not the questions' own figures
+        git = run_git(folder, git_timings, progress)
+        git["hooks_ms"] = {event: _quantiles(ms) for event, ms in sorted(git_timings.hooks.items())}
+        git["seconds"] = round(time.perf_counter() - begun, 1)
     scored = {
         scope: {
             "summary": summary(group),
@@ -148,7 +154,8 @@ def run(
         "compactions_answered_while_writing": sum(
             p["compactions_answered_while_writing"] for p in per_project.values()
         ),
-        "problems": sum(p["problems"] for p in per_project.values()),
+        "git": git,
+        "problems": sum(p["problems"] for p in per_project.values()) + len(git["problems"]),
         "log_lines": sum(p["log_lines"] for p in per_project.values()),
         "wall_s": round(time.perf_counter() - started, 1),
     }, records
@@ -223,6 +230,7 @@ def results(coding: dict[str, Any]) -> list[Result]:
     out.append(result("coding: post-compaction SessionStarts answered while the worker was still writing what "
                       "PreCompact handed over (baseline: compactions)", coding["compactions_answered_while_writing"],
                       "", coding["compactions"], None, digits=0))  # fmt: skip
+    out += _git_results(coding["git"])
     form = coding["shape"]
     out += [
         result("coding: topic files after the replay (all projects)", form["topic_files"], "", None, None, digits=0),
@@ -235,6 +243,39 @@ def results(coding: dict[str, Any]) -> list[Result]:
                "a worker that never went idle)", coding["problems"], "", None, None, digits=0),
         result("coding: lines in the homes' hooks/hooks.log", coding["log_lines"], "", None, None, digits=0),
     ]  # fmt: skip
+    return out
+
+
+def _git_results(git: dict[str, Any]) -> list[Result]:
+    """The git scenarios' rates, each beside the plain ranking's (the same questions, the same run), and
+    the check's cost."""
+
+    def rate(figure: str, method: str) -> float | None:
+        value = git[figure][method]["rate"]
+        return None if value is None else float(value)
+
+    def n(figure: str) -> int:
+        return int(git[figure]["dagmem"]["n"])
+
+    out = [
+        result(f"coding git: asked on main before the merge, answering hits labelled with their unmerged branch "
+               f"({n('unmerged_labelled')} questions; baseline: the plain ranking)", rate("unmerged_labelled", "dagmem"),
+               "", rate("unmerged_labelled", "plain"), "value >= 1"),
+        result(f"coding git: asked on main after the merge, answering hits given as the project's, unlabelled "
+               f"({n('merged_unlabelled')} questions; baseline: the plain ranking)", rate("merged_unlabelled", "dagmem"),
+               "", rate("merged_unlabelled", "plain"), "value >= 1"),
+        result(f"coding git: asked from the other worktree, questions answered ({n('shared_answered')} questions; "
+               "baseline: a home per worktree)", rate("shared_answered", "dagmem"), "", rate("shared_answered", "split"),
+               None),
+        result(f"coding git: a file renamed or rewritten since, hits citing it labelled 'the code changed since' "
+               f"({n('code_labelled')} files; baseline: the check off)", rate("code_labelled", "dagmem"), "",
+               rate("code_labelled", "plain"), "value >= 1"),
+    ]  # fmt: skip
+    ms = git["hooks_ms"]
+    if ON in ms and OFF in ms:
+        out.append(result(f"coding git: UserPromptSubmit hook wall time p50 with the code check on, {ms[ON]['n']} runs "
+                          "(baseline: the check off, interleaved)", ms[ON]["p50"], "ms", ms[OFF]["p50"], "ratio <= 1.1",
+                          digits=1))  # fmt: skip
     return out
 
 

@@ -104,15 +104,24 @@ class Hooks:
         self.env = env
         self.commands = install(project, env)
 
-    def run(self, event: str, payload: dict[str, Any]) -> Answer:
+    def run(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        timed: str | None = None,
+    ) -> Answer:
+        """The event's hooks; `env`, variables set for this run only; `timed`, the name its wall time is
+        kept under (default: the event's)."""
         contexts: list[str] = []
         problems: list[str] = []
         data = json.dumps(payload).encode()
         for command in self.commands.get(event, []):
             if not _matches(command.matcher, event, payload):
                 continue
-            code, out, err, ms = self._spawn(command.command, data, command.timeout)
-            self.timings.hooks.setdefault(event, []).append(ms)
+            code, out, err, ms = self._spawn(command.command, data, command.timeout, env)
+            self.timings.hooks.setdefault(timed or event, []).append(ms)
             self.timings.baseline.append(self._spawn(_BASELINE, b"", 60.0)[3])
             if code is None:
                 problems.append(f"{event}: timed out after {command.timeout:g} s")
@@ -128,14 +137,16 @@ class Hooks:
                 contexts.append(context)
         return Answer("\n".join(contexts), tuple(problems))
 
-    def _spawn(self, command: str, data: bytes, timeout: float) -> tuple[int | None, bytes, bytes, float]:
+    def _spawn(
+        self, command: str, data: bytes, timeout: float, env: dict[str, str] | None = None
+    ) -> tuple[int | None, bytes, bytes, float]:
         """(exit status or None on a timeout, stdout, stderr, ms from spawn to exit)."""
         started = time.perf_counter()
         child = subprocess.Popen(
             command,
             shell=True,
             cwd=self.project,
-            env=self.env,
+            env=self.env if env is None else {**self.env, **env},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -33,8 +33,19 @@ DEFAULT_HOME = Path(".dagmem")
 
 
 def default_home() -> Path:
-    """`--home` when it is not given: `DAGMEM_HOME`, else `./.dagmem`."""
-    return Path(os.environ["DAGMEM_HOME"]) if os.environ.get("DAGMEM_HOME") else DEFAULT_HOME
+    """`--home` when it is not given: `DAGMEM_HOME`, else `./.dagmem`, except in a linked git worktree
+    without one of its own: its repository's main worktree's, as the hooks choose (`hooks.project_home`)."""
+    if os.environ.get("DAGMEM_HOME"):
+        return Path(os.environ["DAGMEM_HOME"])
+    if DEFAULT_HOME.exists() or DEFAULT_HOME.is_symlink():
+        return DEFAULT_HOME
+    from ..hooks import project_home  # a few small reads: `.git` and the worktree's `commondir`
+
+    try:
+        shared = project_home(os.getcwd())
+    except OSError:
+        return DEFAULT_HOME
+    return DEFAULT_HOME if shared.parent == Path(os.getcwd()) else shared
 
 
 class _Parser(argparse.ArgumentParser):

@@ -7,17 +7,22 @@ call the same index and search as `Runtime.recall`, so a shell and an embedded h
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, HomePaths
 from ..memory.recall import (
     RecallIndex,
+    code_checks,
+    code_label,
     core_facts,
     core_lines,
     find_hits,
+    git_label,
     in_time_order,
     reader_for,
     render_context,
@@ -26,6 +31,9 @@ from ..memory.recall import (
 )
 from ..memory.shapes import shapes_for
 from ._errors import CommandError
+
+if TYPE_CHECKING:
+    from ..memory.checkout import GitReader
 
 __all__ = ["core_command", "recall_command"]
 
@@ -56,12 +64,24 @@ def recall_command(args: argparse.Namespace) -> int:
     with shapes_for(home, store=store) as shapes:
         reader = reader_for(shapes.for_reader(args.session, tip), args.session, tip)
     index = RecallIndex.open(memory)
-    options = {"siblings": args.siblings, "history": args.history}
+    git = _git_reader(memory, getattr(args, "checkout", None))
+    options = {"siblings": args.siblings, "history": args.history, "checkout": git}
     if args.context:  # rendered only: the plain records, without the `Hit` models (pydantic)
         found = find_hits(index, args.query, k=args.k, reader=reader, **options)
+        if git is not None:
+            verdicts = code_checks(found, git.checkout.repo, git.checkout.root)
+            found = [
+                h if v is None else dataclasses.replace(h, code=v)
+                for h, v in zip(found, verdicts, strict=True)
+            ]
         print(render_context(found, _core(memory)))
         return 0
     hits = search(index, args.query, k=args.k, reader=reader, **options)
+    if git is not None:
+        verdicts = code_checks(hits, git.checkout.repo, git.checkout.root)
+        hits = [
+            h if v is None else h.model_copy(update={"code": v}) for h, v in zip(hits, verdicts, strict=True)
+        ]
     if args.json:
         print(json.dumps({"query": args.query, "hits": [hit.model_dump(mode="json") for hit in hits]}))
         return 0
@@ -71,11 +91,25 @@ def recall_command(args: argparse.Namespace) -> int:
         branch = f" [{hit.branch}]" if hit.branch else ""
         label = status_label(hit)  # not current, or partly superseded
         status = f" [{label}]" if label else ""
+        for label in (git_label(hit), code_label(hit)):
+            status += f" [{label}]" if label else ""
         print(f"{number}. {hit.score:.3f}{branch}{status} {hit.topic}#{hit.block_id} ({hit.date})")
         print(f"   {hit.text}")
         for evidence in in_time_order(hit.evidence):
             print(f"   - {evidence.role} {evidence.source_id} {evidence.time}")
     return 0
+
+
+def _git_reader(memory: Path, checkout: str | None) -> GitReader | None:
+    """The reader at `--checkout`: its merge facts computed by `git` when the cache lacks them, never
+    written (a read-only command creates nothing)."""
+    if checkout is None:
+        return None
+    if not Path(checkout).is_dir():
+        raise CommandError(f"--checkout {checkout}: not a directory")
+    from ..memory.checkout import reader_at
+
+    return reader_at(memory, checkout, run_git=True, write=False)
 
 
 def _core(memory: Path) -> str:

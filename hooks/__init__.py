@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._cli import memory_off as memory_off
     from ._cli import run_hook as run_hook
     from ._home import hook_home as hook_home
+    from ._home import project_home as project_home
     from ._home import state_dir as state_dir
     from ._queue import worker_idle as worker_idle
     from ._state import queue_state as queue_state
@@ -34,6 +35,7 @@ __all__ = [
     "hook_main",
     "install",
     "memory_off",
+    "project_home",
     "queue_state",
     "run_hook",
     "state_dir",
@@ -52,6 +54,7 @@ __getattr__, __dir__ = lazy(
         "memory_off": "._cli",
         "run_hook": "._cli",
         "hook_home": "._home",
+        "project_home": "._home",
         "state_dir": "._home",
         "worker_idle": "._queue",
         "queue_state": "._state",

@@ -41,7 +41,8 @@ def answer(event: str, payload: dict[str, Any], home: Path, knobs: Knobs) -> str
         # Before a compaction and at the session's end, everything the transcript owes is written: a
         # compaction takes the turns out of the agent's context, and memory is to give them back.
         everything = event in ("SessionEnd", "PreCompact")
-        queue_transcript(home, "claude-code", transcript, end=everything, knobs=knobs)
+        cwd = text(payload, "cwd", required=False)
+        queue_transcript(home, "claude-code", transcript, end=everything, knobs=knobs, cwd=cwd)
         return None
     if context is None:
         return None

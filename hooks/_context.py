@@ -14,9 +14,10 @@ from ..memory.format import CORE_FILE, CORE_MASTER, TOPIC_INDEX, HomePaths, coun
 from ..memory.recall import render_context, render_sections
 
 if TYPE_CHECKING:
+    from ..memory.checkout import Checkout, GitReader
     from ..memory.currency import SessionShape
     from ..memory.format import TopicSummary
-    from ..memory.recall import Line
+    from ..memory.recall import Found, Line
     from ..memory.write import BriefLine
 
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
@@ -35,17 +36,28 @@ def _read(memory: Path, name: str) -> str:
     return "" if data is None else data.decode("utf-8", "replace")
 
 
-def start_context(home: Path, budget: int = DEFAULT_BUDGET, *, session: str | None = None) -> str | None:
+def start_context(
+    home: Path,
+    budget: int = DEFAULT_BUDGET,
+    *,
+    session: str | None = None,
+    cwd: str | None = None,
+    code_check: bool = True,
+) -> str | None:
     """What a session starts with, as one block within `budget` tokens: the core facts, the project's
     brief (its conventions, open threads, where the last session ended, commands, fixes, what did not
     work, decisions, files; newest first) and the topics (newest first), as plain text. With `session`
     (a start after that session's compaction), what the brief holds of that session comes first: what
-    the compaction took from the transcript. None when memory holds nothing."""
+    the compaction took from the transcript. With `cwd` in a git worktree, an entry said on a git branch
+    not merged into its HEAD is labelled with its branch and comes after the reader's own, and with
+    `code_check` each `File` entry is checked against the worktree: one whose file is gone is left out,
+    one whose file no longer holds what the edit wrote is labelled. None when memory holds nothing."""
     memory = HomePaths(home).memory
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    sections = [*_brief_sections(home, session), ("Topics", _topic_lines(home, _read(memory, TOPIC_INDEX)))]
+    brief = _brief_sections(home, session, _checkout_of(cwd), code=code_check)
+    sections = [*brief, ("Topics", _topic_lines(home, _read(memory, TOPIC_INDEX)))]
     block = render_sections(sections, core)
     if block.count("\n") < 2:  # nothing between the tags
         return None
@@ -77,13 +89,17 @@ _PER_SECTION = {
 _THIS_SESSION = 30  # entries of the compacted session given first, at most
 
 
-def _brief_sections(home: Path, session: str | None) -> list[tuple[str, list[Line]]]:
+def _brief_sections(
+    home: Path, session: str | None, checkout: Checkout | None = None, *, code: bool = True
+) -> list[tuple[str, list[Line]]]:
     from ..memory.shapes import shapes_for
     from ..memory.write import current_brief
 
     memory = HomePaths(home).memory
     with shapes_for(home) as shapes:
         lines = current_brief(memory, shapes.current)
+    if checkout is not None:
+        lines = _on_the_checkout(memory, lines, checkout, code=code)
     out: list[tuple[str, list[Line]]] = []
     if session is not None and lines:
         from ..memory.adopt import to_id
@@ -97,6 +113,58 @@ def _brief_sections(home: Path, session: str | None) -> list[tuple[str, list[Lin
         chosen = [line for line in lines if line.section == section][: _PER_SECTION.get(section, 40)]
         out.append((heading, [_line(x, labelled=False) for x in chosen]))
     return out
+
+
+_FILES_CHECKED = 16  # `File` entries checked against the code at a session's start, at most (newest first)
+_CITES_READ = 4  # records of one entry whose git context is read (its newest)
+
+
+def _checkout_of(cwd: str | None) -> Checkout | None:
+    from ..memory.checkout import read_checkout
+
+    return read_checkout(cwd) if cwd else None
+
+
+def _on_the_checkout(
+    memory: Path, lines: list[BriefLine], checkout: Checkout, *, code: bool
+) -> list[BriefLine]:
+    """The brief's lines for a reader at `checkout`: an entry said on a git branch not merged into its
+    HEAD (or in another repository) labelled so and moved after the reader's own (each section keeps
+    its order), and with `code` each `File` entry of the reader's own checked against its worktree (the
+    newest `_FILES_CHECKED`): left out when its file is gone, labelled when the file no longer holds what
+    the newest edit it cites wrote there. Per entry: its newest records' heads (their git contexts, read
+    at the offsets the workspace's index keeps), and for a file, a stat and a small read."""
+    import dataclasses
+
+    from ..memory.checkout import GitReader, check, load_facts
+    from ..memory.recall import cited_contexts, git_label_text
+
+    reader = GitReader(checkout, load_facts(memory).repo(checkout.repo))
+    own: list[BriefLine] = []
+    elsewhere: list[BriefLine] = []
+    checked = 0
+    contexts = cited_contexts(memory, [line.cites[-_CITES_READ:] for line in lines])
+    for line, records in zip(lines, contexts, strict=True):
+        label = reader.label(records)
+        if label is not None and not label.merged:
+            elsewhere.append(dataclasses.replace(line, text=f"({git_label_text(label)}) {line.text}"))
+            continue
+        mine = [g for g, _ in records if g.repo == checkout.repo and g.path]
+        if not code or line.section != "File" or not mine or checked >= _FILES_CHECKED:
+            own.append(line)
+            continue
+        checked += 1
+        last = mine[-1]  # citation order is time order: the newest edit the entry cites
+        assert last.path is not None
+        verdict = check(checkout.root, last.path, last.cited)
+        if verdict.state == "changed":
+            label_text = f"(the code changed since {verdict.since}: {verdict.path} no longer holds it) "
+            own.append(dataclasses.replace(line, text=label_text + line.text))
+        elif verdict.state == "holds":
+            own.append(line)
+    if reader.stale:
+        _ask_refresh(memory.parent, checkout.root)
+    return own + elsewhere
 
 
 def _line(line: BriefLine, *, labelled: bool) -> Line:
@@ -114,12 +182,16 @@ def prompt_context(
     k: int = 8,
     budget: int = DEFAULT_BUDGET,
     with_core: bool = True,
+    cwd: str | None = None,
+    code_check: bool = True,
 ) -> str | None:
     """The `<memory-context>` block for `prompt` (core first), ranked relative to the reader's branch:
     `session` is the host's session and `tail` the end of its transcript, whose last main-chain turn
     already stored is the tip (the session's head when none is). None when nothing matches.
     `with_core=False`: the core facts are left out, and so are hits of the core master (a host that got
-    them at the session's start, where they stay, would otherwise be given them again at every prompt)."""
+    them at the session's start, where they stay, would otherwise be given them again at every prompt).
+    `cwd`: where the reader works; in a git worktree, hits are labelled and ranked by git branch (as by
+    conversation branch), and with `code_check` each hit citing an edit's file is checked against it."""
     memory = HomePaths(home).memory
     if not memory.is_dir() or not prompt.strip():
         return None
@@ -140,7 +212,20 @@ def prompt_context(
 
         session_id, tip = _branch(own, tail)
         reader = reader_for(shapes.for_reader(session_id, tip, mine), session_id, tip)
-        hits = find_hits(RecallIndex.open(memory), query, k=k, reader=reader, spread_chars=PROMPT_PASSAGES)
+        checkout = git_reader(memory, cwd)
+        hits = find_hits(
+            RecallIndex.open(memory),
+            query,
+            k=k,
+            reader=reader,
+            spread_chars=PROMPT_PASSAGES,
+            checkout=checkout,
+        )
+    if checkout is not None:
+        if code_check:
+            hits = checked(hits, checkout)
+        if checkout.stale:
+            _ask_refresh(memory.parent, cwd)
     core = _read(memory, CORE_FILE) if with_core else ""
     if not with_core:
         hits = [hit for hit in hits if hit.topic != CORE_MASTER]
@@ -152,6 +237,39 @@ def prompt_context(
         if not hits or (len(block) <= room and _fits(block, budget)):
             return _within(block, budget)
         hits = hits[:-1]  # the least relevant hit goes first
+
+
+def git_reader(memory: Path, cwd: str | None) -> GitReader | None:
+    """The reader at the git checkout `cwd` lies in, with its repository's merge facts (read from the
+    cache; never a `git` run here), None outside any worktree."""
+    from ..memory.checkout import GitReader, load_facts, read_checkout
+
+    found = read_checkout(cwd) if cwd else None
+    if found is None:
+        return None
+    return GitReader(found, load_facts(memory).repo(found.repo))
+
+
+def checked(hits: list[Found], checkout: GitReader) -> list[Found]:
+    """`hits`, each citing an edit's file labelled when the reader's worktree no longer holds it."""
+    import dataclasses
+
+    from ..memory.recall import code_checks
+
+    verdicts = code_checks(hits, checkout.checkout.repo, checkout.checkout.root)
+    return [
+        dataclasses.replace(h, code=v) if v is not None else h for h, v in zip(hits, verdicts, strict=True)
+    ]
+
+
+def _ask_refresh(home: Path, cwd: str | None) -> None:
+    """A merge was decided without an exact fact (a commit since the last refresh): the worker is asked to
+    run `git` for the facts (detached: this prompt does not wait), so the next prompt has them."""
+    from ._queue import GIT_JOB, enqueue, start_worker
+
+    if cwd:
+        enqueue(home, GIT_JOB, cwd)
+        start_worker(home)
 
 
 def _topic_lines(home: Path, text: str) -> list[Line]:

@@ -20,12 +20,21 @@ __all__ = ["Knobs", "prompt", "queue_transcript", "session_start"]
 _TAIL = 256 << 10  # bytes of a transcript's end searched for the reader's tip
 
 
-def queue_transcript(home: Path, fmt: str, transcript: str, *, end: bool, knobs: Knobs) -> None:
-    """Hand the transcript to the detached worker; returns at once (see `_queue`)."""
+def queue_transcript(
+    home: Path, fmt: str, transcript: str, *, end: bool, knobs: Knobs, cwd: str | None = None
+) -> None:
+    """Hand the transcript to the detached worker; returns at once (see `_queue`). `cwd`, where the agent
+    works: after the write, the worker refreshes its repository's merge facts."""
     path = regular_file(transcript)  # a FIFO or a missing file is refused here, before anything is queued
     transcript = str(path.absolute())
     enqueue(
-        home, fmt, transcript, end=end, threshold=knobs.get("threshold"), idle_after=knobs.get("idle_after")
+        home,
+        fmt,
+        transcript,
+        end=end,
+        threshold=knobs.get("threshold"),
+        idle_after=knobs.get("idle_after"),
+        cwd=cwd,
     )
     start_worker(home)
 
@@ -41,7 +50,13 @@ def session_start(home: Path, knobs: Knobs, payload: dict[str, Any] | None = Non
     if payload is not None and text(payload, "source", required=False) == "compact":
         session = text(payload, "session_id", required=False)
         _wait_for_worker(home, COMPACT_WAIT)
-    return _context.start_context(home, knobs.get("budget") or _context.DEFAULT_BUDGET, session=session)
+    return _context.start_context(
+        home,
+        knobs.get("budget") or _context.DEFAULT_BUDGET,
+        session=session,
+        cwd=reader_dir(payload or {}) if _switch("DAGMEM_GIT") else None,
+        code_check=_switch("DAGMEM_CODE_CHECK"),
+    )
 
 
 COMPACT_WAIT = 5.0  # seconds a post-compaction start waits for the writer, at most
@@ -69,7 +84,26 @@ def prompt(home: Path, payload: dict[str, Any], knobs: Knobs, *, with_core: bool
         tail=_transcript_tail(raw),
         budget=knobs.get("budget") or _context.DEFAULT_BUDGET,
         with_core=with_core,
+        cwd=reader_dir(payload) if _switch("DAGMEM_GIT") else None,
+        code_check=_switch("DAGMEM_CODE_CHECK"),
     )
+
+
+def reader_dir(payload: dict[str, Any]) -> str | None:
+    """Where the reader works: the event's `cwd`, else the hook's own working directory."""
+    cwd = text(payload, "cwd", required=False)
+    if cwd:
+        return cwd
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def _switch(name: str) -> bool:
+    """`DAGMEM_GIT=off` switches the git axis off (no branch labels, ranking or code checks: the plain
+    ranking), `DAGMEM_CODE_CHECK=off` the check against the code alone (also 0, false, no)."""
+    return os.environ.get(name, "").strip().lower() not in ("off", "0", "false", "no")
 
 
 def _transcript_tail(raw: str | None) -> bytes:

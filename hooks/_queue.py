@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "GIT_JOB",
     "ISOLATED",
     "enqueue",
     "lock_free",
@@ -60,6 +61,9 @@ __all__ = [
 ISOLATED = [sys.executable, "-P", "-m"]
 
 
+GIT_JOB = "git"  # a job's format that only refreshes the merge facts of its directory's repository
+
+
 def queue_dir(home: Path) -> Path:
     return state_dir(home) / "queue"
 
@@ -76,8 +80,10 @@ def enqueue(
     end: bool = False,
     threshold: int | None = None,
     idle_after: float | None = None,
+    cwd: str | None = None,
 ) -> Path:
-    """Queue a job for `transcript` (replacing its earlier job; `end` is kept once set)."""
+    """Queue a job for `transcript` (replacing its earlier job; `end` is kept once set). A job of format
+    `git` names a directory instead: only its repository's merge facts are refreshed."""
     directory = queue_dir(home)
     directory.mkdir(parents=True, exist_ok=True)
     key = blake2b(transcript.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
@@ -93,6 +99,7 @@ def enqueue(
         "end": end,
         "threshold": threshold,
         "idle_after": idle_after,
+        "cwd": cwd,
     }
     tmp = directory / f".{key}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(job), encoding="utf-8")

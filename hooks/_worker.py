@@ -19,7 +19,7 @@ from ..memory.store import FileSessionStore
 from ..memory.workspace import HomeBusy, ServingLock
 from ..memory.writing import write_home
 from ._log import log_line
-from ._queue import mark_worker, queued, try_lock, unmark_worker
+from ._queue import GIT_JOB, mark_worker, queued, try_lock, unmark_worker
 
 __all__ = ["Job", "drain", "run_job"]
 
@@ -35,6 +35,7 @@ class Job:
     end: bool = False  # the session ended: write everything it owes (the boundary)
     threshold: int | None = None
     idle_after: float | None = None
+    cwd: str | None = None  # where the agent works: its repository's merge facts are refreshed after
 
     @classmethod
     def from_json(cls, value: Any) -> Job:
@@ -46,6 +47,7 @@ class Job:
             bool(value.get("end")),
             value.get("threshold"),
             value.get("idle_after"),
+            value["cwd"] if isinstance(value.get("cwd"), str) else None,
         )
 
 
@@ -93,6 +95,26 @@ def run_job(home: Path, job: Job) -> None:
 
 
 def _run(home: Path, job: Job) -> None:
+    if job.format == GIT_JOB:
+        _refresh_git(home, job.transcript)
+        return
+    _write(home, job)
+    if job.cwd:
+        _refresh_git(home, job.cwd)
+
+
+def _refresh_git(home: Path, cwd: str) -> None:
+    """The merge facts of the repository `cwd` lies in (`checkout.refresh`: `git`, off every prompt's
+    path), for the prompts that follow."""
+    from ..memory.checkout import locate, refresh
+
+    location = locate(cwd)
+    memory = HomePaths(home).memory
+    if location is not None and memory.is_dir():
+        refresh(memory, location)
+
+
+def _write(home: Path, job: Job) -> None:
     transcript = Path(job.transcript)
     if not transcript.is_file():  # gone, or not a regular file (a FIFO would block the read)
         log_line(home, "sync", f"{job.transcript}: not a regular file; nothing imported")

@@ -13,7 +13,9 @@
 - `policy`: records, the DAG view and the planner, pure;
 - `currency`: what is `current`, `superseded` or `left`, from the DAG alone (alternatives, left branches,
   readers, spawn across sessions), pure; `shapes`: where its session shapes come from cheaply (a cache
-  every install keeps current, rebuilt from the session files);
+  every install keeps current, rebuilt from the session files); `checkout`: git, the other axis work
+  branches on (where a turn was said, read from a checkout's files; what is merged where, cached facts
+  `git` computes off a prompt's path; whether a cited file still holds what was cited);
 - `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
 - `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache; its `RecallUpdater` is
   the install hook of a workspace opened for writing (the write core never imports it);

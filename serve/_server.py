@@ -140,14 +140,21 @@ def build_server(tools: MemoryTools) -> DagmemServer:
         held: Annotated[
             bool, Field(strict=True, description="also candidate core facts held for review (labelled)")
         ] = False,
+        checkout: Annotated[
+            str | None,
+            Field(description="the reader's working directory in a git worktree: git branch labels"),
+        ] = None,
     ) -> list[dict[str, Any]]:
         """Search memory: the best topic blocks, each with its evidence (the archived turns it cites, with
-        each one's origin), its status (current / superseded, with superseded_by and superseded_on / left:
-        said on a branch the user edited or retried away) and, with a session, its branch class (on /
-        sibling / other) relative to `tip`. By default no superseded or left block ranks above a current
-        one. A current block with partly_by is partly superseded: that block holds a newer value of part of
-        it, and comes right after it."""
-        return await tools.recall(query, session_id, tip, k, history=history, held=held)
+        each one's origin and, when known, the git repository, branch and commit it was said at), its
+        status (current / superseded, with superseded_by and superseded_on / left: said on a branch the
+        user edited or retried away) and, with a session, its branch class (on / sibling / other)
+        relative to `tip`. With `checkout`, its git label (said on a branch not merged into the
+        checkout's HEAD, or in another repository: ranked below the reader's own) and `code` when a file
+        an edit it cites no longer holds what it wrote. By default no superseded or left block ranks
+        above a current one. A current block with partly_by is partly superseded: that block holds a
+        newer value of part of it, and comes right after it."""
+        return await tools.recall(query, session_id, tip, k, history=history, held=held, checkout=checkout)
 
     @server.tool()
     async def core() -> str:

@@ -119,6 +119,7 @@ class MemoryTools:
         *,
         history: bool = False,
         held: bool = False,
+        checkout: str | None = None,
     ) -> list[dict[str, Any]]:
         try:
             check_query(query)  # the runtime's own rule (empty, too long, not text), named by argument
@@ -136,10 +137,21 @@ class MemoryTools:
             self._id("tip", tip)
         if held and not self.scope.held:
             raise ArgumentError("held", "held items are outside this reader's scope")
+        if checkout is not None and (
+            not isinstance(checkout, str) or not await anyio.Path(checkout).is_dir()
+        ):
+            raise ArgumentError("checkout", f"must be a directory, not {checkout!r}")
         scope = None if self.scope.is_owner else self.scope
         try:
             hits: Sequence[object] = await self.runtime.recall(
-                query, session_id=session_id, tip=tip, k=k, history=history, held=held, scope=scope
+                query,
+                session_id=session_id,
+                tip=tip,
+                k=k,
+                history=history,
+                held=held,
+                scope=scope,
+                checkout=checkout,
             )
         except UnknownNode:
             if session_id is None or tip is None:  # only a named tip can be unknown
@@ -147,7 +159,14 @@ class MemoryTools:
             tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
                 hits = await self.runtime.recall(
-                    query, session_id=session_id, tip=tip, k=k, history=history, held=held, scope=scope
+                    query,
+                    session_id=session_id,
+                    tip=tip,
+                    k=k,
+                    history=history,
+                    held=held,
+                    scope=scope,
+                    checkout=checkout,
                 )
             except UnknownNode as exc:
                 raise ArgumentError("tip", str(exc)) from None

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from ..memory.adopt import shown_path
-from ..memory.format import HELD_TOPIC, MARKER_KEY, REJECTED_TOPIC, Block, anchor_of
+from ..memory.format import GIT_KEY, HELD_TOPIC, MARKER_KEY, REJECTED_TOPIC, Block, anchor_of, git_context_of
 from ..memory.outcomes import RETRYABLE
 from ..memory.recall import core_facts
 from ._layout import Layout, layout
@@ -85,6 +85,9 @@ def _node_json(session: SessionView, node_id: str, drawn: bool, previous: str | 
     marker = node.metadata.get(MARKER_KEY)
     if marker is not None and marker != session.workspace_id:
         out["m"] = marker
+    git = git_context_of(node.metadata.get(GIT_KEY))
+    if git is not None:  # where in git it was said: the branch beside the turn, the rest in its details
+        out["g"] = {"b": git.branch, "c": git.commit, "r": git.repo, "f": git.path}
     frame = session.frames.get(node_id)
     if frame is not None:
         out["a"] = anchor_of(frame.source_id).removeprefix("src-")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..memory.format import GIT_KEY, git_context_of
 from ._layout import Layout
 from ._read import SessionView
 
@@ -58,6 +59,12 @@ def _label(session: SessionView, members: list[str], run: bool) -> str:
     return escape(f"{node.seq} {node.role}: {preview(node.content)}")
 
 
+def _git_branch(session: SessionView, members: list[str]) -> str | None:
+    """The git branch the item's last turn was said on (`metadata["git"]`), None when not known."""
+    git = git_context_of(session.nodes[members[-1]].metadata.get(GIT_KEY))
+    return None if git is None else git.branch
+
+
 def session_svg(index: int, session: SessionView, view: Layout) -> str:
     """The `<svg>` of session number `index` on the page."""
     label_x = _x(view.lanes) + 8
@@ -68,10 +75,15 @@ def session_svg(index: int, session: SessionView, view: Layout) -> str:
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(session.session_id)}">',
         f'<path class="edges" d="{_edges(view)}"/>',
     ]
+    shown_branch: str | None = None  # the git branch last shown: a turn's branch is shown where it changes
     for number, item in enumerate(view.items):
         node_id = item.members[-1]
         classes = ["it", f"st-{item.state}"]
         badges: list[str] = []
+        branch = _git_branch(session, item.members)
+        if branch is not None and branch != shown_branch:
+            badges.append(f"git {branch}")
+            shown_branch = branch
         if item.run:
             classes.append("run")
         if all(m in session.left for m in item.members):

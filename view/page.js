@@ -110,6 +110,13 @@
     fact(dl, "children", n.k + (n.k > 1 ? " (a fork)" : n.k === 0 ? " (a tip)" : ""));
     if (s.head === n.i) fact(dl, "head", "yes");
     if (n.m !== undefined) fact(dl, "marker", JSON.stringify(n.m) + " (not this workspace's)");
+    if (n.g !== undefined) {
+      // Where in git it was said: the branch, the commit HEAD named then, the repository, an edit's file.
+      fact(dl, "git branch", n.g.b === null ? "(detached HEAD)" : n.g.b);
+      if (n.g.c !== null) fact(dl, "commit", n.g.c);
+      fact(dl, "repository", n.g.r);
+      if (n.g.f !== null) fact(dl, "file", n.g.f);
+    }
     fact(dl, "file", n.h);
     details.appendChild(dl);
     details.appendChild(el("h3", "", "Text"));

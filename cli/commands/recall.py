@@ -31,6 +31,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context", action="store_true", help="print one <memory-context> block (core first), to inject"
     )
+    parser.add_argument(
+        "--checkout",
+        metavar="DIR",
+        help="the reader's git checkout: label and rank hits by git branch (said on a branch not merged "
+        "into its HEAD, or in another repository) and check the files they cite",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -111,6 +111,7 @@ class ClaudeCodeParser:
                 moves_head=not sidechain,
                 agent=agent,
                 spawns=spawns if isinstance(spawns, str) and spawns else None,
+                where=(value.get("cwd"), value.get("gitBranch")),
             )
         ]
 

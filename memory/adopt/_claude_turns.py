@@ -60,6 +60,7 @@ class TurnReader:
         shown: list[str] = []  # every block, a tool's rendered as a tool row shows it, in the line's order
         names: list[str] = []
         results: list[ToolEvidence] = []
+        cited: list[tuple[str, str | None] | None] = []  # each result's edit, when it is one
         tooled = False  # a call or thinking: a tool row, but for an assistant's words beside them
         for block in blocks:
             if not isinstance(block, dict):
@@ -75,6 +76,7 @@ class TurnReader:
                     answers.append(tool_use)
                 call = self._calls.get(tool_use, UNKNOWN) if isinstance(tool_use, str) else UNKNOWN
                 results.append(_result(call, block, value.get("toolUseResult")))
+                cited.append(call.cited if results[-1].ok else None)
             elif block_type in _TOOL_BLOCKS:
                 shown.append(self._tool_block(block, names, tool_uses, value.get("cwd")))
                 tooled = True
@@ -86,7 +88,9 @@ class TurnReader:
             return Turn("system", joined(shown), info), message_id, tool_uses, answers
         if results:  # the results of calls (and whatever else the line carries, after them)
             extra = read_user_text(text).typed if text else ""
-            return evidence_turn(results, info, extra), message_id, tool_uses, answers
+            turn = evidence_turn(results, info, extra)
+            turn.cited = cited[0] if len(cited) == 1 else None  # one record: the node is that edit's
+            return turn, message_id, tool_uses, answers
         if tooled:  # calls, thinking
             info["tools"] = names
             said = joined(words)

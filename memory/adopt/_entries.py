@@ -61,6 +61,9 @@ class Turn:
     # The text an older importer stored for this line, when this one stores other text (a user line whose
     # host blocks are now stripped): a home written then holds it, and that is no conflict.
     legacy: str | None = None
+    # An edit's evidence: the file it wrote (as the call named it) and `checkout.cited_of` its new text
+    # (None: it wrote no line), so a reader can check the file still holds it.
+    cited: tuple[str, str | None] | None = None
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass costs 3x to make, one per line
@@ -79,6 +82,9 @@ class Entry:
     moves_head: bool = True
     agent: str | None = None  # the sub-agent whose transcript the line is, when it names one
     spawns: str | None = None  # the sub-agent this line reports it spawned (a task's result)
+    # Where the line was said, as the host saw it: (the directory the agent worked in, its git branch);
+    # `checkout.Whereabouts` makes the node's git context of it.
+    where: tuple[object, object] | None = None
 
 
 def to_id(raw: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..checkout import cited_of
 from ..format import INPUT_CHARS, ToolEvidence, ToolKind, excerpt_of, output_counts, tool_kind
 from ._entries import Turn
 
@@ -29,6 +30,7 @@ _TODO_MARKS: Final = {"completed": "☑", "in_progress": "◐", "pending": "☐"
 # text that happens to hold "3 errors" says nothing of the call.
 _COUNTED: Final[frozenset[ToolKind]] = frozenset({"shell", "agent", "other"})
 _PATH_KEYS: Final = ("file_path", "path", "filePath", "notebook_path", "target_file", "file")
+_NEW_KEYS: Final = ("new_string", "newText", "new_str", "new")
 _PATCH_FILE: Final = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -39,6 +41,9 @@ class Call:
     name: str
     input: str  # the summary the record's first line shows (at most `INPUT_CHARS`)
     detail: str = ""  # what the input alone says of the result: an edit's diff, a todo list; "" otherwise
+    # An edit of one file: its path as the call named it and `checkout.cited_of` the text it wrote there
+    # (None: it wrote no line), so that a reader can check later that the file still holds it.
+    cited: tuple[str, str | None] | None = None
 
 
 UNKNOWN: Final = Call("tool", "")  # a result whose call is not in the file read (another file has it)
@@ -55,7 +60,8 @@ def call_of(name: str, arguments: object, *, cwd: str | None = None) -> Call:
     if cwd and len(cwd) > 1:
         root = cwd.rstrip("/")
         summary = summary.replace(root + "/", "").replace(root, ".")
-    return Call(name or "tool", _cut(summary, INPUT_CHARS), detail)
+    cited = _cited(args) if kind == "edit" else None
+    return Call(name or "tool", _cut(summary, INPUT_CHARS), detail, cited)
 
 
 def evidence(
@@ -175,9 +181,24 @@ def _detail(kind: ToolKind, name: str, args: dict[str, Any]) -> str:
     return _edit_of(args)
 
 
+def _cited(args: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """What an edit of one file wrote there: the new text of a replacement (the longest, of several), or
+    a file written whole (its head). Not a patch (it may touch several files) nor a notebook (its file is
+    JSON: the cell's lines are not the file's)."""
+    path = _first(args, "file_path", "path", "filePath", "target_file", "file")
+    if not isinstance(path, str) or not path or isinstance(args.get("input"), str):
+        return None
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        texts = [_text(_first(e, *_NEW_KEYS)) for e in edits if isinstance(e, Mapping)]
+    else:
+        texts = [_text(_first(args, *_NEW_KEYS, "content", "file_text", "contents"))]
+    return path, cited_of(max(texts, key=len, default=""))
+
+
 def _edit_of(args: Mapping[str, Any]) -> str:
     old = _text(_first(args, "old_string", "oldText", "old_str", "old"))
-    new = _text(_first(args, "new_string", "newText", "new_str", "new_source", "new"))
+    new = _text(_first(args, *_NEW_KEYS, "new_source"))
     return edit_diff(old, new) if old or new else ""
 
 

@@ -13,7 +13,7 @@ import anyio
 import anyio.lowlevel
 
 from ..errors import InvalidInput
-from ..format import HEAD, HeadType
+from ..format import HEAD, GitContext, HeadType
 from ..store import SessionStore
 from ._import import Importer, ImportReport, SourceClock, StoreSink
 from ._mapper import Planned
@@ -34,6 +34,7 @@ class RuntimeLike(Protocol):
         spawned: bool = False,
         spawned_from: str | None = None,
         origin: str | None = None,
+        git: GitContext | None = None,
     ) -> str: ...
 
     async def set_head(self, session_id: str, node_id: str | None) -> None: ...
@@ -81,6 +82,7 @@ class Follower:
                         spawned=node.spawned,
                         spawned_from=await anyio.to_thread.run_sync(sink.spawned_from, node),
                         origin=node.origin,
+                        git=node.git,
                     )
                 except InvalidInput as exc:
                     sink.refused(node, exc)

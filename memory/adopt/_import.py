@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..checkout import Whereabouts
 from ..errors import InvalidInput
 from ..format import check_id
 from ..store import SessionStore
@@ -103,6 +104,7 @@ class Importer:
                 raise InvalidInput(f"{path}: no such file or directory")
         self.sources: dict[Path, _Source] = {}
         self.mappers: dict[str, SessionMapper] = {}
+        self.where = Whereabouts()  # each directory's worktree looked up once per import
         self.spawns: dict[str, str] = {}  # sub-agent id -> "<sid>/<node>" of the line that spawned it
         self.problems: list[Problem] = []
         self.discover()
@@ -184,7 +186,7 @@ class Importer:
         sid = self.session or to_id(entry.session or source.parser.session or source.default_session)
         mapper = self.mappers.get(sid)
         if mapper is None:
-            mapper = self.mappers[sid] = SessionMapper(sid, self.format.name)
+            mapper = self.mappers[sid] = SessionMapper(sid, self.format.name, self.where)
         if entry.spawns is not None and entry.turn is not None:
             self.spawns.setdefault(entry.spawns, f"{sid}/{to_id(entry.key)}")
         agent = entry.agent

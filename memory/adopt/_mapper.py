@@ -13,7 +13,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..format import EVIDENCE_KEY, EVIDENCE_TOOL
+from ..checkout import Whereabouts
+from ..format import EVIDENCE_KEY, EVIDENCE_TOOL, GitContext
 from ._entries import Entry, Problem, clean, to_id
 
 __all__ = ["Planned", "SessionMapper", "text_digest"]
@@ -44,6 +45,7 @@ class Planned:
     digest: bytes = b""  # `text_digest(content)`, made once by the mapper
     forgotten_at: float | None = None  # a tombstone: its text was forgotten (`StoreSink.screen`)
     legacy: bytes = b""  # `text_digest` of what an older importer stored for the line, when it differs
+    git: GitContext | None = None  # where in git it was said (`checkout.Whereabouts`), when known
 
     def __post_init__(self) -> None:
         if not self.digest:
@@ -54,9 +56,10 @@ _MISSING = object()
 
 
 class SessionMapper:
-    def __init__(self, session: str, fmt: str) -> None:
+    def __init__(self, session: str, fmt: str, where: Whereabouts | None = None) -> None:
         self.session = session
         self.format = fmt
+        self.where = where if where is not None else Whereabouts()
         self._resolved: dict[
             str, str | None
         ] = {}  # key -> its node id, or (skipped) its nearest kept ancestor
@@ -113,6 +116,9 @@ class SessionMapper:
             metadata[EVIDENCE_KEY] = EVIDENCE_TOOL
         legacy = entry.turn.legacy
         time = entry.time if entry.time is not None else self.last_time
+        git = None
+        if entry.where is not None:
+            git = self.where.context(*entry.where, entry.time, entry.turn.cited)
         return Planned(
             self.session,
             node_id,
@@ -126,4 +132,5 @@ class SessionMapper:
             spawned_from=self.spawned_from,
             digest=digest,
             legacy=text_digest(legacy) if legacy is not None else b"",
+            git=git,
         )

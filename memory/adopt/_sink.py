@@ -227,6 +227,7 @@ class StoreSink:
                     spawned_from,
                     planned.origin,
                     planned.forgotten_at,
+                    planned.git,
                 )
 
         def outcome(_turn: NewTurn, result: Node | InvalidInput) -> None:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from ._archive_codec import render_tombstone as render_tombstone
     from ._archive_scan import Frame as Frame
     from ._archive_scan import ScanResult as ScanResult
+    from ._archive_scan import frame_git as frame_git
+    from ._archive_scan import frame_meta as frame_meta
     from ._archive_scan import restore_final_newline as restore_final_newline
     from ._archive_scan import scan_archive as scan_archive
     from ._caches import clear_caches as clear_caches
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
     from ._forgotten import TextHash as TextHash
     from ._forgotten import parse_forgotten as parse_forgotten
     from ._forgotten import render_forgotten as render_forgotten
+    from ._git_context import GIT_KEY as GIT_KEY
+    from ._git_context import GitContext as GitContext
+    from ._git_context import git_context_of as git_context_of
     from ._ids import anchor_of as anchor_of
     from ._ids import check_id as check_id
     from ._ids import is_valid_id as is_valid_id
@@ -136,6 +141,7 @@ __all__ = [
     "EVIDENCE_TOOL",
     "EXCERPT_CHARS",
     "FORGOTTEN_KEY",
+    "GIT_KEY",
     "HEAD",
     "HEADER",
     "HELD_TOPIC",
@@ -161,6 +167,7 @@ __all__ = [
     "ForgetEntry",
     "ForgottenCorrupt",
     "Frame",
+    "GitContext",
     "HeadType",
     "HomePaths",
     "Node",
@@ -201,6 +208,9 @@ __all__ = [
     "default_origin",
     "entry_line",
     "excerpt_of",
+    "frame_git",
+    "frame_meta",
+    "git_context_of",
     "graph_problems",
     "held_file_of",
     "in_topic_index",
@@ -254,6 +264,9 @@ __getattr__, __dir__ = lazy(
     {
         "entry_line": "._topic_index",
         "EVIDENCE_KEY": "._tool_evidence",
+        "GIT_KEY": "._git_context",
+        "GitContext": "._git_context",
+        "git_context_of": "._git_context",
         "EVIDENCE_TOOL": "._tool_evidence",
         "EXCERPT_CHARS": "._tool_evidence",
         "INPUT_CHARS": "._tool_evidence",
@@ -364,6 +377,8 @@ __getattr__, __dir__ = lazy(
         "uninert": "._topic_model",
         "restore_final_newline": "._archive_scan",
         "scan_archive": "._archive_scan",
+        "frame_git": "._archive_scan",
+        "frame_meta": "._archive_scan",
         "shard_of": "._node",
         "token_encoding": "._tokens:encoding",
         "validate_topic": "._topic_validate",

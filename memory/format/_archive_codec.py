@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from ..errors import InvalidInput
+from ._git_context import GitContext, git_context_of
 from ._ids import anchor_of, check_id
 from ._limits import MAX_RECORD_LINES, MAX_SEQ, check_content, time_problem
 
@@ -68,6 +69,7 @@ class ArchiveRecord:
     created_at: float
     content: str
     origin: str | None = None  # None: the role's default (`default_origin`)
+    git: GitContext | None = None  # where in git it was said, when known (`_git_context`)
 
     @property
     def effective_origin(self) -> str:
@@ -82,19 +84,25 @@ def _iso(created_at: float) -> str:
     return datetime.fromtimestamp(created_at, UTC).isoformat(timespec="seconds")
 
 
-def _meta_json(created_at: float, role: str, seq: int, origin: str | None = None) -> bytes:
+def _meta_json(
+    created_at: float, role: str, seq: int, origin: str | None = None, git: GitContext | None = None
+) -> bytes:
     # Byte for byte `json.dumps({...}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` for these
     # types (json prints a finite float with `float.__repr__`; a role from ROLES and an origin from ORIGINS
     # need no escaping), at a fraction of the cost: a full scan re-encodes every frame's meta. A test pins
-    # the equality. `origin` is written only when it is not the role's default, so a frame of a default
-    # origin is byte for byte what it was before origins existed.
+    # the equality. `origin` is written only when it is not the role's default, and `git` only when known
+    # (its own canonical JSON: paths and branches may need escaping), so a frame of a default origin and no
+    # git context is byte for byte what it was before either existed.
     at = float.__repr__(created_at)
+    where = "" if git is None else f'"git":{git.canonical()},'
     said = "" if origin is None or origin == default_origin(role) else f'"origin":"{origin}",'
-    return f'{{"created_at":{at},{said}"role":"{role}","seq":{int.__repr__(seq)}}}'.encode()
+    return f'{{"created_at":{at},{where}{said}"role":"{role}","seq":{int.__repr__(seq)}}}'.encode()
 
 
-def _meta_token(created_at: float, role: str, seq: int, origin: str | None = None) -> bytes:
-    return base64.urlsafe_b64encode(_meta_json(created_at, role, seq, origin)).rstrip(b"=")
+def _meta_token(
+    created_at: float, role: str, seq: int, origin: str | None = None, git: GitContext | None = None
+) -> bytes:
+    return base64.urlsafe_b64encode(_meta_json(created_at, role, seq, origin, git)).rstrip(b"=")
 
 
 def _first_line_prefix(created_at: float, role: str) -> bytes:
@@ -123,6 +131,9 @@ def render_frame(record: ArchiveRecord) -> bytes:
         prefix = _first_line_prefix(created_at, role)
     except (OverflowError, OSError, ValueError) as error:
         raise InvalidInput(f"{record.source_id}: created_at {created_at!r} is not a valid time") from error
+    git = record.git
+    if git is not None and git_context_of(git) != git:
+        raise InvalidInput(f"{record.source_id}: git context {git!r} is out of bounds")
     # The same limits as the store's append (one function), so no accepted turn is refused here.
     content = check_content(record.content, record.source_id).encode()
     lines = content.count(b"\n") + 1
@@ -130,7 +141,7 @@ def render_frame(record: ArchiveRecord) -> bytes:
     return b"".join(
         [
             f'<a id="{anchor_of(source_id)}"></a>\n<!-- source-id: {source_id} -->\n'.encode(),
-            b"<!-- source-meta: " + _meta_token(created_at, role, seq, origin) + b" -->\n",
+            b"<!-- source-meta: " + _meta_token(created_at, role, seq, origin, git) + b" -->\n",
             f"<!-- record-lines: {lines} -->\n".encode(),
             prefix,
             content,
@@ -152,6 +163,7 @@ def render_tombstone(
     created_at: float,
     forgotten_at: float,
     origin: str | None = None,
+    git: GitContext | None = None,
 ) -> bytes:
     """A forgotten record's frame (`dagmem forget`): the anchor, source-id and source-meta lines of its
     frame, then `<!-- forgotten: <ISO time> -->` in place of `record-lines` and its content, then the empty
@@ -163,7 +175,7 @@ def render_tombstone(
     return b"".join(
         [
             f'<a id="{anchor_of(source_id)}"></a>\n<!-- source-id: {source_id} -->\n'.encode(),
-            b"<!-- source-meta: " + _meta_token(float(created_at), role, seq, origin) + b" -->\n",
+            b"<!-- source-meta: " + _meta_token(float(created_at), role, seq, origin, git) + b" -->\n",
             _forgotten_line(forgotten_at),
             b"\n",
         ]

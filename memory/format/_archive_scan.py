@@ -24,14 +24,17 @@ from ._archive_codec import (
     anchor_of,
     default_origin,
 )
+from ._git_context import GitContext, git_context_of
 from ._ids import is_valid_id
 from ._limits import MAX_SEQ
 
-__all__ = ["Frame", "ScanResult", "restore_final_newline", "scan_archive"]
+__all__ = ["Frame", "ScanResult", "frame_git", "frame_meta", "restore_final_newline", "scan_archive"]
 
 # Header lines are short (the longest, source-id, is at most 150 bytes); a longer one is damage, and the cap
-# keeps a candidate check O(1) however long the line is.
+# keeps a candidate check O(1) however long the line is. The source-meta line may hold a git context (at
+# most `GIT_JSON_BYTES` of JSON, base64 on top): its own cap.
 _MAX_HEADER_LINE: Final = 256
+_MAX_META_LINE: Final = 4096
 
 
 _ANCHOR_LINE: Final = re.compile(rb'<a id="src-([0-9a-f]{16})"></a>')
@@ -59,7 +62,7 @@ _CANDIDATE: Final = b'\n<a id="src-'
 
 
 _META_KEYS: Final = frozenset({"created_at", "role", "seq"})
-_META_KEYS_WITH_ORIGIN: Final = _META_KEYS | {"origin"}
+_META_OPTIONAL: Final = frozenset({"origin", "git"})
 
 
 _NO_TERMINATOR: Final = "truncated frame: missing empty terminator"
@@ -79,6 +82,7 @@ class Frame:
     content: str
     origin: str  # where the text came from (`ORIGINS`); a frame written without one reads as its role's
     forgotten: bool = False  # a tombstone: its content was forgotten (`dagmem forget`), its id stays
+    git: GitContext | None = None  # where in git it was said (absent from frames written without one)
 
 
 @dataclass(frozen=True)
@@ -98,18 +102,24 @@ class _Damage:
     reason: str
 
 
-def _header_line(data: bytes, pos: int, what: str) -> tuple[bytes, int] | _Damage:
-    newline = data.find(b"\n", pos, pos + _MAX_HEADER_LINE + 1)
+def _header_line(
+    data: bytes, pos: int, what: str, cap: int = _MAX_HEADER_LINE
+) -> tuple[bytes, int] | _Damage:
+    newline = data.find(b"\n", pos, pos + cap + 1)
     if newline >= 0:
         return data[pos:newline], newline + 1
-    if len(data) - pos <= _MAX_HEADER_LINE:
+    if len(data) - pos <= cap:
         return _Damage(pos, f"truncated frame: {what} line")
     return _Damage(pos, f"bad {what} line: too long")
 
 
-def _decode_meta(token: bytes) -> tuple[float, str, int, str] | str:
-    """(created_at, role, seq, origin) if `token` is exactly what `render_frame` writes, else why it is not
-    (a frame without `origin` has its role's default: every frame written before origins existed)."""
+_Meta = tuple[float, str, int, str, GitContext | None]
+
+
+def _decode_meta(token: bytes) -> _Meta | str:
+    """(created_at, role, seq, origin, git) if `token` is exactly what `render_frame` writes, else why it
+    is not (a frame without `origin` has its role's default: every frame written before origins existed;
+    one without `git` has none)."""
     try:
         raw = base64.urlsafe_b64decode(token + b"=" * (-len(token) % 4))
     except binascii.Error:
@@ -120,8 +130,8 @@ def _decode_meta(token: bytes) -> tuple[float, str, int, str] | str:
         meta = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return "undecodable source-meta"
-    if not isinstance(meta, dict) or meta.keys() not in (_META_KEYS, _META_KEYS_WITH_ORIGIN):
-        return "source-meta keys are not created_at, role, seq (and origin)"
+    if not isinstance(meta, dict) or not _META_KEYS <= meta.keys() <= _META_KEYS | _META_OPTIONAL:
+        return "source-meta keys are not created_at, role, seq (and origin, git)"
     created_at, role, seq = meta["created_at"], meta["role"], meta["seq"]
     origin = meta.get("origin")
     if type(created_at) is not float or not math.isfinite(created_at):
@@ -132,9 +142,32 @@ def _decode_meta(token: bytes) -> tuple[float, str, int, str] | str:
         return "source-meta seq is not an int in range"
     if origin is not None and (not isinstance(origin, str) or origin not in ORIGINS):
         return "source-meta origin is not a known origin"
-    if raw != _meta_json(created_at, role, seq, origin):
+    git = None
+    if "git" in meta:
+        git = git_context_of(meta["git"])
+        if git is None:
+            return "source-meta git is not a git context"
+    if raw != _meta_json(created_at, role, seq, origin, git):
         return "non-canonical source-meta"
-    return created_at, role, seq, origin if origin is not None else default_origin(role)
+    return created_at, role, seq, origin if origin is not None else default_origin(role), git
+
+
+def frame_meta(head: bytes) -> tuple[float, str, int, str, GitContext | None] | None:
+    """(created_at, role, seq, origin, git) of the frame whose first bytes are `head` (its anchor,
+    source-id and source-meta lines at least): a reader that knows a frame's offset reads its head alone,
+    never the archive. None when those lines are not a frame's."""
+    lines = head.split(b"\n", 3)
+    if len(lines) < 4:
+        return None
+    match = _META_LINE.fullmatch(lines[2])
+    meta = _decode_meta(match.group(1)) if match is not None else None
+    return None if meta is None or isinstance(meta, str) else meta
+
+
+def frame_git(head: bytes) -> GitContext | None:
+    """The git context of the frame whose first bytes are `head` (`frame_meta`)."""
+    meta = frame_meta(head)
+    return None if meta is None else meta[4]
 
 
 def _parse_frame(
@@ -172,7 +205,7 @@ def _parse_frame(
         return _Damage(start, "duplicate source id")
 
     meta_at = pos
-    line = _header_line(data, pos, "source-meta")
+    line = _header_line(data, pos, "source-meta", _MAX_META_LINE)
     if isinstance(line, _Damage):
         return line
     meta_line, pos = line
@@ -182,7 +215,7 @@ def _parse_frame(
     meta = _decode_meta(match.group(1))
     if isinstance(meta, str):
         return _Damage(meta_at, meta)
-    created_at, role, seq, origin = meta
+    created_at, role, seq, origin, git = meta
     try:
         prefix = _first_line_prefix(created_at, role)
     except (OverflowError, OSError, ValueError):
@@ -196,7 +229,10 @@ def _parse_frame(
     tombstone = _FORGOTTEN_LINE.fullmatch(lines_line)
     if tombstone is not None:
         return _tombstone(
-            data, (start, pos, base), tombstone.group(1), (source_id, node_id, created_at, role, seq, origin)
+            data,
+            (start, pos, base),
+            tombstone.group(1),
+            (source_id, node_id, created_at, role, seq, origin, git),
         )
     match = _LINES_LINE.fullmatch(lines_line)
     digits = match.group(1) if match is not None else b""
@@ -221,11 +257,16 @@ def _parse_frame(
         return _Damage(pos, "truncated frame: missing empty terminator")
     if data[pos] != 0x0A:
         return _Damage(pos, "missing empty terminator")
-    return Frame(source_id, node_id, base + start, base + pos + 1, created_at, role, seq, content, origin)
+    return Frame(
+        source_id, node_id, base + start, base + pos + 1, created_at, role, seq, content, origin, git=git
+    )
 
 
 def _tombstone(
-    data: bytes, span: tuple[int, int, int], iso: bytes, head: tuple[str, str, float, str, int, str]
+    data: bytes,
+    span: tuple[int, int, int],
+    iso: bytes,
+    head: tuple[str, str, float, str, int, str, GitContext | None],
 ) -> Frame | _Damage:
     """A tombstone frame (`span` = its start, the end of its forgotten line, the file offset of `data`):
     the line must be canonical and the frame end in its empty line."""
@@ -240,9 +281,19 @@ def _tombstone(
         return _Damage(pos, _NO_TERMINATOR)
     if data[pos] != 0x0A:
         return _Damage(pos, "missing empty terminator")
-    source_id, node_id, created_at, role, seq, origin = head
+    source_id, node_id, created_at, role, seq, origin, git = head
     return Frame(
-        source_id, node_id, base + start, base + pos + 1, created_at, role, seq, "", origin, forgotten=True
+        source_id,
+        node_id,
+        base + start,
+        base + pos + 1,
+        created_at,
+        role,
+        seq,
+        "",
+        origin,
+        forgotten=True,
+        git=git,
     )
 
 

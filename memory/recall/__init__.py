@@ -12,6 +12,8 @@ from ..._lazy import lazy
 if TYPE_CHECKING:
     from ._branch import path_to as path_to
     from ._branch import reader_for as reader_for
+    from ._code import cited_contexts as cited_contexts
+    from ._code import code_checks as code_checks
     from ._core_text import core_facts as core_facts
     from ._core_text import core_lines as core_lines
     from ._delta import append_record as append_record
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
     from ._render import HELD_LABEL as HELD_LABEL
     from ._render import QUOTED_NOTE as QUOTED_NOTE
     from ._render import Line as Line
+    from ._render import code_label as code_label
+    from ._render import git_label as git_label
+    from ._render import git_label_text as git_label_text
     from ._render import in_time_order as in_time_order
     from ._render import render_context as render_context
     from ._render import render_sections as render_sections
@@ -85,7 +90,10 @@ __all__ = [
     "append_record",
     "check_floor",
     "check_query",
+    "cited_contexts",
     "clear_caches",
+    "code_checks",
+    "code_label",
     "compact",
     "core_facts",
     "core_for",
@@ -94,6 +102,8 @@ __all__ = [
     "delta_limit",
     "embed",
     "find_hits",
+    "git_label",
+    "git_label_text",
     "in_time_order",
     "index_arrays",
     "index_for",
@@ -161,6 +171,11 @@ __getattr__, __dir__ = lazy(
         "reader_for": "._branch",
         "recall_root": "._index",
         "render_context": "._render",
+        "code_label": "._render",
+        "code_checks": "._code",
+        "cited_contexts": "._code",
+        "git_label": "._render",
+        "git_label_text": "._render",
         "search": "._search",
         "status_label": "._render",
         "topic_for": "._scoped",

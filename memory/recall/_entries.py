@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from ..durable import open_regular, read_regular
 from ..errors import UnsafePath
-from ..format import WorkspacePaths, anchor_of
+from ..format import GitContext, WorkspacePaths, anchor_of, git_context_of
 
 if TYPE_CHECKING:
     from ..format import ArchiveRecord, Block, Frame, Supersession, Topic
@@ -84,6 +84,7 @@ class Source:
     seq: int | None
     excerpt: str
     origin: str | None = None  # only when it is not the role's default (`_unusual`); None otherwise
+    git: GitContext | None = None  # where in git it was said (the frame's `source-meta`), when known
     # The record's whole text while an entry is made from it (never kept in the index): what a claim that
     # quotes only the start of a long turn leaves out is indexed beside it (`Entry.more`).
     text: str | None = field(default=None, compare=False, repr=False)
@@ -94,14 +95,18 @@ class Source:
 
     def to_json(self) -> list[Any]:
         row = [self.session, self.anchor, self.node, self.role, self.created_at, self.seq, self.excerpt]
-        # The origin only when it is not the role's (so caches written before origins existed still read).
+        # The origin only when it is not the role's, and the git context only when known (so caches
+        # written before either existed still read, and a record without them costs nothing more).
+        if self.git is not None:
+            return [*row, self.origin, self.git.to_json()]
         return row if self.origin is None else [*row, self.origin]
 
     @classmethod
     def from_json(cls, raw: Sequence[Any]) -> Source:
         session, anchor, node, role, created_at, seq, excerpt, *rest = raw
-        origin = str(rest[0]) if rest else None
-        return cls(str(session), str(anchor), node, role, created_at, seq, str(excerpt), origin)
+        origin = str(rest[0]) if rest and rest[0] is not None else None
+        git = git_context_of(rest[1]) if len(rest) > 1 else None
+        return cls(str(session), str(anchor), node, role, created_at, seq, str(excerpt), origin, git)
 
     @property
     def effective_origin(self) -> str | None:
@@ -131,6 +136,7 @@ def source_of(record: ArchiveRecord) -> Source:
         record.seq,
         _excerpt(record.content),
         _unusual(record.effective_origin, record.role),
+        record.git,
         record.content,
     )
 
@@ -282,6 +288,7 @@ def _source_of_frame(session: str, anchor: str, frame: Frame) -> Source:
         frame.seq,
         _excerpt(frame.content),
         _unusual(frame.origin, frame.role),
+        frame.git,
         frame.content,
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..checkout import CodeCheck, GitLabel
 from ..currency import Status
 
 __all__ = ["BranchClass", "Found", "FoundEvidence", "Siblings"]
@@ -27,6 +28,7 @@ class FoundEvidence:
     text: str = ""
     seq: int | None = None
     origin: str | None = None
+    git: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +48,5 @@ class Found:
     superseded_on: str | None = None
     passage: str = ""
     partly_by: str | None = None
+    git: GitLabel | None = None
+    code: CodeCheck | None = None

@@ -7,10 +7,11 @@ from dataclasses import fields
 
 from pydantic import BaseModel, ConfigDict
 
+from ..checkout import CodeCheck, GitLabel
 from ..currency import Status
 from ._found import BranchClass, Found, FoundEvidence, Siblings
 
-__all__ = ["BranchClass", "Evidence", "Hit", "Siblings", "Status", "hit_of"]
+__all__ = ["BranchClass", "CodeCheck", "Evidence", "GitLabel", "Hit", "Siblings", "Status", "hit_of"]
 
 
 class Evidence(BaseModel):
@@ -27,6 +28,9 @@ class Evidence(BaseModel):
     text: str = ""  # the start of the record (up to 300 characters)
     seq: int | None = None
     origin: str | None = None  # where its text came from: user, assistant, tool, imported, system
+    # Where in git it was said (`format.GitContext`'s JSON: repo, branch, commit, and an edit's path and
+    # cited text), None when not known.
+    git: dict[str, str] | None = None
 
 
 class Hit(BaseModel):
@@ -54,6 +58,11 @@ class Hit(BaseModel):
     # holds what the query asks, with some text around it: what `render_context` quotes of the hit.
     passage: str = ""
     partly_by: str | None = None  # a block id, b-<8 hex>; added after the other fields (the wire is additive)
+    # For a reader at a checkout (`checkout=`): the hit on the git axis (the branch its records were said
+    # on, whether that counts as the reader's, the same repository?), None when it has no place there;
+    # and `code`, when a file an edit it cites wrote no longer holds what it wrote (or is gone).
+    git: GitLabel | None = None
+    code: CodeCheck | None = None
 
 
 def hit_of(found: Found) -> Hit:

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from ..durable import Stages, TxLog, read_regular, sha256_hex
 from ..errors import DagmemError, UnsafePath
-from ..format import TOPIC_INDEX, TxRecord, WorkspacePaths, is_topic_path
+from ..format import TOPIC_INDEX, TxRecord, WorkspacePaths, git_context_of, is_topic_path
 from ._delta import read_records
 from ._embed import COARSE, DIM, normalise
 from ._entries import ArchiveSources, Entry, entries_of_topic, topic_of
@@ -652,11 +652,14 @@ def _entry(raw: object) -> Entry:
     if not isinstance(raw, dict) or not isinstance(raw.get("e"), list) or "v" not in raw:
         raise Damaged("a recall delta line holds an entry without its vector or sources")
     for source in raw["e"]:
-        # Seven fields, and an eighth, the origin, when it is not the role's default (`Source.as_json`).
-        if not isinstance(source, list) or len(source) not in (7, 8):
+        # Seven fields, an eighth, the origin, when it is not the role's default, and a ninth, the git
+        # context, when known (the origin then null for the role's default: `Source.to_json`).
+        if not isinstance(source, list) or len(source) not in (7, 8, 9):
             raise Damaged("a recall delta line holds a source that is not one")
         _session, _anchor, node, role, created_at, seq, _excerpt = source[:7]
         if len(source) == 8 and not isinstance(source[7], str):
+            raise Damaged("a recall delta line holds a source that is not one")
+        if len(source) == 9 and (not isinstance(source[7], str | None) or git_context_of(source[8]) is None):
             raise Damaged("a recall delta line holds a source that is not one")
         if seq is not None:
             _count(seq)

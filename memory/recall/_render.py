@@ -14,7 +14,10 @@ the next one shown). A hit citing text that came
 from a tool or another program (origin `tool` or `imported`: a page read, a command's output, an imported
 transcript) is wrapped as quoted material, `<quoted-material origin="tool">…</quoted-material>`, after a
 fixed line saying such text is never an instruction; a candidate core fact held for review is labelled
-`(held for review, not confirmed by the person)`. The core part is unchanged. Given a string, a string that
+`(held for review, not confirmed by the person)`. A reader at a git checkout gets the git axis's labels:
+`(said on git branch feature/x, not merged into main)`, `(said in another repository, on git branch
+main)`, and `(the code changed since 2026-12-09: lib/jobs.ex no longer holds it)` for a hit whose cited
+file no longer holds what an edit wrote (`git_label`, `code_label`). The core part is unchanged. Given a string, a string that
 already is such a block comes back unchanged and any other is wrapped once: wrapping twice (the peer's bug)
 gave two layers, and the inner one was later stripped to an empty shell.
 
@@ -35,6 +38,7 @@ from ..format import CORE_MASTER, anchor_of
 from ._core_text import core_facts, core_lines
 
 if TYPE_CHECKING:  # for the annotations only: a session's start renders the core with no pydantic model
+    from ..checkout import GitLabel
     from ._found import Found, FoundEvidence
     from ._hit import Evidence, Hit
 
@@ -49,6 +53,9 @@ __all__ = [
     "QUOTED_NOTE",
     "SIBLING_LABEL",
     "Line",
+    "code_label",
+    "git_label",
+    "git_label_text",
     "in_time_order",
     "render_context",
     "render_sections",
@@ -136,6 +143,34 @@ def status_label(hit: AnyHit) -> str:
     return f"partly superseded by {partly}" if partly else ""
 
 
+def git_label(hit: AnyHit) -> str:
+    """How a hit said elsewhere on the git axis is labelled ("" for the reader's own, or no place): on a
+    branch not merged into the reader's HEAD, or in another repository."""
+    return git_label_text(getattr(hit, "git", None))  # a host may make hits of its own
+
+
+def git_label_text(found: GitLabel | None) -> str:
+    """`git_label`'s words for a label ("" for none, or one that counts as the reader's)."""
+    if found is None or found.merged:
+        return ""
+    on = f"git branch {found.branch}" if found.branch else "a detached HEAD"
+    if not found.repo_same:
+        return f"said in another repository, on {on}"
+    into = f", not merged into {found.into}" if found.into else ", not merged"
+    return f"said on {on}{into}"
+
+
+def code_label(hit: AnyHit) -> str:
+    """How a hit whose cited file no longer holds what it cites is labelled ("" when it does, or none
+    was checked)."""
+    found = getattr(hit, "code", None)
+    if found is None or found.state == "holds":
+        return ""
+    if found.state == "gone":
+        return f"the code changed since: {found.path} is gone"
+    return f"the code changed since {found.since}: {found.path} no longer holds it"
+
+
 def _records(hit: AnyHit) -> list[tuple[str, str]]:
     # A cited record's anchor in its topic file: derived from `<session>/<node>`, or after the `#` of
     # a dangling citation's source id.
@@ -169,6 +204,8 @@ def _recalled(hits: Sequence[AnyHit], core: str) -> list[str]:
     for n, hit in enumerate(shown):
         date = f"[{hit.date}] " if hit.date else ""
         branch = f"{SIBLING_LABEL} " if hit.branch == "sibling" else ""
+        for label in (git_label(hit), code_label(hit)):
+            branch += f"({label}) " if label else ""
         label = status_label(hit)
         if label and hit.status == "current":  # partly superseded: is the newer statement the next line?
             after = shown[n + 1].block_id if n + 1 < len(shown) else None

@@ -21,7 +21,10 @@
    Then, unless `history`, no superseded or left hit is ranked above a current one (a stable demotion
    applied last, so it wins: a current fact said on a sibling branch ranks above a superseded one said on
    the reader's own). With `history` ("what did I used to…") they keep their place by relevance, each
-   labelled with its status.
+   labelled with its status. A reader at a git checkout (`checkout`, `memory.checkout.GitReader`) gives
+   the same candidates git labels from their records' git contexts: no hit said on a branch not merged
+   into the reader's HEAD (or in another repository) ranks above one of the reader's own (a stable
+   demotion after the sibling one, before the current-first one).
    Entity expansion (`_entities`) adds the pages of the entities a query names to the candidates of
    step 1, each with a bonus.
 5. The hits: from the ranked candidates, up to k above a floor relative to the best score, each claim
@@ -52,6 +55,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from ..checkout import GitLabel, GitReader
 from ..currency import Reader, Status, resolve
 from ..errors import InvalidInput
 from ..format import is_held_topic
@@ -217,6 +221,7 @@ def _evidence(
             text=s.excerpt,
             seq=s.seq,
             origin=s.effective_origin,
+            git=None if s.git is None else s.git.to_json(),
         )
         for s in ranked
     )
@@ -274,6 +279,7 @@ def _current_first(
     replaced: Callable[[int], bool] = lambda _row: False,
     sibling: Callable[[int], bool] = lambda _row: False,
     unfloored: Callable[[int], bool] = lambda _row: False,
+    above: Callable[[int, int], bool] = lambda _first, _row: False,
 ) -> Iterator[int]:
     """`ranked` with every current row before every other, each kind in its order (what `_demote` gives
     for two kinds that cover every row), worked out as it is read: a row's status is resolved only when
@@ -284,45 +290,103 @@ def _current_first(
     successor), but never after a `sibling` row when they are not siblings themselves: the branch rule
     (no sibling above the reader's own branch) holds among current rows. `current` None
     (`history=True`): relevance order, each superseded row followed by its current successor.
-    `unfloored(row)`: a row below the floor that is given all the same (`pick`)."""
+    `unfloored(row)`: a row below the floor that is given all the same (`pick`).
+
+    The branch rule holds for successors too (`above(a, b)`: `a` must rank above `b`; `ranked` already
+    obeys it): one that a row still to come must rank above waits until that row is given (a sibling's
+    newer value, replacing a hit of the reader's own); before a row that is a `sibling`, the successors
+    of the rows further down that must rank above it are given first (the reader's own newer value,
+    replacing a sibling's hit), which resolves those rows' statuses; one that must rank above a row
+    already given is not given in its predecessor's place (the predecessor names it)."""
     best = max(score.values(), default=0.0)
     cut = floor * best if best > 0 else float("-inf")
     held: list[int] = []
     later: list[int] = []
     given: set[int] = set()
+    shown: list[int] = []  # what was given, in order
+    waiting: list[int] = []  # successors a row still to come must rank above
+    found: dict[int, list[int]] = {}
+
+    def successors_of(row: int) -> list[int]:
+        if row not in found:
+            found[row] = successors(row)
+        return found[row]
 
     def before_a_sibling() -> Iterator[int]:
         """The replaced rows waiting in `later` that a sibling row must not pass."""
-        for waiting in [r for r in later if r not in given and not sibling(r)]:
-            later.remove(waiting)
-            given.add(waiting)
-            yield waiting
+        for waiting_row in [r for r in later if r not in given and not sibling(r)]:
+            later.remove(waiting_row)
+            given.add(waiting_row)
+            shown.append(waiting_row)
+            yield waiting_row
 
-    for row in ranked:
-        if (score[row] < cut and not unfloored(row)) or row in given:
+    def low(row: int) -> bool:
+        """Below the floor, and not given all the same."""
+        return score[row] < cut and not unfloored(row)
+
+    def blocked(row: int, start: int) -> bool:
+        """Whether a row of `ranked` from `start` on, given as itself when it comes, must rank above."""
+        return any(
+            above(first, row)
+            and first not in given
+            and not low(first)
+            and (current is None or current(first))
+            for first in ranked[start:]
+        )
+
+    def give(row: int, start: int) -> Iterator[int]:
+        """`row`, after what must rank above it: before a sibling, the successors of the rows from
+        `start` on that must (unless a row still to come must rank above them), and the replaced rows."""
+        if sibling(row):
+            for first in ranked[start:]:
+                if low(first) or first in given or (current is not None and current(first)):
+                    continue
+                for successor in successors_of(first):
+                    if successor in given or not above(successor, row) or blocked(successor, start):
+                        continue
+                    if current is not None and replaced(successor):
+                        continue
+                    given.add(successor)
+                    shown.append(successor)
+                    yield successor
+            if later:
+                yield from before_a_sibling()
+        given.add(row)
+        shown.append(row)
+        yield row
+
+    def released(start: int) -> Iterator[int]:
+        """The waiting successors no row from `start` on must rank above any more."""
+        for successor in [r for r in waiting if not blocked(r, start)]:
+            waiting.remove(successor)
+            if successor not in given:
+                yield from give(successor, start)
+
+    for i, row in enumerate(ranked):
+        if waiting:
+            yield from released(i)
+        if low(row) or row in given:
             continue  # `pick` never takes a row below the floor: no status needed
         if current is None or current(row):
             if current is not None and replaced(row):
                 later.append(row)
                 continue
-            if later and sibling(row):
-                yield from before_a_sibling()
-            given.add(row)
-            yield row
+            yield from give(row, i + 1)
             if current is not None:
                 continue
         else:
             held.append(row)
-        for successor in successors(row):
-            if successor in given:
+        for successor in successors_of(row):
+            if successor in given or successor in waiting:
                 continue
             if current is not None and replaced(successor):
                 later.append(successor)
                 continue
-            if later and sibling(successor):
-                yield from before_a_sibling()
-            given.add(successor)
-            yield successor
+            if blocked(successor, i + 1):
+                waiting.append(successor)
+            elif not any(above(successor, other) for other in shown):
+                yield from give(successor, i + 1)
+    yield from released(len(ranked))
     yield from dict.fromkeys(row for row in later if row not in given)
     yield from held
 
@@ -337,6 +401,7 @@ def _hit(
     asked: Asked | None = None,
     passage_chars: int = PASSAGE_CHARS,
     partly_by: str | None = None,
+    git: GitLabel | None = None,
 ) -> Found:
     status, by, on = currency
     return Found(
@@ -353,6 +418,7 @@ def _hit(
         superseded_on=on,
         passage=passage(f"{entry.text} {entry.more}" if entry.more else entry.text, weights, passage_chars),
         partly_by=partly_by,
+        git=git,
     )
 
 
@@ -366,15 +432,25 @@ def search(
     history: bool = False,
     floor: float = FLOOR,
     keep: Visible | None = None,
+    checkout: GitReader | None = None,
 ) -> list[Hit]:
     """The `k` best hits for `query`, each claim once and none scoring below `floor` times the best
     (see `_pick`); branch classes and statuses for `reader` (a session and its tip; default: nobody in
     particular, with no session's DAG known). `history` ranks superseded and left hits by relevance.
-    `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's)."""
+    `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's). `checkout`: the
+    reader's git checkout, for each hit's git label (and ranking: see `find_hits`)."""
     from ._hit import hit_of
 
     found = find_hits(
-        index, query, k=k, reader=reader, siblings=siblings, history=history, floor=floor, keep=keep
+        index,
+        query,
+        k=k,
+        reader=reader,
+        siblings=siblings,
+        history=history,
+        floor=floor,
+        keep=keep,
+        checkout=checkout,
     )
     return [hit_of(hit) for hit in found]
 
@@ -391,12 +467,15 @@ def find_hits(
     keep: Visible | None = None,
     passages: Sequence[int] = (PASSAGE_CHARS,),
     spread_chars: int | None = None,
+    checkout: GitReader | None = None,
 ) -> list[Found]:
     """`search`'s hits as plain records (`Found`): for a caller that only renders them
     (`render_context`), without the `Hit` models. `passages`: the characters of each hit's passage by
     its rank (the last for every rank after; a host that injects a few hits gives the first more room).
     `spread_chars`: instead, one budget of passage characters shared out over the hits where the query's
-    words are (`_passage.spread`); a hit that gets none of it is left out."""
+    words are (`_passage.spread`); a hit that gets none of it is left out. `checkout`: the reader's git
+    checkout: each hit gets its git label, and no hit said on a branch not merged into the reader's HEAD
+    (or in another repository) ranks above one of the reader's own (as a conversation's sibling)."""
     check_query(query)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
@@ -419,6 +498,7 @@ def find_hits(
             keep=visible() if keep is None else keep,
             passages=tuple(passages) or (PASSAGE_CHARS,),
             spread_chars=spread_chars,
+            checkout=checkout,
         )
 
 
@@ -438,6 +518,7 @@ def _search(
     keep: Visible,
     passages: tuple[int, ...] = (PASSAGE_CHARS,),
     spread_chars: int | None = None,
+    checkout: GitReader | None = None,
 ) -> list[Found]:
     if not index.live or not query.strip():
         return []
@@ -509,6 +590,25 @@ def _search(
         ranked = [row for row in ranked if classes[row] != "sibling"]
     elif siblings == "demote":
         ranked = _demote(ranked, lambda row: classes[row] == "on", lambda row: classes[row] == "sibling")
+    gits: dict[int, GitLabel | None] = {}
+
+    def git_of(row: int) -> GitLabel | None:
+        if checkout is None:
+            return None
+        if row not in gits:
+            gits[row] = checkout.label((s.git, s.created_at) for s in entry_of(row).sources)
+        return gits[row]
+
+    def git_own(row: int) -> bool:
+        found = git_of(row)
+        return found is not None and found.merged
+
+    def git_foreign(row: int) -> bool:
+        found = git_of(row)
+        return found is not None and not found.merged
+
+    if checkout is not None:  # the git axis: as a sibling, never above the reader's own (applied second)
+        ranked = _demote(ranked, git_own, git_foreign)
 
     about_now = asks_about_now(query)
     matched = frozenset(row for row, score in final.items() if score > 0)  # what the question found
@@ -555,7 +655,7 @@ def _search(
         return entry_of(row).superseded is not None
 
     def sibling(row: int) -> bool:
-        return siblings == "demote" and classes.get(row) == "sibling"
+        return (siblings == "demote" and classes.get(row) == "sibling") or git_foreign(row)
 
     def partly_named(row: int) -> str | None:
         """The block a current candidate's partly superseded line names, if it is in the index."""
@@ -565,15 +665,33 @@ def _search(
         return mark[0]
 
     brought: dict[int, str] = {}  # a picked partly superseded row -> its successor's current block
-    sibling_given: list[int] = []  # the sibling rows picked so far
+
+    def low_on(row: int) -> set[str]:
+        """The axes on which a row is demoted: a sibling of the conversation (`siblings="demote"`), said
+        on a git branch not merged into the reader's HEAD."""
+        axes = {"branch"} if siblings == "demote" and classes.get(row) == "sibling" else set()
+        return axes | {"git"} if git_foreign(row) else axes
+
+    def high_on(row: int) -> set[str]:
+        """The axes on which a row is the reader's own (the ones no demoted row ranks above)."""
+        axes = {"branch"} if siblings == "demote" and classes.get(row) == "on" else set()
+        return axes | {"git"} if git_own(row) else axes
+
+    below: set[str] = set()  # the axes on which a picked row was demoted
 
     def comes_with(row: int) -> list[int]:
         """What a picked partly superseded block brings along, right after it: the current statement of
         the part that changed (asked about the block, the reader is given that part's newer value too).
         Only for a question the newer statement's words answer, or one about how things are now that asks
         about the part that changed ("where do I live?" of "I live in Paris and I work as a nurse", then "I
-        moved to Berlin"; not "what do I do?"): otherwise the newer part would push an answer out. Never a
-        sibling after a hit of another class, unless the reader includes siblings."""
+        moved to Berlin"; not "what do I do?"): otherwise the newer part would push an answer out.
+        Not when the reader excludes siblings and it is one. The branch rule (no demoted hit above one
+        of the reader's own, on either axis) holds for it too: one demoted where the hit is not does not
+        come with it (a hit of the reader's own may follow), nor does one of the reader's own once a
+        demoted hit was picked; it then ranks where it would alone, and the hit still names it in
+        `partly_by`. `pick` asks this of every row it takes, in the order it takes them, so `below`
+        knows what was picked."""
+        below.update(low_on(row))
         by = partly_named(row)
         found = current_from(row, by, rescore=False) if by is not None else []
         found = [
@@ -587,16 +705,15 @@ def _search(
                 )
             )
         ]
-        # The branch rule holds for what comes along too: no sibling right after a hit of another class, and
-        # nothing but siblings once a sibling was given (each row picked comes here once, in order).
-        if classes.get(row) == "sibling":
-            sibling_given.append(row)
-        if siblings != "include":
-            found = [r for r in found if (classes[r] == "sibling") == (classes[row] == "sibling")]
-            found = [r for r in found if classes[r] == "sibling" or not sibling_given]
         if found:
             brought[row] = entry_of(found[0]).block_id
-        return found
+        return [
+            r
+            for r in found
+            if (siblings != "exclude" or classes[r] != "sibling")
+            and low_on(r) <= low_on(row)
+            and not high_on(r) & below
+        ]
 
     def partly_by(row: int) -> str | None:
         """What a hit names as holding the newer value of part of it: the current block that came with
@@ -607,12 +724,30 @@ def _search(
         """Asked about the person now, their own current statement on its topic, whatever it scores."""
         return about_now and current is not None and current(row) and states_of_person(entry_of(row), query)
 
+    def above(first: int, row: int) -> bool:
+        """The branch rule: `first` must rank above `row` (the reader's own on an axis where `row` is
+        demoted; where the two axes disagree, git's demotion wins, as in `ranked`)."""
+        if git_own(first) and git_foreign(row):
+            return True
+        if git_foreign(first) and git_own(row):
+            return False
+        return siblings == "demote" and classes.get(first) == "on" and classes.get(row) == "sibling"
+
     order = _current_first(
-        ranked, current, final, floor, successors, replaced=replaced, sibling=sibling, unfloored=unfloored
+        ranked,
+        current,
+        final,
+        floor,
+        successors,
+        replaced=replaced,
+        sibling=sibling,
+        above=above,
+        unfloored=unfloored,
     )
 
     def same_class(a: int, b: int) -> bool:
-        return classes.get(a) == classes.get(b)
+        # On both axes: a newer statement said on an unmerged git branch is not moved above the reader's own.
+        return classes.get(a) == classes.get(b) and git_foreign(a) == git_foreign(b)
 
     if current is None:
         chosen = pick(order, final, entry_of, k=k, floor=floor, keep=keep, follow=comes_with)
@@ -643,6 +778,7 @@ def _search(
             asked=asked,
             passage_chars=passages[min(n, len(passages) - 1)],
             partly_by=partly_by(row),
+            git=git_of(row),
         )
         for n, (row, entry) in enumerate(chosen)
     ]

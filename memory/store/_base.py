@@ -27,6 +27,7 @@ from .. import faults
 from ..errors import InvalidInput, SessionInvalid, UnknownNode, UnknownSession
 from ..format import (
     FORGOTTEN_KEY,
+    GIT_KEY,
     HEAD,
     ORIGIN_KEY,
     SPAWNED_KEY,
@@ -296,14 +297,16 @@ class SessionStore:
         spawned: bool = False,
         spawned_from: str | None = None,
         origin: str | None = None,
+        git: object = None,
     ) -> Node:
         """Add a node. `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks
         there. The head moves to the new node (in the same write of `meta.json`), unless `spawned`: a side
         branch (a sub-agent's turns), recorded as `metadata["spawned"]`, that leaves the head where it was.
         `spawned_from="<sid>/<node>"` names where the session was spawned from: given at its first append
         (kept in `meta.json`), and later only with the same value. `origin` says where the text came from
-        when it is not the role's default (`metadata["origin"]`, e.g. `tool` for pasted material)."""
-        turn = NewTurn(role, content, predecessor, node_id, metadata, spawned, spawned_from, origin)
+        when it is not the role's default (`metadata["origin"]`, e.g. `tool` for pasted material). `git`,
+        where in git it was said (a `format.GitContext`, or its JSON), is kept as `metadata["git"]`."""
+        turn = NewTurn(role, content, predecessor, node_id, metadata, spawned, spawned_from, origin, git=git)
         checked = CheckedTurn.of(session_id, turn)
         live = self._live_for(session_id, checked)
         with live.lock, self._writing(session_id, live, changes_view=True) as changing:
@@ -488,6 +491,7 @@ class SessionStore:
         metadata = dict(turn.metadata)
         spawned = metadata.pop(SPAWNED_KEY, False)
         origin = metadata.pop(ORIGIN_KEY, None)
+        metadata.pop(GIT_KEY, None)  # read from a checkout at each try: a retry may see a newer commit
         theirs = {k: v for k, v in existing.metadata.items() if k not in WRITTEN_BY_DAGMEM}
         differs = [
             what

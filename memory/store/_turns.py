@@ -10,6 +10,7 @@ from typing import Any, Final
 from ..errors import InvalidInput
 from ..format import (
     FORGOTTEN_KEY,
+    GIT_KEY,
     HEAD,
     MARKER_KEY,
     ORIGIN_KEY,
@@ -22,15 +23,20 @@ from ..format import (
     check_metadata,
     check_spawned_from,
     default_origin,
+    git_context_of,
 )
 
 __all__ = ["RESERVED_METADATA_KEYS", "WRITTEN_BY_DAGMEM", "CheckedTurn", "NewTurn", "check_append_args"]
 
 #: Metadata keys dagmem owns, refused in a caller's append: a forged marker would stop every walk there and
 #: leave the turns before it unwritten for good, `rewound` is what `rewind` sets and `spawned` what
-#: `append(..., spawned=True)` sets. `display` stays the host's to set, as a string: "runtime" marks a
-#: runtime-scheduled turn (not a record, DESIGN §3).
-RESERVED_METADATA_KEYS: Final = frozenset({MARKER_KEY, "rewound", SPAWNED_KEY, ORIGIN_KEY, FORGOTTEN_KEY})
+#: `append(..., spawned=True)` sets. `git` (where in git the turn was said) is read from a checkout by
+#: dagmem itself (an importer, the hooks' worker, `append(..., checkout=...)`): a caller's metadata naming
+#: a branch could pass its words off as merged into the reader's. `display` stays the host's to set, as a
+#: string: "runtime" marks a runtime-scheduled turn (not a record, DESIGN §3).
+RESERVED_METADATA_KEYS: Final = frozenset(
+    {MARKER_KEY, "rewound", SPAWNED_KEY, ORIGIN_KEY, FORGOTTEN_KEY, GIT_KEY}
+)
 
 #: Metadata keys dagmem itself adds to a node after its append (the marker, a rewind): a retried append is
 #: compared without them.
@@ -55,6 +61,9 @@ class NewTurn:
     # An import's tombstone for a turn whose text was forgotten (`dagmem forget`): empty content, and the
     # node says when (`metadata.forgotten_at`, a key dagmem owns), as a forgotten node does.
     forgotten_at: float | None = None
+    # Where in git it was said (`format.GitContext`, read by dagmem from a checkout or a transcript's own
+    # fields): kept as `metadata["git"]`, a key dagmem owns.
+    git: object = None
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass costs 3x to make, and one is made per turn
@@ -88,6 +97,11 @@ class CheckedTurn:
             metadata[SPAWNED_KEY] = True
         if turn.origin is not None and turn.origin != default_origin(role.value):
             metadata[ORIGIN_KEY] = turn.origin
+        if turn.git is not None:
+            git = git_context_of(turn.git)
+            if git is None:
+                raise InvalidInput(f"git context {turn.git!r} is not one (docs/formats.md, git context)")
+            metadata[GIT_KEY] = git.to_json()
         if turn.forgotten_at is not None:
             if content:
                 raise InvalidInput("a tombstone (forgotten_at) has no content")

@@ -500,7 +500,7 @@ class Workspace:
                     role, seq, created_at = frame.role, frame.seq, frame.created_at
                     parts.append(render_tombstone(session_id, frame.node_id, role=role, seq=seq,
                                                   created_at=created_at, forgotten_at=forgotten_at,
-                                                  origin=frame.origin))  # fmt: skip
+                                                  origin=frame.origin, git=frame.git))  # fmt: skip
                     changed.append(frame.source_id)
                 else:
                     parts.append(data[frame.offset : frame.end])

@@ -90,7 +90,7 @@ def uncited_records(workspace: Workspace) -> dict[str, list[ArchiveRecord]]:
         ]
         consumed = workspace.consumed(f.source_id for f in frames)
         records = [
-            ArchiveRecord(session, f.node_id, f.role, f.seq, f.created_at, f.content, f.origin)
+            ArchiveRecord(session, f.node_id, f.role, f.seq, f.created_at, f.content, f.origin, f.git)
             for f in frames
             if f.source_id in consumed
         ]

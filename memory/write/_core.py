@@ -21,6 +21,7 @@ from ..durable import sha256_hex
 from ..format import (
     CORE_FILE,
     FORGOTTEN_KEY,
+    GIT_KEY,
     ORIGIN_KEY,
     ORIGINS,
     TOPIC_INDEX,
@@ -30,6 +31,7 @@ from ..format import (
     TopicLookup,
     TxRecord,
     anchor_of,
+    git_context_of,
     is_topic_path,
     parse_topic,
     validate_topic,
@@ -61,7 +63,14 @@ class WriteOutcome:
 def records_of(session_id: str, nodes: Sequence[Node]) -> list[ArchiveRecord]:
     return [
         ArchiveRecord(
-            session_id, node.id, str(node.role), node.seq, node.created_at, node.content, origin_of(node)
+            session_id,
+            node.id,
+            str(node.role),
+            node.seq,
+            node.created_at,
+            node.content,
+            origin_of(node),
+            git_context_of(node.metadata.get(GIT_KEY)),
         )
         for node in nodes
     ]

@@ -147,6 +147,7 @@ class BriefLine:
     date: str
     sessions: frozenset[str]
     quotes_tool: bool
+    cites: tuple[tuple[str, str], ...] = ()  # (session, anchor) of each cited record, in citation order
 
 
 _PARTS_READ = 16  # parts of the brief a session's start reads at most, newest first
@@ -182,6 +183,7 @@ def current_brief(memory: Path, shapes: ShapeSource, *, limit: int = 120) -> lis
             texts.add(plain)
             sessions = frozenset(s.session_id for c in block.citations for s in c.sources)
             labels = [s.label for c in block.citations for s in c.sources]
+            cites = tuple((s.session_id, s.anchor) for c in block.citations for s in c.sources)
             out.append(
                 BriefLine(
                     label,
@@ -189,6 +191,7 @@ def current_brief(memory: Path, shapes: ShapeSource, *, limit: int = 120) -> lis
                     max(c.date for c in block.citations),
                     sessions,
                     any(x.startswith("tool ") for x in labels),
+                    cites,
                 )
             )
             if len(out) >= limit:

@@ -367,3 +367,30 @@ def test_the_quick_run_scores_what_the_hooks_injected(quick: tuple[dict[str, Any
     assert raw["log_lines"] == 0, [p["log_first"] for p in projects.values()]
     assert raw["hooks_ms"]["UserPromptSubmit"]["n"] >= len(questions)
     assert raw["pass_ms"]["n"] == sum(ms["n"] for ms in raw["hooks_ms"].values())  # one beside each hook
+
+
+def test_the_quick_run_measures_the_git_axis_beside_the_plain_ranking(
+    quick: tuple[dict[str, Any], Path],
+) -> None:
+    """Two dev-set transcripts replayed in two worktrees on two branches, then merged: before the merge
+    each side's answering hits are labelled with their branch (the plain ranking labels none), after it
+    they are the project's; the other worktree finds what one established (a home per worktree does not);
+    a file renamed or rewritten since is labelled; the check's cost is measured on and off."""
+    printed, _out = quick
+    git = printed["raw"]["coding"]["git"]
+    assert git["problems"] == []
+    assert git["unmerged_labelled"]["dagmem"]["n"] > 0
+    assert git["unmerged_labelled"]["dagmem"]["rate"] == 1.0
+    assert git["unmerged_labelled"]["plain"]["rate"] == 0.0
+    assert git["merged_unlabelled"]["dagmem"]["rate"] == 1.0
+    assert git["shared_answered"]["dagmem"]["rate"] > git["shared_answered"]["split"]["rate"]
+    assert git["code_labelled"]["dagmem"]["rate"] == 1.0
+    assert git["code_labelled"]["plain"]["rate"] == 0.0
+    assert (
+        git["hooks_ms"]["UserPromptSubmit, checks on"]["n"]
+        == git["hooks_ms"]["UserPromptSubmit, checks off"]["n"]
+    )
+    names = [r["name"] for r in printed["results"]]
+    assert any(
+        n.startswith("coding git: UserPromptSubmit hook wall time p50 with the code check on") for n in names
+    )

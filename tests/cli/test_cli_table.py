@@ -135,10 +135,15 @@ def test_a_command_that_reads_a_home_refuses_a_missing_one_and_creates_nothing(
     assert not missing.exists()
 
 
-def test_one_commands_defaults_do_not_change_anothers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_commands_defaults_do_not_change_anothers(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # install's `set_defaults(home=None)` once reached every command through their shared parent: a
     # bare `dagmem status` then crashed on `None.is_symlink()`.
     monkeypatch.delenv("DAGMEM_HOME", raising=False)
+    # Outside any git worktree: in a linked one (a checkout made with `git worktree add`) the default is
+    # the main worktree's home (tests/cli/test_cli_recall_git.py).
+    monkeypatch.chdir(tmp_path)
     for argv in (["status"], ["sessions"], ["write"]):
         assert _main.parse_args(argv, every_command=True).home == Path(".dagmem")
         assert _main.parse_args(argv).home == Path(".dagmem")

@@ -34,7 +34,7 @@ _BELOW_POLICY = _VOCAB | {
     "memory.store",
     "memory.workspace",
 }
-_CURRENCY = {"memory.currency", "memory.shapes"}
+_CURRENCY = {"memory.currency", "memory.shapes", "memory.checkout"}
 MEMORY: dict[str, set[str]] = {
     "memory": set(),  # the package's `__init__` is a docstring
     "memory.errors": set(),
@@ -50,6 +50,7 @@ MEMORY: dict[str, set[str]] = {
     "memory.workspace": _VOCAB | {"memory.format", "memory.durable"},
     "memory.policy": _VOCAB | {"memory.format"},  # pure: no files
     "memory.currency": _VOCAB | {"memory.format"},  # pure: what is current, from the DAG alone
+    "memory.checkout": _VOCAB | {"memory.format"},  # git, read from a checkout's files; merge facts
     "memory.shapes": _BELOW_POLICY | {"memory.currency"},  # the cache of session shapes
     "memory.recall": _BELOW_POLICY | _CURRENCY | {"memory.policy"},
     "memory.write": _BELOW_POLICY | _CURRENCY | {"memory.policy"},  # recall sits above write: a hook

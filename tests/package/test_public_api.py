@@ -31,7 +31,7 @@ def test_the_public_api_is_pinned() -> None:
     """Nothing appears in or disappears from the public API by accident."""
     expected = {
         "HEAD", "ArchiveCorrupt", "ArchiveRecord", "BatchInput", "DagmemError", "Distiller", "Edits",
-        "EventHandler", "Evidence", "ExtractiveDistiller", "FileSessionStore", "ForgetReport", "GitError", "Hit",
+        "EventHandler", "Evidence", "ExtractiveDistiller", "FileSessionStore", "ForgetReport", "GitContext", "GitError", "Hit",
         "HomeBusy",
         "InvalidInput",
         "LastFailure", "MemoryOff",

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from dagmem.memory import faults
 from dagmem.memory.durable import _atomic as durable
 from dagmem.memory.errors import ArchiveCorrupt, InvalidInput
-from dagmem.memory.format import HEADER, ArchiveRecord, ScanResult, anchor_of, render_frame, scan_archive
+from dagmem.memory.format import (
+    HEADER,
+    ArchiveRecord,
+    GitContext,
+    ScanResult,
+    anchor_of,
+    render_frame,
+    scan_archive,
+)
 from dagmem.memory.format import _archive_codec as codec
 from dagmem.memory.workspace import SessionArchive
 from dagmem.memory.workspace import _archive as appender
@@ -234,7 +242,7 @@ INVALID: dict[str, tuple[bytes, int | None, str, bool]] = {
     "truncated before terminator": (GOOD[:-1], None, "truncated", True),
     "truncated in a header line": (GOOD[: line_offset(GOOD, 2) + 5], 2, "truncated", True),
     "over-long header line": (
-        replace_line(GOOD, 2, b"<!-- source-meta: " + b"A" * 400 + b" -->"),
+        replace_line(GOOD, 2, b"<!-- source-meta: " + b"A" * 5000 + b" -->"),
         2,
         "too long",
         False,
@@ -737,19 +745,34 @@ def test_every_prefix_of_a_valid_archive_is_complete_or_torn(
     assert contents(result) == as_tuples(records[: len(result.frames)])
 
 
+_git_text = st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=40)
+_gits = st.none() | st.builds(
+    GitContext,
+    _git_text,
+    st.none() | _git_text,
+    st.none() | st.sampled_from(["0" * 40, "ab" * 32]),
+    st.none() | st.sampled_from(["src/a.py", 'lib/\u00e9t\u00e9 "q".ex']),
+    st.none() | st.just("3:0badc0de:0123456789abcdef"),
+)
+
+
 @given(
     st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from(sorted(codec.ROLES)),
     st.integers(0, codec.MAX_SEQ),
+    st.none() | st.sampled_from(sorted(codec.ORIGINS)),
+    _gits,
 )
-def test_meta_encoding_is_exactly_the_specified_json_dumps(created_at: float, role: str, seq: int) -> None:
-    spec = json.dumps(
-        {"created_at": created_at, "role": role, "seq": seq},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    assert codec._meta_json(created_at, role, seq) == spec.encode()
+def test_meta_encoding_is_exactly_the_specified_json_dumps(
+    created_at: float, role: str, seq: int, origin: str | None, git: GitContext | None
+) -> None:
+    meta: dict[str, Any] = {"created_at": created_at, "role": role, "seq": seq}
+    if origin is not None and origin != role:
+        meta["origin"] = origin
+    if git is not None:
+        meta["git"] = git.to_json()
+    spec = json.dumps(meta, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert codec._meta_json(created_at, role, seq, origin, git) == spec.encode()
 
 
 def test_every_prefix_exhaustively() -> None:
