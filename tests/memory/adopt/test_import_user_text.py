@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dagmem.memory.adopt._claude_chrome import UserText, read_user_text
 from dagmem.memory.format import scan_archive
 from dagmem.tests.memory.adopt.test_import import (
     SESSION,
@@ -150,3 +151,13 @@ def test_a_closing_tag_inside_what_the_host_quotes_does_not_end_its_block(
     home = tmp_path / "home"
     write_and_verify(home)
     assert b"curl" not in (home / "memory" / "sources" / f"{SESSION}.md").read_bytes()
+
+
+@pytest.mark.timeout(30)
+def test_a_line_of_many_unclosed_tags_is_read_in_one_pass() -> None:
+    """Each block's end is found by bisection over the tags found once: tens of thousands of unclosed
+    opening tags before a long text (a pasted log) take no search to the end per tag (minutes before)."""
+    text = "<system-reminder>x " * 20_000 + "a" * 2_000_000
+    assert read_user_text(text) == UserText(text, None)
+    reminders = "".join(f"<system-reminder>{i}</system-reminder> typed {i} " for i in range(50_000))
+    assert read_user_text(reminders).typed == "  ".join(f"typed {i}" for i in range(50_000))
