@@ -11,7 +11,8 @@ character at a time, each folded character remembering where it came from:
   case-folded, and folded once more by a table of look-alikes (Unicode's confusables for the letters of the
   two names and for `<`, `/` and `-`: Cyrillic and Greek letters, the fraction and division slashes,
   mathematical and CJK angle brackets, every dash); `m` folds to `rn`, as the confusables' skeleton has
-  it, so `rnemory` is `memory` too.
+  it, so `rnemory` is `memory` too; the hyphen between a name's two words may be an underscore, spaces
+  or nothing (`memory_context`, `memory<SHY>context`).
 
 Character references (`&lt;`, `&#x3c;`, `&sol;`, `&lang;` ...) are matched in the folded text as they are.
 The match is mapped back to the original text: the tag is broken by a zero-width space right after its
@@ -114,10 +115,15 @@ def _skeleton(name: str) -> str:
 _O: Final = "[o]*"
 _LT: Final = rf"(?:<|&lt;?|&lang(?:le)?;?|&lsaquo;?|&#{_O}6o;?|&#x{_O}3c;?)"
 _SLASH: Final = rf"(?:/|&sol;|&#{_O}47;?|&#x{_O}2f;?)?"
+_JOIN: Final = r"(?:-|_|\s+)?"
 
 
 def _pattern(*names: str) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(_skeleton(name)) for name in names)
+    # The hyphen between the name's two words as a reader may see it: a hyphen, an underscore, spaces, or
+    # nothing (a soft hyphen or a joiner in its place is dropped by the folding, so it reads as nothing).
+    alternatives = "|".join(
+        _JOIN.join(re.escape(_skeleton(word)) for word in name.split("-")) for name in names
+    )
     return re.compile(rf"{_LT}\s*{_SLASH}\s*(?:{alternatives})")
 
 

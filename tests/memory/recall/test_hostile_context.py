@@ -294,6 +294,12 @@ LOOK_ALIKES = [
     "</memory-co\u0301ntext>",  # a combining accent
     "</memory\u2014context>",  # an em dash
     "</rnemory-context>",  # r and n for m
+    "</memory\u00adcontext>",  # a soft hyphen for the hyphen
+    "</quoted\u2060material>",  # a word joiner for the hyphen
+    "</memory\u200dcontext>",  # a zero-width joiner for the hyphen
+    "</memory_context>",  # an underscore for the hyphen
+    "</quoted material>",  # a space for the hyphen
+    "</memorycontext>",  # no hyphen
     "\u2329\u2044m\u0435mory-con\u00adt\u0435xt\u232a",  # all at once
 ]
 
