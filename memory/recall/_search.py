@@ -682,9 +682,9 @@ def _search(
     def comes_with(row: int) -> list[int]:
         """What a picked partly superseded block brings along, right after it: the current statement of
         the part that changed (asked about the block, the reader is given that part's newer value too).
-        Only for a question the newer statement's words answer, or one about how things are now that asks
-        about the part that changed ("where do I live?" of "I live in Paris and I work as a nurse", then "I
-        moved to Berlin"; not "what do I do?"): otherwise the newer part would push an answer out.
+        Only for a question about how things are now that asks about the part that changed ("where do I
+        live?" of "I live in Paris and I work as a nurse", then "I moved to Berlin"; not "what do I do?"):
+        otherwise the newer part would push an answer out (one the question's words find ranks on its own).
         Not when the reader excludes siblings and it is one. The branch rule (no demoted hit above one
         of the reader's own, on either axis) holds for it too: one demoted where the hit is not does not
         come with it (a hit of the reader's own may follow), nor does one of the reader's own once a
@@ -697,12 +697,9 @@ def _search(
         found = [
             r
             for r in found
-            if r in matched
-            or (
-                about_now
-                and asks_of_change(
-                    entry_of(row), entry_of(r), query, common_words((entry_of(row), entry_of(r)), index.df)
-                )
+            if about_now
+            and asks_of_change(
+                entry_of(row), entry_of(r), query, common_words((entry_of(row), entry_of(r)), index.df)
             )
         ]
         if found:
