@@ -344,7 +344,6 @@ SAYING: Final = Saying(
         "got an",
         "change of plan",
         "not anymore",
-        "since",
         "as of",
         "turned",
         "up to",
