@@ -74,7 +74,6 @@ class _Link:
     had: bool  # `old` named a value
     weak: bool  # related by the kind of a value alone
     kinds: frozenset[str] = frozenset()  # the kinds of value both name (a date, an amount, an e-mail)
-    worded: bool = True  # the two share words of their topic (not only a kind of fact of the table)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -167,11 +166,9 @@ def changed_in(old: str, new: str, common: frozenset[str] = frozenset()) -> tupl
 
 
 def _tentative(new: Said, link: _Link) -> bool:
-    """A change the older statement is never wholly replaced by: one said without a cue to what is held
-    one at a time ("I live in Berlin" after "I live in Paris": perhaps a second home), or one related by the
-    kind of fact alone, no word of their topics in common ("I'm back in Manchester" after "I live in
-    Brighton"; in a long chat about one thing, two apps or two appointments are as often two)."""
-    return (new.cue is None and not link.kinds & _ONE_AT_A_TIME) or not link.worded
+    """A change said without a cue to what is held one at a time ("I live in Berlin" after "I live in
+    Paris": perhaps a second home): the older statement is never wholly replaced by it."""
+    return new.cue is None and not link.kinds & _ONE_AT_A_TIME
 
 
 def _informative(said: Said) -> bool:
@@ -259,9 +256,7 @@ def _related(old: Said, new: Said, common: frozenset[str] = frozenset()) -> _Lin
         by_words = by_words and len(shared) >= _SAME * max(len(old_words), len(new_words))
         by_attribute = by_attribute and len(shared) >= _SAME * max(len(old_words), len(new_words))
     if by_words or by_attribute:
-        return _Link(
-            frozenset(newer), attributes, bool(old_values), weak=False, kinds=kinds, worded=bool(shared)
-        )
+        return _Link(frozenset(newer), attributes, bool(old_values), weak=False, kinds=kinds)
     if kinds and new.cue == "retraction" and new_values - old_values:
         # a correction that names only its value ("no wait, it's the 25th"): of the newest older statement
         # of that kind
