@@ -122,20 +122,8 @@ def _hold_pages(
         else:  # only held blocks: a new page is not opened (a standing one keeps its blocks: `before`)
             del out[path]
         queue_path = held_file_of(path)
-        queue_text = out.get(queue_path) or topics.read(queue_path)
-        queue = list(parse_topic(queue_text, queue_path).blocks) if queue_text is not None else []
-        queued = {b.id: n for n, b in enumerate(queue)}
-        for block in held:
-            if block.id not in queued:
-                queued[block.id] = len(queue)
-                queue.append(block)
-                continue
-            # Held again (said again): the waiting block cites this evidence too, so every record is cited.
-            waiting = queue[queued[block.id]]
-            have = {c.id for c in waiting.citations}
-            extra = tuple(c for c in block.citations if c.id not in have)
-            queue[queued[block.id]] = replace(waiting, citations=waiting.citations + extra)
-        out[queue_path] = render_topic(Topic(f"{HELD_TITLE}: {new.title}", tuple(queue)))
+        queue = _enqueued(out.get(queue_path) or topics.read(queue_path), queue_path, held)
+        out[queue_path] = render_topic(Topic(f"{HELD_TITLE}: {new.title}", queue))
     if gone:  # a held block replaces nothing: what it superseded stands
         for path, text in list(out.items()):
             if text is not None and not is_held_topic(path):
@@ -192,22 +180,30 @@ def _hold_core(edits: Edits, records: Sequence[ArchiveRecord], topics: TopicRead
         if path != CORE_MASTER and text is not None and gone:
             out[path] = _unsupersede_file(path, text, gone, topics)
     out[CORE_MASTER] = render_topic(Topic(new.title, tuple(kept))) if kept or old is not None else None
-    queue_text = out.get(HELD_TOPIC) or topics.read(HELD_TOPIC)
-    queue = list(parse_topic(queue_text, HELD_TOPIC).blocks) if queue_text is not None else []
-    queued = {b.id: n for n, b in enumerate(queue)}
     for block, reason in held:
         log.info("core fact %s held for review: %s", block.id, reason)
+    queue = _enqueued(
+        out.get(HELD_TOPIC) or topics.read(HELD_TOPIC), HELD_TOPIC, [block for block, _ in held]
+    )
+    out[HELD_TOPIC] = render_topic(Topic(HELD_TITLE, queue))
+    return out
+
+
+def _enqueued(text: str | None, path: str, held: Sequence[Block]) -> tuple[Block, ...]:
+    """The hold queue `path` (its text, None: none yet) with `held` appended in order; a block held again
+    (said again) gains the citations the waiting one lacks, so every record stays cited."""
+    queue = list(parse_topic(text, path).blocks) if text is not None else []
+    queued = {b.id: n for n, b in enumerate(queue)}
+    for block in held:
         if block.id not in queued:
             queued[block.id] = len(queue)
             queue.append(block)
             continue
-        # Held again (said again): the waiting candidate cites this evidence too, so every record is cited.
         waiting = queue[queued[block.id]]
         have = {c.id for c in waiting.citations}
         extra = tuple(c for c in block.citations if c.id not in have)
         queue[queued[block.id]] = replace(waiting, citations=waiting.citations + extra)
-    out[HELD_TOPIC] = render_topic(Topic(HELD_TITLE, tuple(queue)))
-    return out
+    return tuple(queue)
 
 
 def _unsuperseded(blocks: Sequence[Block], gone: set[str], before: Mapping[str, Block]) -> list[Block]:
