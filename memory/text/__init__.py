@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from ._keywords import keywords as keywords
     from ._saying import Said as Said
     from ._saying import asks_about_now as asks_about_now
-    from ._saying import first_person as first_person
     from ._saying import language_of as language_of
     from ._saying import of_speaker as of_speaker
     from ._saying import sayings as sayings
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from ._work import is_question as is_question
     from ._work import work_sentences as work_sentences
 
-_SAYING = ("Said", "asks_about_now", "first_person", "language_of", "of_speaker", "sayings")
+_SAYING = ("Said", "asks_about_now", "language_of", "of_speaker", "sayings")
 _UPDATE = (
     "COMMON_STATEMENTS",
     "Change",
@@ -67,7 +66,6 @@ __all__ = [
     "change_keys",
     "changed_in",
     "changes",
-    "first_person",
     "held",
     "is_cause",
     "is_decision",

@@ -22,7 +22,7 @@ from typing import Final, Literal
 from ._tables import Saying
 from .lang import de, en, es, fr, ja, zh
 
-__all__ = ["LANGUAGES", "Kind", "Said", "first_person", "language_of", "read", "sayings"]
+__all__ = ["LANGUAGES", "Kind", "Said", "asks_about_now", "language_of", "of_speaker", "read", "sayings"]
 
 LANGUAGES: Final[dict[str, Saying]] = {t.code: t for t in (en.SAYING, de.SAYING, es.SAYING, fr.SAYING,
                                                            zh.SAYING, ja.SAYING)}  # fmt: skip
@@ -128,11 +128,6 @@ def _inherit(clause: Said, sentence: Said) -> Said:
 _WHOLE_KINDS: Final = ("joke", "hypothetical", "past", "reported")
 
 
-def first_person(said: Said) -> bool:
-    """Does the sentence hold one of its language's first-person words ("I", "my", "ich", "我", "私")?"""
-    return _first_person(said)
-
-
 _ASKED_WORDS: Final = 8  # topic words of a question about one fact of the person, at most (16 pairs in CJK)
 
 
@@ -162,6 +157,7 @@ def of_speaker(said: Said) -> bool:
 
 
 def _first_person(said: Said) -> bool:
+    """Does the sentence hold one of its language's first-person words ("I", "my", "ich", "我", "私")?"""
     table = LANGUAGES[said.lang]
     folded = _fold(said.text)
     if not table.spaced:

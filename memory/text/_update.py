@@ -33,7 +33,6 @@ __all__ = [
     "change_keys",
     "changes",
     "held",
-    "relation",
     "said_keys",
     "same_fact",
     "update",
@@ -185,11 +184,6 @@ def same_fact(old: str, new: str, common: frozenset[str] = frozenset()) -> bool:
         for a in _held(old)
         for b in _facts(new)
     )
-
-
-def relation(old: Said, new: Said) -> Change | None:
-    """The change `new` (a sentence said later) makes to `old`, both read by `_saying`."""
-    return _change(new, _related(old, new))
 
 
 def _change(new: Said, link: _Link | None) -> Change | None:
