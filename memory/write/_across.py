@@ -5,7 +5,7 @@ The fact is found by its key (`_fact_keys`: a subject and an attribute), the old
 index (`_slot_index`) and by this batch's own earlier blocks. Where no key decides, the person's words
 do (`text.update`): the older blocks filed under the words and attributes of a newer fact said with a
 change (`text.change_keys`) are read again, and each whose facts the newer words all replace is
-superseded. An older block is superseded when every key
+superseded, each with only some replaced partly superseded. An older block is superseded when every key
 it states is restated by the newer words with a change: for a quantity a different number, for any other
 fact a change cue ("moved", "switched", "no longer", "sold the …", "现在", "改…") and not the same value said
 again. Never a block the new one restates, one said later than it, one off the batch's path (an
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ..format import Block
-from ..text import COMMON_STATEMENTS, Update, change_keys, said_keys, update
+from ..text import COMMON_STATEMENTS, Update, change_keys, said_keys, update, user_text
 from ._blocks import TopicEdit
 from ._fact_keys import NUMERIC_ATTRIBUTES, VALUE_WORDS, KeyFact, keys_of
 from ._slot_index import LOOKUP_LIMIT, SlotIndex
-from ._supersede import Aside, Reason, cue_of, newest_date, off_path, user_text
+from ._supersede import Aside, Reason, cue_of, newest_date, off_path
 
 __all__ = ["Across", "replaces_keys"]
 

@@ -42,11 +42,12 @@ from ..format import (
 )
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..store import SessionStore
+from ..text import user_text
 from ..workspace import Workspace
 from ._core import CORE_MASTER
 from ._current import core_after
 from ._regroup import regroup
-from ._supersede import Reason, choose, newest_date, statement, user_text
+from ._supersede import Reason, choose, newest_date, statement
 
 __all__ = [
     "DuplicateJudge",

@@ -27,9 +27,8 @@ from ..format import (
     is_brief_path,
     parse_topic,
 )
-from ..text import said_keys
+from ..text import said_keys, user_text
 from ._fact_keys import keys_of
-from ._supersede import user_text
 
 __all__ = ["SlotIndex"]
 

@@ -53,7 +53,6 @@ __all__ = [
     "supersede_older",
     "supersession",
     "usable",
-    "user_text",
 ]
 
 Reason = Literal["update", "retraction"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from dagmem.memory.format import ArchiveRecord
+from dagmem.memory.text import user_text
 from dagmem.memory.write._core_facts import read_core_facts
 from dagmem.memory.write._slots import Fact, facts_of
-from dagmem.memory.write._supersede import cue_of, supersession, user_text
+from dagmem.memory.write._supersede import cue_of, supersession
 
 
 def test_the_issue_example_moves_the_user_to_berlin_and_retracts_vegetarian() -> None:
