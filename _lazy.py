@@ -1,10 +1,20 @@
 """Lazy re-exports: a package's face names what it offers and each name loads its module on first use, so
 a process pays only for the surfaces it touches (`import dagmem` loads no numpy, a hook no pydantic).
 
-A package using it lists its names in `__all__`, imports them under `TYPE_CHECKING` (the type checker
-reads those; nothing runs them) and binds the module hooks once:
+A face's table is the one list of what it offers: its `__getattr__`, `__dir__` and `__all__` come from it.
+The type checker, which runs nothing, reads the same names as imports under `TYPE_CHECKING`, and
+tests/package/test_faces.py holds those to the table. The runtime's part sits in the `else:` branch, out
+of the type checker's sight: it would read a computed `__all__` as exporting nothing, and a module
+`__getattr__` as answering any name (a name missing from the imports would go unnoticed).
 
-    __getattr__, __dir__ = lazy(__name__, globals(), {"Hit": "._hit", "EMBED_MODEL": "._embed:MODEL"})
+    if TYPE_CHECKING:
+        from ._hit import Hit as Hit
+        from ._embed import MODEL
+        EMBED_MODEL = MODEL  # another name: assigned, as an import under another name is not exported
+    else:
+        __getattr__, __dir__, __all__ = lazy(
+            __name__, globals(), {"Hit": "._hit", "EMBED_MODEL": "._embed:MODEL"}
+        )
 
 A table value is `MODULE` (its attribute of the same name), `MODULE:ATTRIBUTE` (another name) or `MODULE:`
 (the module itself); a relative MODULE is relative to the package. A leaf: it imports nothing of dagmem,
@@ -24,8 +34,8 @@ __all__ = ["lazy"]
 
 def lazy(
     package: str, namespace: dict[str, Any], table: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The `__getattr__` and `__dir__` of `package` (whose globals are `namespace`) for `table`."""
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """The `__getattr__`, `__dir__` and `__all__` of `package` (whose globals are `namespace`) for `table`."""
 
     def __getattr__(name: str) -> Any:
         where = table.get(name)
@@ -40,7 +50,7 @@ def lazy(
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(table))
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(table)
 
 
 def _load(name: str, package: str) -> Any:

@@ -14,22 +14,22 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy
 
 if TYPE_CHECKING:
-    from . import _beam as beam
-    from . import _blind as blind
-    from . import _coding as coding
-    from . import _locomo as locomo
-    from . import _report as report
+    from . import _beam, _blind, _coding, _locomo, _report
 
-__all__ = ["beam", "blind", "coding", "locomo", "report"]
-
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "beam": "._beam:",
-        "blind": "._blind:",
-        "coding": "._coding:",
-        "locomo": "._locomo:",
-        "report": "._report:",
-    },
-)
+    beam = _beam
+    blind = _blind
+    coding = _coding
+    locomo = _locomo
+    report = _report
+else:
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "beam": "._beam:",
+            "blind": "._blind:",
+            "coding": "._coding:",
+            "locomo": "._locomo:",
+            "report": "._report:",
+        },
+    )

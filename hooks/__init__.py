@@ -16,7 +16,7 @@ from .._lazy import lazy
 
 TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
 if TYPE_CHECKING:
-    from . import _install as install
+    from . import _install
     from ._cli import HOSTS as HOSTS
     from ._cli import add_hook_arguments as add_hook_arguments
     from ._cli import hook_main as hook_main
@@ -28,35 +28,24 @@ if TYPE_CHECKING:
     from ._queue import worker_idle as worker_idle
     from ._state import queue_state as queue_state
 
-__all__ = [
-    "HOSTS",
-    "add_hook_arguments",
-    "hook_home",
-    "hook_main",
-    "install",
-    "memory_off",
-    "project_home",
-    "queue_state",
-    "run_hook",
-    "state_dir",
-]
-
-# Each name loads its module on first use: the installs load the durable writes, which a hook that runs
-# never needs, and a hook loads only its own event's modules.
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "HOSTS": "._cli",
-        "add_hook_arguments": "._cli",
-        "hook_main": "._cli",
-        "install": "._install:",
-        "memory_off": "._cli",
-        "run_hook": "._cli",
-        "hook_home": "._home",
-        "project_home": "._home",
-        "state_dir": "._home",
-        "worker_idle": "._queue",
-        "queue_state": "._state",
-    },
-)
+    install = _install
+else:
+    # Each name loads its module on first use: the installs load the durable writes, which a hook that runs
+    # never needs, and a hook loads only its own event's modules.
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "install": "._install:",
+            "HOSTS": "._cli",
+            "add_hook_arguments": "._cli",
+            "hook_main": "._cli",
+            "memory_off": "._cli",
+            "run_hook": "._cli",
+            "hook_home": "._home",
+            "project_home": "._home",
+            "state_dir": "._home",
+            "worker_idle": "._queue",
+            "queue_state": "._state",
+        },
+    )

@@ -26,48 +26,28 @@ if TYPE_CHECKING:
     from ._migrate import kept_records as kept_records
     from ._migrate import migrate_home as migrate_home
     from ._migrate import read_cursors as read_cursors
-
-__all__ = [
-    "FORMATS",
-    "RUNTIME_FILE",
-    "Follower",
-    "ImportReport",
-    "Importer",
-    "MigrationReport",
-    "Planned",
-    "Problem",
-    "RuntimeLike",
-    "SessionMigration",
-    "SourceClock",
-    "import_into_store",
-    "kept_records",
-    "migrate_home",
-    "read_cursors",
-    "shown_path",
-    "to_id",
-]
-
-# Each name loads its module on first use: a hook that needs `to_id` does not load every importer.
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "FORMATS": "._import",
-        "Follower": "._follow",
-        "ImportReport": "._import",
-        "Importer": "._import",
-        "MigrationReport": "._migrate",
-        "Planned": "._mapper",
-        "Problem": "._entries",
-        "RUNTIME_FILE": "._migrate",
-        "RuntimeLike": "._follow",
-        "SessionMigration": "._migrate",
-        "SourceClock": "._import",
-        "import_into_store": "._import",
-        "kept_records": "._migrate",
-        "migrate_home": "._migrate",
-        "read_cursors": "._migrate",
-        "shown_path": "._entries",
-        "to_id": "._entries",
-    },
-)
+else:
+    # Each name loads its module on first use: a hook that needs `to_id` does not load every importer.
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "Problem": "._entries",
+            "shown_path": "._entries",
+            "to_id": "._entries",
+            "Follower": "._follow",
+            "RuntimeLike": "._follow",
+            "FORMATS": "._import",
+            "Importer": "._import",
+            "ImportReport": "._import",
+            "SourceClock": "._import",
+            "import_into_store": "._import",
+            "Planned": "._mapper",
+            "RUNTIME_FILE": "._migrate",
+            "MigrationReport": "._migrate",
+            "SessionMigration": "._migrate",
+            "kept_records": "._migrate",
+            "migrate_home": "._migrate",
+            "read_cursors": "._migrate",
+        },
+    )

@@ -24,38 +24,23 @@ if TYPE_CHECKING:
     from ._shape import ShapeSource as ShapeSource
     from ._shape import Status as Status
     from ._shape import parse_spawned_from as parse_spawned_from
-
-__all__ = [
-    "BranchClass",
-    "DagLike",
-    "Reader",
-    "SessionShape",
-    "ShapeSource",
-    "Status",
-    "are_alternatives",
-    "between_alternatives",
-    "left_nodes",
-    "parse_spawned_from",
-    "resolve",
-    "side_of",
-]
-
-# Each name loads its module on first use: a hit's `Status` needs no DAG walk.
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "BranchClass": "._reader",
-        "DagLike": "._shape",
-        "Reader": "._reader",
-        "SessionShape": "._shape",
-        "ShapeSource": "._shape",
-        "Status": "._shape",
-        "are_alternatives": "._alternatives",
-        "between_alternatives": "._alternatives",
-        "left_nodes": "._alternatives",
-        "parse_spawned_from": "._shape",
-        "resolve": "._reader",
-        "side_of": "._alternatives",
-    },
-)
+else:
+    # Each name loads its module on first use: a hit's `Status` needs no DAG walk.
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "are_alternatives": "._alternatives",
+            "between_alternatives": "._alternatives",
+            "left_nodes": "._alternatives",
+            "side_of": "._alternatives",
+            "BranchClass": "._reader",
+            "Reader": "._reader",
+            "resolve": "._reader",
+            "DagLike": "._shape",
+            "SessionShape": "._shape",
+            "ShapeSource": "._shape",
+            "Status": "._shape",
+            "parse_spawned_from": "._shape",
+        },
+    )

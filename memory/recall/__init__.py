@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ._core_text import core_facts as core_facts
     from ._core_text import core_lines as core_lines
     from ._delta import append_record as append_record
-    from ._embed import MODEL as EMBED_MODEL
+    from ._embed import MODEL
     from ._embed import embed as embed
     from ._embed import load_model as load_model
     from ._embed import write_table as write_table
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ._index import RecallIndex as RecallIndex
     from ._index import make_record as make_record
     from ._index import recall_root as recall_root
-    from ._pick import FLOOR as RECALL_FLOOR
+    from ._pick import FLOOR
     from ._pick import check_floor as check_floor
     from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
     from ._query import check_query as check_query
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from ._search import SIBLINGS as SIBLINGS
     from ._search import find_hits as find_hits
     from ._search import search as search
-    from ._snapshot import VERSION as SNAPSHOT_VERSION
+    from ._snapshot import VERSION
     from ._snapshot import Snapshot as Snapshot
     from ._snapshot import write_snapshot as write_snapshot
     from ._text import analyse as analyse
@@ -65,122 +65,69 @@ if TYPE_CHECKING:
     from ._visible import Visible as Visible
     from ._visible import visible as visible
 
-__all__ = [
-    "EMBED_MODEL",
-    "HELD_LABEL",
-    "MAX_QUERY_CHARS",
-    "QUOTED_NOTE",
-    "RECALL_FLOOR",
-    "SIBLINGS",
-    "SNAPSHOT_VERSION",
-    "BranchClass",
-    "Entry",
-    "Evidence",
-    "Found",
-    "Hit",
-    "Line",
-    "RecallIndex",
-    "RecallUpdater",
-    "Siblings",
-    "Snapshot",
-    "Source",
-    "Status",
-    "Visible",
-    "analyse",
-    "append_record",
-    "check_floor",
-    "check_query",
-    "cited_contexts",
-    "clear_caches",
-    "code_checks",
-    "code_label",
-    "compact",
-    "core_facts",
-    "core_for",
-    "core_lines",
-    "date_words",
-    "delta_limit",
-    "embed",
-    "find_hits",
-    "git_label",
-    "git_label_text",
-    "in_time_order",
-    "index_arrays",
-    "index_for",
-    "load_model",
-    "make_record",
-    "path_to",
-    "reader_for",
-    "recall_root",
-    "render_context",
-    "render_sections",
-    "search",
-    "status_label",
-    "topic_for",
-    "visible",
-    "write_snapshot",
-    "write_table",
-]
-
-# Each name loads its module on first use: `render_context` (a hook's core block) needs no numpy, no
-# embedding model and no index; the search loads them.
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "index_for": "._scoped",
-        "BranchClass": "._found",
-        "EMBED_MODEL": "._embed:MODEL",
-        "Entry": "._entries",
-        "Evidence": "._hit",
-        "Found": "._found",
-        "HELD_LABEL": "._render",
-        "Hit": "._hit",
-        "MAX_QUERY_CHARS": "._query",
-        "QUOTED_NOTE": "._render",
-        "Line": "._render",
-        "render_sections": "._render",
-        "RECALL_FLOOR": "._pick:FLOOR",
-        "RecallIndex": "._index",
-        "RecallUpdater": "._update",
-        "SIBLINGS": "._search",
-        "SNAPSHOT_VERSION": "._snapshot:VERSION",
-        "Siblings": "._found",
-        "Snapshot": "._snapshot",
-        "Source": "._entries",
-        "Status": "._hit",
-        "Visible": "._visible",
-        "analyse": "._text",
-        "append_record": "._delta",
-        "check_floor": "._pick",
-        "check_query": "._query",
-        "clear_caches": "._entries",
-        "compact": "._update",
-        "core_facts": "._core_text",
-        "core_for": "._scoped",
-        "core_lines": "._core_text",
-        "date_words": "._text",
-        "delta_limit": "._update",
-        "embed": "._embed",
-        "find_hits": "._search",
-        "in_time_order": "._render",
-        "index_arrays": "._update",
-        "load_model": "._embed",
-        "make_record": "._index",
-        "path_to": "._branch",
-        "reader_for": "._branch",
-        "recall_root": "._index",
-        "render_context": "._render",
-        "code_label": "._render",
-        "code_checks": "._code",
-        "cited_contexts": "._code",
-        "git_label": "._render",
-        "git_label_text": "._render",
-        "search": "._search",
-        "status_label": "._render",
-        "topic_for": "._scoped",
-        "visible": "._visible",
-        "write_snapshot": "._snapshot",
-        "write_table": "._embed",
-    },
-)
+    EMBED_MODEL = MODEL
+    RECALL_FLOOR = FLOOR
+    SNAPSHOT_VERSION = VERSION
+else:
+    # Each name loads its module on first use: `render_context` (a hook's core block) needs no numpy, no
+    # embedding model and no index; the search loads them.
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "path_to": "._branch",
+            "reader_for": "._branch",
+            "cited_contexts": "._code",
+            "code_checks": "._code",
+            "core_facts": "._core_text",
+            "core_lines": "._core_text",
+            "append_record": "._delta",
+            "EMBED_MODEL": "._embed:MODEL",
+            "embed": "._embed",
+            "load_model": "._embed",
+            "write_table": "._embed",
+            "Entry": "._entries",
+            "Source": "._entries",
+            "clear_caches": "._entries",
+            "BranchClass": "._found",
+            "Found": "._found",
+            "Siblings": "._found",
+            "Evidence": "._hit",
+            "Hit": "._hit",
+            "Status": "._hit",
+            "RecallIndex": "._index",
+            "make_record": "._index",
+            "recall_root": "._index",
+            "RECALL_FLOOR": "._pick:FLOOR",
+            "check_floor": "._pick",
+            "MAX_QUERY_CHARS": "._query",
+            "check_query": "._query",
+            "HELD_LABEL": "._render",
+            "QUOTED_NOTE": "._render",
+            "Line": "._render",
+            "code_label": "._render",
+            "git_label": "._render",
+            "git_label_text": "._render",
+            "in_time_order": "._render",
+            "render_context": "._render",
+            "render_sections": "._render",
+            "status_label": "._render",
+            "core_for": "._scoped",
+            "index_for": "._scoped",
+            "topic_for": "._scoped",
+            "SIBLINGS": "._search",
+            "find_hits": "._search",
+            "search": "._search",
+            "SNAPSHOT_VERSION": "._snapshot:VERSION",
+            "Snapshot": "._snapshot",
+            "write_snapshot": "._snapshot",
+            "analyse": "._text",
+            "date_words": "._text",
+            "RecallUpdater": "._update",
+            "compact": "._update",
+            "delta_limit": "._update",
+            "index_arrays": "._update",
+            "Visible": "._visible",
+            "visible": "._visible",
+        },
+    )

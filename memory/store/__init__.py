@@ -9,55 +9,43 @@ from ..._lazy import lazy
 
 if TYPE_CHECKING:
     from ._base import SessionStore as SessionStore
-    from ._base import _Backend as Backend  # the backends' seam: the simulator and the benchmarks wrap them
-    from ._base import _Held as Held
+    from ._base import _Backend, _Held
     from ._file import FileSessionStore as FileSessionStore
-    from ._file import _FileBackend as FileBackend
+    from ._file import _FileBackend
     from ._git import GitError as GitError
     from ._git import SessionGit as SessionGit
-    from ._git import _env as git_env
+    from ._git import _env
     from ._git import rewrite_history as rewrite_history
     from ._memory import MemorySessionStore as MemorySessionStore
-    from ._memory import _MemoryBackend as MemoryBackend
+    from ._memory import _MemoryBackend
     from ._turns import RESERVED_METADATA_KEYS as RESERVED_METADATA_KEYS
     from ._turns import NewTurn as NewTurn
     from ._turns import check_append_args as check_append_args
 
-__all__ = [
-    "RESERVED_METADATA_KEYS",
-    "Backend",
-    "FileBackend",
-    "FileSessionStore",
-    "GitError",
-    "Held",
-    "MemoryBackend",
-    "MemorySessionStore",
-    "NewTurn",
-    "SessionGit",
-    "SessionStore",
-    "check_append_args",
-    "git_env",
-    "rewrite_history",
-]
-
-# Each name loads its module on first use: a reader of session files needs no git.
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "Backend": "._base:_Backend",
-        "FileBackend": "._file:_FileBackend",
-        "FileSessionStore": "._file",
-        "GitError": "._git",
-        "Held": "._base:_Held",
-        "MemoryBackend": "._memory:_MemoryBackend",
-        "MemorySessionStore": "._memory",
-        "NewTurn": "._turns",
-        "RESERVED_METADATA_KEYS": "._turns",
-        "SessionGit": "._git",
-        "SessionStore": "._base",
-        "check_append_args": "._turns",
-        "git_env": "._git:_env",
-        "rewrite_history": "._git",
-    },
-)
+    Backend = _Backend  # the backends' seam: the simulator and the benchmarks wrap them
+    Held = _Held
+    FileBackend = _FileBackend
+    git_env = _env
+    MemoryBackend = _MemoryBackend
+else:
+    # Each name loads its module on first use: a reader of session files needs no git.
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "SessionStore": "._base",
+            "Backend": "._base:_Backend",
+            "Held": "._base:_Held",
+            "FileSessionStore": "._file",
+            "FileBackend": "._file:_FileBackend",
+            "GitError": "._git",
+            "SessionGit": "._git",
+            "git_env": "._git:_env",
+            "rewrite_history": "._git",
+            "MemorySessionStore": "._memory",
+            "MemoryBackend": "._memory:_MemoryBackend",
+            "RESERVED_METADATA_KEYS": "._turns",
+            "NewTurn": "._turns",
+            "check_append_args": "._turns",
+        },
+    )

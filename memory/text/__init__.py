@@ -39,61 +39,38 @@ if TYPE_CHECKING:
     from ._work import is_open_thread as is_open_thread
     from ._work import is_question as is_question
     from ._work import work_sentences as work_sentences
-
-_SAYING = ("Said", "asks_about_now", "language_of", "of_speaker", "sayings")
-_UPDATE = (
-    "COMMON_STATEMENTS",
-    "Change",
-    "Update",
-    "change_keys",
-    "changed_in",
-    "changes",
-    "held",
-    "said_keys",
-    "same_fact",
-    "states_of_self",
-    "update",
-)
-
-__all__ = [
-    "COMMON_STATEMENTS",
-    "NARRATION_CHARS",
-    "WORK_GENERIC",
-    "Change",
-    "Said",
-    "Update",
-    "asks_about_now",
-    "change_keys",
-    "changed_in",
-    "changes",
-    "held",
-    "is_cause",
-    "is_decision",
-    "is_failure_said",
-    "is_instruction",
-    "is_narration",
-    "is_open_thread",
-    "is_question",
-    "keywords",
-    "language_of",
-    "of_speaker",
-    "said_keys",
-    "same_fact",
-    "sayings",
-    "states_of_self",
-    "update",
-    "user_text",
-    "work_sentences",
-]
-
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        **dict.fromkeys(__all__, "._work"),
-        "keywords": "._keywords",
-        "user_text": "._claim",
-        **dict.fromkeys(_SAYING, "._saying"),
-        **dict.fromkeys(_UPDATE, "._update"),
-    },
-)
+else:
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "user_text": "._claim",
+            "keywords": "._keywords",
+            "Said": "._saying",
+            "asks_about_now": "._saying",
+            "language_of": "._saying",
+            "of_speaker": "._saying",
+            "sayings": "._saying",
+            "COMMON_STATEMENTS": "._update",
+            "Change": "._update",
+            "Update": "._update",
+            "change_keys": "._update",
+            "changed_in": "._update",
+            "changes": "._update",
+            "held": "._update",
+            "said_keys": "._update",
+            "same_fact": "._update",
+            "states_of_self": "._update",
+            "update": "._update",
+            "NARRATION_CHARS": "._work",
+            "WORK_GENERIC": "._work",
+            "is_cause": "._work",
+            "is_decision": "._work",
+            "is_failure_said": "._work",
+            "is_instruction": "._work",
+            "is_narration": "._work",
+            "is_open_thread": "._work",
+            "is_question": "._work",
+            "work_sentences": "._work",
+        },
+    )

@@ -21,32 +21,20 @@ if TYPE_CHECKING:
     from ._scope import OutOfScope as OutOfScope
     from ._scope import Scope as Scope
     from ._scope import load_scope as load_scope
-
-__all__ = [
-    "OWNER",
-    "Origin",
-    "OutOfScope",
-    "Scope",
-    "hold_reason",
-    "load_scope",
-    "looks_like_instruction",
-    "normalise",
-    "page_hold_reason",
-]
-
-# Each name loads its module on first use: a reader's scope needs not the instruction tripwire's patterns.
-__getattr__, __dir__ = lazy(
-    __name__,
-    globals(),
-    {
-        "OWNER": "._scope",
-        "Origin": "._scope",
-        "OutOfScope": "._scope",
-        "Scope": "._scope",
-        "hold_reason": "._hold",
-        "load_scope": "._scope",
-        "looks_like_instruction": "._instruction",
-        "normalise": "._instruction",
-        "page_hold_reason": "._hold",
-    },
-)
+else:
+    # Each name loads its module on first use: a reader's scope needs not the instruction tripwire's patterns.
+    __getattr__, __dir__, __all__ = lazy(
+        __name__,
+        globals(),
+        {
+            "hold_reason": "._hold",
+            "page_hold_reason": "._hold",
+            "looks_like_instruction": "._instruction",
+            "normalise": "._instruction",
+            "OWNER": "._scope",
+            "Origin": "._scope",
+            "OutOfScope": "._scope",
+            "Scope": "._scope",
+            "load_scope": "._scope",
+        },
+    )

@@ -12,6 +12,7 @@ import pytest
 import dagmem
 from dagmem.cli import main
 from dagmem.cli._main import _parser
+from dagmem.tests.package.test_faces import offered
 
 ROOT = Path(dagmem.__file__).parent
 FORBIDDEN = ("DESIGN", "§")
@@ -46,7 +47,7 @@ def test_every_help_text_cites_no_design_notes(capsys: pytest.CaptureFixture[str
 
 def test_public_docstrings_cite_no_design_notes() -> None:
     found: dict[str, list[str]] = {}
-    for name in dagmem.__all__:
+    for name in offered(dagmem):
         obj = getattr(dagmem, name)
         members = [(name, obj)]
         if inspect.isclass(obj):
