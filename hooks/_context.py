@@ -5,7 +5,6 @@ that only queues a sync never imports it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,8 @@ from ..memory.format import CORE_FILE, CORE_MASTER, TOPIC_INDEX, HomePaths, coun
 from ..memory.recall import render_context, render_sections
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..memory.checkout import Checkout, GitReader
     from ..memory.currency import SessionShape
     from ..memory.format import TopicSummary
@@ -178,7 +179,7 @@ def prompt_context(
     prompt: str,
     *,
     session: str | None,
-    tail: bytes = b"",
+    tips: Sequence[str] = (),
     k: int = 8,
     budget: int = DEFAULT_BUDGET,
     with_core: bool = True,
@@ -186,8 +187,9 @@ def prompt_context(
     code_check: bool = True,
 ) -> str | None:
     """The `<memory-context>` block for `prompt` (core first), ranked relative to the reader's branch:
-    `session` is the host's session and `tail` the end of its transcript, whose last main-chain turn
-    already stored is the tip (the session's head when none is). None when nothing matches.
+    `session` is the host's session and `tips` the host's candidates for its tip, node ids newest first
+    (each host reads them from its own transcript): the first the session stores is the tip, else the
+    session's head. None when nothing matches.
     `with_core=False`: the core facts are left out, and so are hits of the core master (a host that got
     them at the session's start, where they stay, would otherwise be given them again at every prompt).
     `cwd`: where the reader works; in a git worktree, hits are labelled and ranked by git branch (as by
@@ -210,7 +212,7 @@ def prompt_context(
         def mine(sid: str) -> SessionShape | None:
             return own if own is not None and sid == own.session_id else None
 
-        session_id, tip = _branch(own, tail)
+        session_id, tip = _branch(own, tips)
         reader = reader_for(shapes.for_reader(session_id, tip, mine), session_id, tip)
         checkout = git_reader(memory, cwd)
         hits = find_hits(
@@ -312,34 +314,13 @@ def _plain_entry(entry: TopicSummary) -> str:
     return f"{uninert(entry.title)}{about} · {count}" + (f" · {entry.last}" if entry.last else "")
 
 
-def _branch(own: SessionShape | None, tail: bytes) -> tuple[str | None, str | None]:
-    """(the reader's session, its tip): the transcript's last stored main-chain turn, else the head;
+def _branch(own: SessionShape | None, tips: Sequence[str]) -> tuple[str | None, str | None]:
+    """(the reader's session, its tip): the first of the host's `tips` the session stores, else its head;
     (None, None) for a session not imported yet (none of memory can be from it)."""
     if own is None:
         return None, None
     stored = own.predecessors
-    return own.session_id, next((n for n in _tail_nodes(tail) if n in stored), own.head)
-
-
-def _tail_nodes(tail: bytes) -> list[str]:
-    """The node ids of the main-chain turns in a transcript's end, newest first (the end may start in a
-    line's middle: that line, like any that is not JSON, is skipped)."""
-    from ..memory.adopt import to_id
-
-    found: list[str] = []
-    for raw in reversed(tail.split(b"\n")):
-        try:
-            line = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if (
-            isinstance(line, dict)
-            and line.get("type") in ("user", "assistant")
-            and isinstance(line.get("uuid"), str)
-            and line.get("isSidechain") is not True
-        ):
-            found.append(to_id(line["uuid"]))
-    return found
+    return own.session_id, next((n for n in tips if n in stored), own.head)
 
 
 def _fits(block: str, budget: int) -> bool:

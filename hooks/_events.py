@@ -11,12 +11,13 @@ from ._queue import enqueue, start_worker
 
 TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from typing import Any
 
     Knobs = dict[str, Any]  # the command line's --threshold, --idle-after, --budget (None: the default)
 
-__all__ = ["Knobs", "prompt", "queue_transcript", "session_start"]
+__all__ = ["Knobs", "prompt", "queue_transcript", "session_start", "transcript_tail"]
 _TAIL = 256 << 10  # bytes of a transcript's end searched for the reader's tip
 
 
@@ -72,16 +73,24 @@ def _wait_for_worker(home: Path, bound: float) -> None:
         time.sleep(0.05)
 
 
-def prompt(home: Path, payload: dict[str, Any], knobs: Knobs, *, with_core: bool) -> str | None:
-    """The context for the payload's `prompt`, on the branch its `session_id` / `transcript_path` ends."""
+def prompt(
+    home: Path,
+    payload: dict[str, Any],
+    knobs: Knobs,
+    *,
+    with_core: bool,
+    session: str | None,
+    tips: Sequence[str],
+) -> str | None:
+    """The context for the payload's `prompt`, on the reader's branch: its `session` and the candidates
+    for its tip, newest first, each as its host's module reads them from its payload and transcript."""
     from . import _context
 
-    raw = text(payload, "transcript_path", required=False)
     return _context.prompt_context(
         home,
         text(payload, "prompt") or "",
-        session=text(payload, "session_id", required=False),
-        tail=_transcript_tail(raw),
+        session=session,
+        tips=tips,
         budget=knobs.get("budget") or _context.DEFAULT_BUDGET,
         with_core=with_core,
         cwd=reader_dir(payload) if _switch("DAGMEM_GIT") else None,
@@ -106,11 +115,13 @@ def _switch(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("off", "0", "false", "no")
 
 
-def _transcript_tail(raw: str | None) -> bytes:
-    """The end of the prompt's transcript, b"" when there is none yet: a host may name a transcript it
-    has not written (Claude Code creates a session's file, even its directory, only after the first
-    prompt: anthropics/claude-code#41310), and that first prompt is the one most in need of memory. A
-    path naming something else than a regular file (a FIFO, a directory) is still refused."""
+def transcript_tail(payload: dict[str, Any]) -> bytes:
+    """The end of the payload's `transcript_path`, where a host's module finds the reader's tip; b"" when
+    there is none yet: a host may name a transcript it has not written (Claude Code creates a session's
+    file, even its directory, only after the first prompt: anthropics/claude-code#41310), and that first
+    prompt is the one most in need of memory. A path naming something else than a regular file (a FIFO,
+    a directory) is still refused."""
+    raw = text(payload, "transcript_path", required=False)
     if raw is None:
         return b""
     try:

@@ -19,6 +19,7 @@ __all__ = [
     "MAX_PAYLOAD",
     "PayloadError",
     "parse_payload",
+    "read_head",
     "read_payload",
     "read_tail",
     "regular_file",
@@ -76,12 +77,20 @@ def regular_file(raw: str) -> Path:
 def read_tail(path: Path, size: int) -> bytes:
     """The last `size` bytes of a regular file. Opened non-blocking and checked again once open: a file
     swapped for a FIFO after `regular_file` looked at it still cannot block the hook."""
+    return _read_regular(path, size, from_end=True)
+
+
+def read_head(path: Path, size: int) -> bytes:
+    """The first `size` bytes of a regular file, read as safely as `read_tail` reads its end."""
+    return _read_regular(path, size, from_end=False)
+
+
+def _read_regular(path: Path, size: int, *, from_end: bool) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise PayloadError(f"{path} is not a regular file")
-        start = max(0, info.st_size - size)
-        return os.pread(fd, size, start)
+        return os.pread(fd, size, max(0, info.st_size - size) if from_end else 0)
     finally:
         os.close(fd)

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from ._migrate import kept_records as kept_records
     from ._migrate import migrate_home as migrate_home
     from ._migrate import read_cursors as read_cursors
+    from ._pi import header_session as header_session
+    from ._pi import pi_session_id as pi_session_id
 else:
     # Each name loads its module on first use: a hook that needs `to_id` does not load every importer.
     __getattr__, __dir__, __all__ = lazy(
@@ -49,5 +51,7 @@ else:
             "kept_records": "._migrate",
             "migrate_home": "._migrate",
             "read_cursors": "._migrate",
+            "header_session": "._pi",
+            "pi_session_id": "._pi",
         },
     )

@@ -24,7 +24,7 @@ from ..format import ToolEvidence
 from ._entries import BadLine, Entry, Turn, block_text, chain_key, joined, render_json, source_time
 from ._evidence import Call, call_of, evidence, evidence_turn
 
-__all__ = ["PiParser", "pi_session_id"]
+__all__ = ["PiParser", "header_session", "pi_session_id"]
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _EXITED = re.compile(r"\s*Command exited with code (-?\d+)\s*\Z")  # how pi's bash tool reports a failure
@@ -34,6 +34,13 @@ def pi_session_id(path: Path) -> str:
     """The session id when the header does not give one: the UUID in `<time>_<uuid>.jsonl`, or the name."""
     found = _UUID.findall(path.stem)
     return found[-1] if found else path.stem
+
+
+def header_session(value: object) -> str | None:
+    """The session a file's first line names: the `id` of its `session` header (None: no header names one)."""
+    if isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str):
+        return str(value["id"])
+    return None
 
 
 class PiParser:
@@ -48,8 +55,7 @@ class PiParser:
             raise BadLine("not a JSON object")
         kind = value.get("type")
         if kind == "session":
-            if isinstance(value.get("id"), str):
-                self.session = value["id"]
+            self.session = header_session(value) or self.session
             if isinstance(value.get("cwd"), str):
                 self._cwd = value["cwd"]
             return []
