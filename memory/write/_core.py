@@ -4,8 +4,10 @@
 under the lock, through `Workspace.install` (which also runs the workspace's `on_install` hook: the recall
 index's update, given by whoever opened the workspace). It returns the node ids the caller may now mark:
 those it committed, or found already committed by an earlier (crashed, or concurrent) writer. Marking is
-the caller's step 3 (`mark_nodes`), so that in the runtime the session actor stays the only writer of its
-session's node metadata.
+the caller's step 3 (`mark_nodes`, node files rewritten through the store under the session's lock):
+the batch writer marks (`BatchWriter.mark`, in chunks, so a session's appends interleave), which lets
+the runtime's writer actor mark one batch while it installs the next; `dagmem migrate` marks what an old
+cursor says was written.
 """
 
 from __future__ import annotations
