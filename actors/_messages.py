@@ -118,9 +118,8 @@ class WriteRequest:
 
 @dataclass(frozen=True)
 class RunOnWorkspace:
-    """Request: run `job` on the writer's open workspace between two batches (a reorganisation, a forget:
-    the writer is the one door into the workspace); replies with what it returns, or fails with what it
-    raised."""
+    """Request: run `job` on the writer's open workspace between two batches (a reorganisation, a forget);
+    replies with what it returns, or fails with what it raised."""
 
     job: Callable[[Workspace], object]
 

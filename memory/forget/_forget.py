@@ -287,20 +287,19 @@ def finish_pending(
 def _opened(
     home: Path, workspace: Workspace | None, *, fsync: bool, clock: Callable[[], float] = time.time
 ) -> Iterator[Workspace]:
-    """The workspace a forget works in: the one given, its install hook set aside meanwhile (step 5
-    rebuilds the recall index from the files), or the home's, opened for the forget and closed after."""
-    if workspace is not None:
+    """The workspace a forget works in: the one given, or the home's, opened for the forget and closed
+    after; its install hook set aside meanwhile (step 5 rebuilds the recall index from the files)."""
+    with contextlib.ExitStack() as stack:
+        if workspace is None:
+            memory = HomePaths(home).memory
+            workspace = stack.enter_context(
+                Workspace(memory, fsync=fsync, clock=clock, lock_timeout=_LOCK_WAIT_S)
+            )
         hook, workspace.on_install = workspace.on_install, None
         try:
             yield workspace
         finally:
             workspace.on_install = hook
-        return
-    opened = Workspace(HomePaths(home).memory, fsync=fsync, clock=clock, lock_timeout=_LOCK_WAIT_S)
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def _by_session(sources: Iterable[str]) -> dict[str, list[str]]:
