@@ -804,7 +804,8 @@ class Runtime:
         """Forget turns from every copy the home keeps (`dagmem forget`): exactly one of `node`
         ("<sid>/<node_id>"), `session` or `match` (literal; a regular expression with `regex`). Returns
         the report; `report.clean` is False if the final scan still found a copy. Raises `InvalidInput`
-        for a bad argument (nothing forgotten). Never offered over MCP."""
+        for a bad argument (nothing forgotten). The writer runs it between two batches. Never offered
+        over MCP."""
         self._check_open()
         ctx = self._ctx
         if not isinstance(ctx.store, FileSessionStore):
@@ -826,7 +827,8 @@ class Runtime:
 
     async def reorganise(self) -> Reorganised:
         """One consolidation pass now (see `dagmem reorganise`): duplicate blocks merged in one
-        transaction, with the runtime's distiller as the judge when it can judge. Raises `WriteFailure`."""
+        transaction, with the runtime's distiller as the judge when it can judge. The writer runs it
+        between two batches (the batches due meanwhile wait for it). Raises `WriteFailure`."""
         self._check_open()
         ctx = self._ctx
         result = await run_on_workspace(
