@@ -20,9 +20,9 @@ from ..memory.settings import DEFAULTS, check_seconds, check_threshold
 from ..memory.store import SessionStore
 from ..memory.write import Distiller
 from ._mailbox import Mailbox
-from ._messages import WriteRequest
+from ._messages import WriterMessage
 
-__all__ = ["Context", "RuntimeConfig", "Trace", "WaitingOut"]
+__all__ = ["Context", "RuntimeConfig", "Trace", "WaitingOut", "run_blocking"]
 
 log = logging.getLogger("dagmem.actors")
 
@@ -30,6 +30,15 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 Trace = Callable[[str, dict[str, Any]], None]
+
+
+async def run_blocking(offload: bool, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run blocking work: in a worker thread for real I/O (`offload`), inline otherwise (virtual time must
+    not see threads, or the clock jumps while they run)."""
+    call = functools.partial(fn, *args, **kwargs)
+    if offload:
+        return await anyio.to_thread.run_sync(call)
+    return call()
 
 
 @dataclass(frozen=True)
@@ -83,14 +92,14 @@ class Context:
     workspace_root: Path
     workspace_id: str
     distiller: Distiller
-    writer: Mailbox[WriteRequest]
+    writer: Mailbox[WriterMessage]
     epoch: Callable[[], float]  # wall-clock epoch seconds for files (virtual in the simulator)
     offload: bool  # run blocking work in worker threads
     trace: Trace | None = None
     status: WriterStatus = field(default_factory=WriterStatus)
     status_problem: str | None = None  # why status.json could not be written, while it cannot
-    # Recall's writer: the install hook of every workspace the runtime opens to write (its writer actor,
-    # a reorganisation); it holds the index it last wrote for as long as the runtime lives.
+    # Recall's writer: the install hook of the workspace the writer actor opens (every write of the
+    # runtime goes through it); it holds the index it last wrote for as long as the runtime lives.
     recall: RecallUpdater = field(default_factory=RecallUpdater)
     # The sessions whose batch is waiting out a cause that passes (a full disk): what `status()` reports,
     # and what a `flush(wait_out=False)` returns on instead of waiting for ever.
@@ -122,13 +131,14 @@ class Context:
         if self.waiting_out.pop(session_id, None) is not None and not self.waiting_out:
             log.warning("writing again: the cause of the wait has passed")
 
+    @property
+    def home(self) -> Path:
+        """The home whose `memory/` the workspace is."""
+        return self.workspace_root.parent
+
     async def io(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run blocking work: in a worker thread for real I/O, inline otherwise (virtual time must not
-        see threads, or the clock jumps while they run)."""
-        call = functools.partial(fn, *args, **kwargs)
-        if self.offload:
-            return await anyio.to_thread.run_sync(call)
-        return call()
+        """Run blocking work as the runtime does (see `run_blocking`)."""
+        return await run_blocking(self.offload, fn, *args, **kwargs)
 
     def emit(self, kind: str, **fields: Any) -> None:
         if self.trace is not None:

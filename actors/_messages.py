@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..memory.format import HeadType, Node, Role
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import Batch
+from ..memory.workspace import Workspace
 from ..memory.write import WriteOutcome
 
 __all__ = [
@@ -17,11 +19,13 @@ __all__ = [
     "Flush",
     "HeadMoved",
     "Rewind",
+    "RunOnWorkspace",
     "SessionMessage",
     "SetHead",
     "Tick",
     "TurnAdded",
     "WriteRequest",
+    "WriterMessage",
 ]
 
 
@@ -110,3 +114,14 @@ class WriteRequest:
     """Request: apply one batch (archive → install → mark); replies with an `Applied`."""
 
     batch: Batch
+
+
+@dataclass(frozen=True)
+class RunOnWorkspace:
+    """Request: run `job` on the writer's open workspace between two batches (a reorganisation, a forget);
+    replies with what it returns, or fails with what it raised."""
+
+    job: Callable[[Workspace], object]
+
+
+WriterMessage = WriteRequest | RunOnWorkspace

@@ -80,12 +80,12 @@ from ..supervision import (
     Supervisor,
     SupervisorEvent,
 )
-from ._context import Context, RuntimeConfig, Trace
-from ._mailbox import Mailbox, MailboxClosed
+from ._context import Context, RuntimeConfig, Trace, run_blocking
+from ._mailbox import ActorStopped, Mailbox, MailboxClosed
 from ._messages import Append, EndSession, Flush, HeadMoved, Rewind, SessionMessage, SetHead, TurnAdded
 from ._session import SessionActor, SessionHandle
 from ._timer import Timer
-from ._writer import WriterActor
+from ._writer import WriterActor, run_on_workspace
 
 __all__ = [
     "EventHandler",
@@ -118,6 +118,33 @@ def _schedule(at: float | Callable[[float], float | None] | None) -> Callable[[f
         raise InvalidInput(f"reorganise_at must be a period in seconds above 0, or a function, not {at!r}")
     period = float(at)
     return lambda now: now + period
+
+
+def _config_of(
+    config: RuntimeConfig | None, *, token_threshold: int, idle_after: float, abandon_after: float
+) -> RuntimeConfig:
+    """`config`, or one of the settings given beside it (not both: `config=` sets all)."""
+    if config is None:
+        return RuntimeConfig(
+            token_threshold=token_threshold, idle_after=idle_after, abandon_after=abandon_after
+        )
+    beside = {"token_threshold": token_threshold, "idle_after": idle_after, "abandon_after": abandon_after}
+    clash = [name for name, value in beside.items() if value != getattr(DEFAULTS, name)]
+    if clash:
+        raise InvalidInput(f"pass {', '.join(clash)} inside config=, not beside it (config= sets all)")
+    return config
+
+
+async def _claim(home: Path, store: SessionStore, *, fsync: bool, offload: bool) -> tuple[str, ServingLock]:
+    """The workspace's id (made on first use) and the home's serving lock, once the workspace is found safe
+    (a symlink or a FIFO in it is refused before any write) and a forget a crash left part done is
+    finished. One live runtime per home: a second one fails here, at once (`HomeBusy`), never interleaves."""
+    paths = HomePaths(home).workspace
+    check_workspace_paths(paths.root)
+    workspace_id = await run_blocking(offload, ensure_workspace_id, paths.workspace_id, fsync=fsync)
+    if isinstance(store, FileSessionStore) and paths.forgotten.exists():
+        await run_blocking(offload, finish_pending, home, fsync=fsync)
+    return workspace_id, await run_blocking(offload, ServingLock.acquire, paths.serving_lock)
 
 
 def _check_home(home: Path) -> None:
@@ -282,50 +309,19 @@ class Runtime:
         _check_home(home)
         if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now)
             distiller = distiller_named(distiller, home)
-        scalars = {
-            "token_threshold": token_threshold,
-            "idle_after": idle_after,
-            "abandon_after": abandon_after,
-        }
-        if config is None:
-            config = RuntimeConfig(
-                token_threshold=token_threshold, idle_after=idle_after, abandon_after=abandon_after
-            )
-        else:
-            clash = [name for name, value in scalars.items() if value != getattr(DEFAULTS, name)]
-            if clash:
-                raise InvalidInput(
-                    f"pass {', '.join(clash)} inside config=, not beside it (config= sets all)"
-                )
+        config = _config_of(
+            config, token_threshold=token_threshold, idle_after=idle_after, abandon_after=abandon_after
+        )
+        schedule = _schedule(reorganise_at)
         epoch = epoch or time.time
-        # The store stamps its nodes and meta with the runtime's clock, as the workspace stamps its files.
-        store = (
-            store if store is not None else FileSessionStore(home, git=git, fsync=config.fsync, clock=epoch)
-        )
-        paths = HomePaths(home).workspace
-        root = paths.root
+        if store is None:  # it stamps its nodes and meta with the runtime's clock, as the workspace its files
+            store = FileSessionStore(home, git=git, fsync=config.fsync, clock=epoch)
         offload = store.blocking if offload is None else offload
-        check_workspace_paths(root)  # a symlink or a FIFO in the workspace: refused before any write
-        workspace_id = (
-            await anyio.to_thread.run_sync(
-                functools.partial(ensure_workspace_id, paths.workspace_id, fsync=config.fsync)
-            )
-            if offload
-            else ensure_workspace_id(paths.workspace_id, fsync=config.fsync)
-        )
-        if isinstance(store, FileSessionStore) and paths.forgotten.exists():
-            # A forget a crash left part done is finished before anything is served.
-            await anyio.to_thread.run_sync(functools.partial(finish_pending, home, fsync=config.fsync))
-        # One live runtime per home: a second one fails here, at once (`HomeBusy`), never interleaves.
-        serving = (
-            await anyio.to_thread.run_sync(ServingLock.acquire, paths.serving_lock)
-            if offload
-            else ServingLock.acquire(paths.serving_lock)
-        )
+        workspace_id, serving = await _claim(home, store, fsync=config.fsync, offload=offload)
         ctx = Context(  # nothing between here and the `try` below does I/O or can fail but by a bug
             config=config,
             store=store,
-            workspace_root=root,
+            workspace_root=HomePaths(home).memory,
             workspace_id=workspace_id,
             distiller=distiller or ExtractiveDistiller(),
             writer=Mailbox("writer", config.writer_mailbox),
@@ -333,35 +329,49 @@ class Runtime:
             offload=offload,
             trace=trace,
         )
-        schedule = _schedule(reorganise_at)
         runtime = cls(ctx, on_event=on_event)
         try:
+            async with runtime._running(schedule):
+                yield runtime
+        finally:
+            serving.release()
+            runtime._let_go()
+        if runtime._failed is not None:
+            raise runtime._failed
+
+    @contextlib.asynccontextmanager
+    async def _running(self, schedule: Callable[[float], float | None] | None) -> AsyncIterator[None]:
+        """The actor tree (and the scheduled consolidation passes) for the host's block, stopped when it
+        ends. The host's own exception (or our `RuntimeCrashed`) comes out as itself, not in a group."""
+        try:
             async with anyio.create_task_group() as tg:
-                runtime._tg = tg
-                await tg.start(runtime._run_root)
+                self._tg = tg
+                await tg.start(self._run_root)
                 consolidation = anyio.CancelScope()
                 if schedule is not None:
-                    tg.start_soon(runtime._reorganise_loop, schedule, consolidation)
+                    tg.start_soon(self._reorganise_loop, schedule, consolidation)
                 try:
-                    yield runtime
+                    yield
                 finally:
                     consolidation.cancel()
-                    runtime._closing = True
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(60):
-                        await runtime._stop_sessions()
-                    runtime._root.stop()
+                    await self._stop()
         except BaseExceptionGroup as group:
-            # The host's own exception (or our RuntimeCrashed) comes out as itself, not in a group.
             if len(group.exceptions) == 1:
                 raise group.exceptions[0] from None
             raise
-        finally:
-            serving.release()
-            ctx.recall.forget()  # the recall index its writer held: a closed runtime holds nothing
-            if runtime._shapes is not None:
-                runtime._shapes.close()
-        if runtime._failed is not None:
-            raise runtime._failed
+
+    async def _stop(self) -> None:
+        """No more calls; the sessions stopped (a minute at most, whatever cancels the host), then the root."""
+        self._closing = True
+        with anyio.CancelScope(shield=True), anyio.move_on_after(60):
+            await self._stop_sessions()
+        self._root.stop()
+
+    def _let_go(self) -> None:
+        """A closed runtime holds nothing: not the recall index its writer held, nor the shapes recall read."""
+        self._ctx.recall.forget()
+        if self._shapes is not None:
+            self._shapes.close()
 
     async def _run_root(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -794,19 +804,21 @@ class Runtime:
         """Forget turns from every copy the home keeps (`dagmem forget`): exactly one of `node`
         ("<sid>/<node_id>"), `session` or `match` (literal; a regular expression with `regex`). Returns
         the report; `report.clean` is False if the final scan still found a copy. Raises `InvalidInput`
-        for a bad argument (nothing forgotten). Never offered over MCP."""
+        for a bad argument (nothing forgotten). The writer runs it between two batches. Never offered
+        over MCP."""
         self._check_open()
         ctx = self._ctx
         if not isinstance(ctx.store, FileSessionStore):
             raise InvalidInput("forget needs a home on disk (this runtime's store is not one)")
-        home = ctx.workspace_root.parent
+        home = ctx.home
 
-        def run() -> ForgetReport:
+        def run(workspace: Workspace) -> ForgetReport:
             plan = plan_forget(home, node=node, session=session, match=match, regex=regex)
-            return forget_home(home, plan, fsync=ctx.config.fsync, clock=ctx.epoch)
+            report = forget_home(home, plan, fsync=ctx.config.fsync, clock=ctx.epoch, workspace=workspace)
+            ctx.recall.forget()  # the index it held was rebuilt from the files: let go before the next install
+            return report
 
-        report = await ctx.io(run)
-        ctx.recall.forget()  # the index its writer held was rebuilt from the files
+        report = await run_on_workspace(ctx, run)
         self._recall = None
         for source in report.targets:
             ctx.store.forget(source.partition("/")[0])
@@ -815,21 +827,13 @@ class Runtime:
 
     async def reorganise(self) -> Reorganised:
         """One consolidation pass now (see `dagmem reorganise`): duplicate blocks merged in one
-        transaction, with the runtime's distiller as the judge when it can judge. Raises `WriteFailure`."""
+        transaction, with the runtime's distiller as the judge when it can judge. The writer runs it
+        between two batches (the batches due meanwhile wait for it). Raises `WriteFailure`."""
         self._check_open()
         ctx = self._ctx
-
-        def run() -> Reorganised:
-            with Workspace(
-                ctx.workspace_root,
-                fsync=ctx.config.fsync,
-                clock=ctx.epoch,
-                workspace_id=ctx.workspace_id,
-                on_install=ctx.recall,
-            ) as workspace:
-                return reorganise(workspace, judge=ctx.distiller, one_path=one_path_in(ctx.store))
-
-        result = await ctx.io(run)
+        result = await run_on_workspace(
+            ctx, lambda workspace: reorganise(workspace, judge=ctx.distiller, one_path=one_path_in(ctx.store))
+        )
         ctx.emit("reorganised", tx=result.tx, files=list(result.changed), merged=result.merged)
         return result
 
@@ -846,6 +850,8 @@ class Runtime:
                     log.warning(
                         "scheduled reorganise failed: %s (retryable: %s)", failure.code, failure.retryable
                     )
+                except ActorStopped:  # the writer died under the pass, and was restarted
+                    log.warning("scheduled reorganise stopped with the writer; the next pass is at its time")
                 except (RuntimeCrashed, MailboxClosed):
                     return
                 at = schedule(anyio.current_time())

@@ -1,8 +1,9 @@
 """The writer actor: one per workspace, it serialises every session's transactions (DESIGN §5).
 
-It owns the open `Workspace` (a restart reopens it, which recovers what a crash left), opened with the
-runtime's recall updater as its install hook, and hands each batch to the batch writer (`BatchWriter`:
-the write core's archive → distil → install, then mark, then the status). A write's
+It owns the open `Workspace` (a restart reopens it, which recovers what a crash left), opened for writing
+with the runtime's recall updater, and hands each batch to the batch writer (`BatchWriter`: the write
+core's archive → distil → install, then mark, then the status). It is the runtime's one door into the
+workspace: a reorganisation or a forget is a job it runs between two batches (`RunOnWorkspace`). A write's
 failure is an answer, not a crash: it is sent back to the session, which retries with backoff or parks. A
 crash (a bug, or an injected process death) fails the requests in hand with `ActorStopped`; their batches
 stay owed and are offered again.
@@ -16,6 +17,8 @@ committed, marks run one batch at a time and in order, and outcomes are recorded
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -24,13 +27,22 @@ from ..memory import faults
 from ..memory.recall import load_model
 from ..memory.workspace import Workspace
 from ..memory.write import Applied, BatchWriter, Installed
+from ..memory.writing import open_for_writing
 from ._context import Context
 from ._mailbox import ActorStopped, Envelope, Reply
-from ._messages import WriteRequest
+from ._messages import RunOnWorkspace, WriterMessage
 
-__all__ = ["WriterActor"]
+__all__ = ["WriterActor", "run_on_workspace"]
 
 log = logging.getLogger("dagmem.writer")
+
+T = TypeVar("T")
+
+
+async def run_on_workspace(ctx: Context, job: Callable[[Workspace], T]) -> T:
+    """`job`'s answer, run on the workspace by its writer between two batches: the runtime's one door into
+    the workspace, so that its transactions stay serial (its failure is raised here)."""
+    return cast(T, await ctx.writer.request(RunOnWorkspace(job)))
 
 
 class WriterActor:
@@ -44,12 +56,12 @@ class WriterActor:
         ctx = self.ctx
         self._died = None
         workspace = await ctx.io(
-            Workspace,
-            ctx.workspace_root,
+            open_for_writing,
+            ctx.home,
+            recall=ctx.recall,
             fsync=ctx.config.fsync,
             clock=ctx.epoch,
             workspace_id=ctx.workspace_id,
-            on_install=ctx.recall,
         )
         closing: list[BatchWriter] = []
         try:
@@ -77,14 +89,17 @@ class WriterActor:
     async def _handle(
         self,
         writer: BatchWriter,
-        envelope: Envelope[WriteRequest],
+        envelope: Envelope[WriterMessage],
         marking: anyio.Event | None,
         tg: anyio.abc.TaskGroup,
     ) -> anyio.Event | None:
-        """Install one batch (while the one before may still be marked); start its marks. Returns the
-        event of the marks now under way, if any."""
-        batch = envelope.message.batch
-        reply = envelope.reply
+        """Install one batch (while the one before may still be marked) and start its marks, or run a job
+        once no batch is in flight. Returns the event of the marks now under way, if any."""
+        message, reply = envelope.message, envelope.reply
+        if isinstance(message, RunOnWorkspace):
+            await self._run(writer.workspace, message, reply, marking)
+            return None
+        batch = message.batch
         try:
             self._raise_death()
             faults.hit("writer:batch")
@@ -95,7 +110,7 @@ class WriterActor:
             if isinstance(step, Applied):
                 await self.ctx.io(writer.record, step)  # status.json: a death there fails this request
         except BaseException as exc:
-            _stopped(reply, batch.session_id, exc)
+            _stopped(reply, f"writing {batch.session_id}", exc)
             raise
         if isinstance(step, Applied):
             self._answer(writer, step, reply)
@@ -104,13 +119,38 @@ class WriterActor:
         tg.start_soon(self._mark, writer, step, reply, done)
         return done
 
+    async def _run(
+        self,
+        workspace: Workspace,
+        message: RunOnWorkspace,
+        reply: Reply[object] | None,
+        marking: anyio.Event | None,
+    ) -> None:
+        """Run a job between two batches: after the marks under way, before the next install. Its own
+        failure is its caller's answer (the writer carries on); a death stops the writer."""
+        try:
+            if marking is not None:
+                await marking.wait()
+            self._raise_death()
+            try:
+                answer = await self.ctx.io(message.job, workspace)
+            except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
+                if reply is not None:
+                    reply.fail(exc)
+                return
+        except BaseException as exc:
+            _stopped(reply, "running a job", exc)
+            raise
+        if reply is not None:
+            reply.set(answer)
+
     async def _mark(
         self, writer: BatchWriter, installed: Installed, reply: Reply[object] | None, done: anyio.Event
     ) -> None:
         try:
             applied = await self.ctx.io(writer.mark, installed)
         except BaseException as exc:
-            _stopped(reply, installed.batch.session_id, exc)
+            _stopped(reply, f"writing {installed.batch.session_id}", exc)
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 raise
             self._died = exc  # the batch stays owed; the actor dies at its next step
@@ -142,6 +182,6 @@ class WriterActor:
             reply.set(applied)
 
 
-def _stopped(reply: Reply[object] | None, session_id: str, exc: BaseException) -> None:
+def _stopped(reply: Reply[object] | None, doing: str, exc: BaseException) -> None:
     if reply is not None:
-        reply.fail(ActorStopped(f"the writer stopped while writing {session_id}: {exc!r}"))
+        reply.fail(ActorStopped(f"the writer stopped while {doing}: {exc!r}"))

@@ -59,10 +59,10 @@ from typing import Any
 
 from ..memory.audit import check_home
 from ..memory.format import TOPIC_INDEX, ArchiveRecord, HomePaths, Node, WorkspacePaths, is_topic_path
-from ..memory.recall import RecallUpdater
 from ..memory.store import FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import TOPIC_FILE_LIMIT, ExtractiveDistiller, mark_nodes, records_of, write_batch
+from ..memory.writing import open_for_writing
 from . import _kit as kit
 
 __all__ = ["main", "run"]
@@ -226,12 +226,9 @@ class _Setup:
         return LONG_SESSION if self.name == "long_archive" else f"w{rep:04d}"
 
     def open(self, *, fsync: bool) -> None:
-        self.workspace = Workspace(
-            self.memory,
-            fsync=fsync,
-            clock=self.clock,
-            workspace_id=self.workspace_id,
-            on_install=RecallUpdater(),  # a write indexes its blocks for recall, as the runtime's does
+        # Opened for writing: a write indexes its blocks for recall, as the runtime's does.
+        self.workspace = open_for_writing(
+            self.home, fsync=fsync, clock=self.clock, workspace_id=self.workspace_id
         )
         self.store = FileSessionStore(self.home, fsync=fsync, clock=self.clock)
 
@@ -408,9 +405,9 @@ def _write(setup: _Setup, rep: int, batch: _Batch, *, kind: str, record: bool, p
         start = time.perf_counter()
         if profile:
             with setup.profile("cold_open").measure():
-                workspace = Workspace(setup.memory, clock=setup.clock, on_install=RecallUpdater())
+                workspace = open_for_writing(setup.home, clock=setup.clock)
         else:
-            workspace = Workspace(setup.memory, clock=setup.clock, on_install=RecallUpdater())
+            workspace = open_for_writing(setup.home, clock=setup.clock)
         opened = time.perf_counter() - start
         setup.workspace = workspace
         # A new process's store: its first touch of the session lists the node files (timed on its own).

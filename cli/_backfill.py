@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from ..memory.format import HomePaths
-from ..memory.workspace import Workspace
 from ..memory.write import backfill, distiller_named
+from ..memory.writing import open_for_writing
 from ._errors import CommandError
 from ._words import plural
 
@@ -28,11 +28,9 @@ def command(args: argparse.Namespace) -> int:
     if not layout.workspace.state.is_dir():
         raise CommandError(f"--home {home}: no memory/ workspace yet, so nothing to backfill")
     distiller = distiller_named(args.distiller, home)  # a missing model setting: one line, nothing written
-    from ..memory.recall import RecallUpdater  # the read side loads only when a backfill runs
-
     console = human_console(stderr=True)
     with (
-        Workspace(layout.memory, on_install=RecallUpdater()) as workspace,
+        open_for_writing(home) as workspace,
         Progress(console=console, transient=True, disable=args.json or not console.is_terminal) as progress,
     ):
         task = progress.add_task("backfilling", total=None)

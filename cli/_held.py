@@ -16,6 +16,7 @@ from ..memory.format import HomePaths
 from ..memory.outcomes import WriteFailure
 from ..memory.workspace import Workspace
 from ..memory.write import approve, held_items, reject
+from ..memory.writing import open_for_writing
 from ._errors import CommandError
 from ._words import plural
 
@@ -81,10 +82,8 @@ def command(args: argparse.Namespace) -> int:
                 print(f"      {e.source_id} [{e.origin or 'not archived'}] {text[:120]}")
         return 0
     block_id = _valid_id(args.block_id)
-    from ..memory.recall import RecallUpdater  # the read side loads only when a decision is written
-
     try:
-        with Workspace(layout.memory, on_install=RecallUpdater()) as workspace:
+        with open_for_writing(home) as workspace:
             decided = (approve if args.action == "approve" else reject)(workspace, block_id)
     except WriteFailure as failure:
         raise CommandError(failure.detail, failure.code.value) from None

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..memory.format import HomePaths
 from ..memory.store import FileSessionStore
-from ..memory.workspace import Workspace
 from ..memory.write import distiller_named, one_path_in, reorganise
+from ..memory.writing import open_for_writing
 from ._errors import CommandError
 from ._words import plural
 
@@ -25,14 +25,11 @@ __all__ = ["command"]
 def command(args: argparse.Namespace) -> int:
     home: Path = args.home
     layout = HomePaths(home)
-    memory = layout.memory
     if not layout.workspace.state.is_dir():
         raise CommandError(f"--home {home}: no memory/ workspace yet, so nothing to reorganise")
     judge = distiller_named(args.distiller, home)
     store = FileSessionStore(home, read_only=True) if layout.sessions.is_dir() else None
-    from ..memory.recall import RecallUpdater  # the read side loads only when a reorganisation runs
-
-    with Workspace(memory, on_install=RecallUpdater()) as workspace:
+    with open_for_writing(home) as workspace:
         result = reorganise(workspace, judge=judge, one_path=None if store is None else one_path_in(store))
     if args.json:
         print(

@@ -19,9 +19,10 @@
 - `write`: the one write core (archive → distil → install → mark), distillers, the write pass;
 - `recall`: the read side, a BM25 + vector index of topic blocks kept as a cache; its `RecallUpdater` is
   the install hook of a workspace opened for writing (the write core never imports it);
-- `writing` (the write pass with recall's updater, finishing a forget a crash left first), `listing` (what a home's sessions hold, read-only)
-  and `adopt` (migrate and import what hosts already have): on top of the store and the write (and
-  forget's journal: an import never brings a forgotten text back);
+- `writing` (`open_for_writing`, the one door of a write outside a runtime: the workspace with recall's
+  updater attached; the write pass through it, finishing a forget a crash left first), `listing` (what a
+  home's sessions hold, read-only) and `adopt` (migrate and import what hosts already have): on top of
+  the store and the write (and forget's journal: an import never brings a forgotten text back);
 - `forget`: the one operation that removes evidence, from every copy a home keeps (node files, archive,
   topics, indexes, git history), and the hash scan that proves it (`dagmem verify --forgotten`); on the
   store, the workspace, the write core's claim rule and recall's rebuild;

@@ -29,7 +29,7 @@ from ..format import Node, WorkspacePaths, is_valid_id, scan_archive
 from ..outcomes import classify
 from ..policy import is_marked, is_record_node
 from ..store import SessionStore
-from ..workspace import InstallHook, Workspace
+from ..workspace import Workspace
 from ..write import mark_nodes
 
 __all__ = [
@@ -164,18 +164,16 @@ def _migrate_session(store: SessionStore, workspace: Workspace, sid: str) -> Ses
     return result
 
 
-def migrate_home(
-    store: SessionStore, memory: Path, *, fsync: bool = True, on_install: InstallHook | None = None
-) -> MigrationReport:
+def migrate_home(store: SessionStore, memory: Path, *, fsync: bool = True) -> MigrationReport:
     """Migrate every session named in `runtime.json`'s cursors. Never raises for one session's problem (it
-    is in the report, and the cursors stay); a malformed runtime.json raises `InvalidInput`. `on_install`:
-    the workspace's install hook (a migrated transaction changes no topic file, so none is needed)."""
+    is in the report, and the cursors stay); a malformed runtime.json raises `InvalidInput`. Its workspace
+    needs no install hook: a migrated transaction changes no topic file, so recall has nothing to index."""
     found = read_cursors(memory)
     if found is None:
         return MigrationReport(found=False)
     raw, cursors = found
     report = MigrationReport(found=True)
-    with Workspace(memory, fsync=fsync, on_install=on_install) as workspace:
+    with Workspace(memory, fsync=fsync) as workspace:
         for sid in sorted(cursors):
             try:
                 result = _migrate_session(store, workspace, sid)

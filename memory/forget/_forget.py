@@ -21,11 +21,12 @@ tombstones."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,46 +241,65 @@ def _plan(home: Path, targets: list[str], texts: list[str], short: tuple[str, ..
 
 
 def forget(
-    home: Path | str, plan: ForgetPlan, *, fsync: bool = True, clock: Callable[[], float] = time.time
+    home: Path | str,
+    plan: ForgetPlan,
+    *,
+    fsync: bool = True,
+    clock: Callable[[], float] = time.time,
+    workspace: Workspace | None = None,
 ) -> ForgetReport:
     """Remove the plan's turns from every copy under `home`; the report names any copy the final scan
-    still found (then it is not clean). Forgetting nothing (again) changes nothing."""
+    still found (then it is not clean). Forgetting nothing (again) changes nothing. `workspace`: the
+    home's, when its opener holds it open (the runtime's writer); else one is opened for the forget."""
     home = Path(home)
-    report = finish_pending(home, fsync=fsync)
+    report = finish_pending(home, fsync=fsync, workspace=workspace)
     if not plan.targets:
         return report
     started = time.monotonic()
-    workspace = Workspace(HomePaths(home).memory, fsync=fsync, clock=clock, lock_timeout=_LOCK_WAIT_S)
-    try:
-        with workspace.lock():
-            entries = workspace.forgotten()
-            entry = ForgetEntry(clock(), plan.targets, tuple(hashes(plan.texts)))
-            faults.hit("forget:journal")
-            workspace.save_forgotten([*entries, entry])
-            report = _finish(home, workspace, len(entries), entry, fsync=fsync)
-    finally:
-        workspace.close()
+    with _opened(home, workspace, fsync=fsync, clock=clock) as held, held.lock(_LOCK_WAIT_S):
+        entries = held.forgotten()
+        entry = ForgetEntry(clock(), plan.targets, tuple(hashes(plan.texts)))
+        faults.hit("forget:journal")
+        held.save_forgotten([*entries, entry])
+        report = _finish(home, held, len(entries), entry, fsync=fsync)
     report.seconds = time.monotonic() - started
     return report
 
 
-def finish_pending(home: Path | str, *, fsync: bool = True) -> ForgetReport:
-    """Finish every forget a crash left part done (an entry of `forgotten.json` not `done`)."""
+def finish_pending(
+    home: Path | str, *, fsync: bool = True, workspace: Workspace | None = None
+) -> ForgetReport:
+    """Finish every forget a crash left part done (an entry of `forgotten.json` not `done`). `workspace`:
+    as for `forget`."""
     home = Path(home)
-    paths = HomePaths(home).workspace
     report = ForgetReport()
-    if not paths.forgotten.exists():
+    if not HomePaths(home).workspace.forgotten.exists():
         return report
-    workspace = Workspace(paths.root, fsync=fsync, lock_timeout=_LOCK_WAIT_S)
-    try:
-        with workspace.lock():
-            for number, entry in enumerate(workspace.forgotten()):
-                if not entry.done:
-                    log.warning("finishing a forget of %d turns left by a crash", len(entry.sources))
-                    report = _finish(home, workspace, number, entry, fsync=fsync)
-    finally:
-        workspace.close()
+    with _opened(home, workspace, fsync=fsync) as held, held.lock(_LOCK_WAIT_S):
+        for number, entry in enumerate(held.forgotten()):
+            if not entry.done:
+                log.warning("finishing a forget of %d turns left by a crash", len(entry.sources))
+                report = _finish(home, held, number, entry, fsync=fsync)
     return report
+
+
+@contextlib.contextmanager
+def _opened(
+    home: Path, workspace: Workspace | None, *, fsync: bool, clock: Callable[[], float] = time.time
+) -> Iterator[Workspace]:
+    """The workspace a forget works in: the one given, or the home's, opened for the forget and closed
+    after; its install hook set aside meanwhile (step 5 rebuilds the recall index from the files)."""
+    with contextlib.ExitStack() as stack:
+        if workspace is None:
+            memory = HomePaths(home).memory
+            workspace = stack.enter_context(
+                Workspace(memory, fsync=fsync, clock=clock, lock_timeout=_LOCK_WAIT_S)
+            )
+        hook, workspace.on_install = workspace.on_install, None
+        try:
+            yield workspace
+        finally:
+            workspace.on_install = hook
 
 
 def _by_session(sources: Iterable[str]) -> dict[str, list[str]]:

@@ -15,6 +15,7 @@ the problem is logged once and kept in `status_problem`, and the next good write
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,15 +23,15 @@ from dataclasses import dataclass
 from .. import faults
 from ..currency import SessionShape, parse_spawned_from
 from ..durable import WriterStatus, save_status
-from ..format import Node, PredecessorMap, ancestors, anchor_of
 from ..outcomes import ReasonCode, WriteFailure, classify
 from ..policy import Batch, DagView, is_record_node
 from ..shapes import ShapeCache
 from ..store import SessionStore
 from ..workspace import Workspace
 from ._core import WriteOutcome, mark_nodes, records_of, write_batch
-from ._current import InstallCurrency
+from ._current import InstallCurrency, ShapeUpdate
 from ._distill import Distiller
+from ._lineage import lineage
 from ._slot_index import SlotIndex
 
 __all__ = ["Applied", "BatchWriter", "Installed"]
@@ -67,37 +68,6 @@ class Applied:
     @property
     def node_ids(self) -> tuple[str, ...]:
         return () if self.outcome is None else self.outcome.node_ids
-
-
-def lineage(
-    store: SessionStore, session_id: str, nodes: Sequence[Node], dag: PredecessorMap | None = None
-) -> frozenset[str]:
-    """The archive anchors of the batch's path: its nodes and every ancestor (a walk up, O(depth)). With
-    the session's `dag` (what its actor holds) the walk reads no file; without, one node file each."""
-    anchors = {anchor_of(f"{session_id}/{node.id}") for node in nodes}
-    start = nodes[0].predecessor if nodes else None
-    if start is None:
-        return frozenset(anchors)
-    if dag is not None and start in dag:
-        path = ancestors(dag, start)
-    else:
-        path = ancestors(_StoreDag(store, session_id), start)
-    anchors.update(anchor_of(f"{session_id}/{node_id}") for node_id in path)
-    return frozenset(anchors)
-
-
-class _StoreDag:
-    """A session's predecessors read from its node files on demand (no actor holds its DAG)."""
-
-    def __init__(self, store: SessionStore, session_id: str) -> None:
-        self.store, self.session_id = store, session_id
-
-    def __contains__(self, node_id: object) -> bool:
-        return isinstance(node_id, str)
-
-    def __getitem__(self, node_id: str) -> str | None:
-        (node,) = self.store.read_nodes(self.session_id, [node_id])
-        return node.predecessor
 
 
 def _left_a_branch(dag: DagView, old: str | None, new: str | None) -> bool:
@@ -170,7 +140,7 @@ class BatchWriter:
                 session_id,
                 records_of(session_id, nodes),
                 self.distiller,
-                lineage=lambda: lineage(self.store, session_id, nodes, batch.dag),
+                lineage=functools.partial(lineage, self.store, session_id, nodes, batch.dag),
                 currency=self._currency(batch),
                 slots=self.slots,
             )
@@ -195,23 +165,18 @@ class BatchWriter:
         self.close()
 
     def _currency(self, batch: Batch) -> InstallCurrency:
-        """The shapes this batch's install reads: its own session's from the DAG its actor holds (as it
-        was when the batch was planned), every other from the cache; and the cache's update after it."""
+        """The currency of this batch's install, as values: its own session's shape from the DAG its actor
+        holds (as it was when the batch was planned), every other from the cache; and the cache's update
+        after it, which the core makes under the lock."""
         session_id, dag, cache = batch.session_id, batch.dag, self.shapes
         if not isinstance(dag, DagView) or not batch.known:
-            return InstallCurrency(cache.reading_from(session_id))  # no view: the files, read fresh
+            return InstallCurrency(session_id, cache)  # no view: the files, read fresh
         spawned_from = self.store.meta(session_id).spawned_from
         own = SessionShape.from_dag(dag, batch.head, parse_spawned_from(spawned_from), known=batch.known)
         held, head = cache.cached_head(session_id)
-
-        def shapes(sid: str) -> SessionShape | None:
-            return own if sid == session_id else cache(sid)
-
-        def record() -> None:
-            cache.update(session_id, dag, head=batch.head, known=batch.known, spawned_from=spawned_from)
-
         moved = not held or _left_a_branch(dag, head, batch.head)
-        return InstallCurrency(shapes, head_moved=moved, record=record)
+        update = ShapeUpdate(dag, batch.head, batch.known, spawned_from)
+        return InstallCurrency(session_id, cache, own, head_moved=moved, update=update)
 
     def mark(self, installed: Installed) -> Applied:
         """Step 3 for an installed batch, and its outcome recorded."""

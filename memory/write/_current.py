@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..currency import Reader, ShapeSource, Status, resolve
+from ..currency import DagLike, Reader, SessionShape, ShapeSource, Status, resolve
 from ..durable import read_below
 from ..errors import UnsafePath
 from ..format import (
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BriefLine",
     "InstallCurrency",
+    "ShapeUpdate",
     "TopicBlocks",
     "core_after",
     "current_brief",
@@ -241,11 +242,38 @@ def core_after(workspace: Workspace, changed: Mapping[str, bytes | None], master
 
 
 @dataclass(frozen=True)
-class InstallCurrency:
-    """What one install brings for currency: `shapes` (its own session fresh, every other cached),
-    whether its session's head moved since the last install (`head_moved`: the core is re-rendered),
-    and `record`, run after the commit, which brings the shape cache up to date with the batch's DAG."""
+class ShapeUpdate:
+    """The shape cache's update after an install: the session's DAG as its batch saw it (its first `known`
+    nodes, and `head`)."""
 
-    shapes: ShapeSource
+    dag: DagLike
+    head: str | None
+    known: int
+    spawned_from: str | None
+
+
+@dataclass(frozen=True)
+class InstallCurrency:
+    """What one install brings for currency, as values its caller plans: the shape `cache`, the session's
+    own shape fresh from the batch's DAG (`own`; None: read from its files), whether its head moved since
+    its last install (`head_moved`: the core is re-rendered), and the cache's `update` once it committed."""
+
+    session_id: str
+    cache: ShapeCache
+    own: SessionShape | None = None
     head_moved: bool = False
-    record: Callable[[], None] = field(default=lambda: None)
+    update: ShapeUpdate | None = None
+
+    def shapes(self, session_id: str) -> SessionShape | None:
+        """A `ShapeSource`: the install's own session fresh, every other from the cache."""
+        if session_id != self.session_id:
+            return self.cache(session_id)
+        return self.own if self.own is not None else self.cache.fresh(session_id)
+
+    def record(self) -> None:
+        """Bring the cache up to date with the batch's DAG (after the commit, under the lock)."""
+        if self.update is not None:
+            done = self.update
+            self.cache.update(
+                self.session_id, done.dag, head=done.head, known=done.known, spawned_from=done.spawned_from
+            )

@@ -21,7 +21,7 @@ from ..outcomes import ReasonCode, WriteFailure
 from ..policy import DEFAULT_THRESHOLD, DagView, SessionPlanner, check_threshold, exponential_backoff
 from ..settings import DEFAULTS, check_seconds
 from ..store import FileSessionStore, SessionStore
-from ..workspace import InstallHook, Workspace
+from ..workspace import Workspace
 from ._batch_writer import BatchWriter
 from ._distill import Distiller, ExtractiveDistiller
 
@@ -163,7 +163,7 @@ def _failed(result: SessionResult, failure: WriteFailure) -> None:
 def write_pass(
     home: Path,
     *,
-    on_install: InstallHook | None = None,
+    open_workspace: Callable[[Path], Workspace] | None = None,
     sessions: Iterable[str] | None = None,
     force: bool = False,
     distiller: Distiller | None = None,
@@ -173,8 +173,9 @@ def write_pass(
     on_session: Callable[[SessionResult], None] | None = None,
 ) -> list[SessionResult]:
     """The write pass over a home (one result per session, in session-id order). A bad `threshold` or
-    `idle_after` raises `InvalidInput` before anything is opened. `on_install`: the hook its workspace is
-    opened with (`dagmem.memory.writing.write_home` gives recall's updater)."""
+    `idle_after` raises `InvalidInput` before anything is opened. `open_workspace`: how the home's
+    workspace is opened (`dagmem.memory.writing.write_home` opens it for writing, recall's updater
+    attached); by default with no install hook."""
     check_threshold(threshold, "threshold")
     check_seconds("idle_after", idle_after, zero_ok=True)  # 0: every session counts as ended now
     store = FileSessionStore(home)
@@ -190,7 +191,7 @@ def write_pass(
     now = time.time() if now is None else now
     results: list[SessionResult] = []
     with (
-        Workspace(HomePaths(home).memory, on_install=on_install) as workspace,
+        (open_workspace or _plain)(home) as workspace,
         BatchWriter(workspace, store, distiller, one_pass=True) as writer,
     ):
         for session_id in sessions if sessions is not None else store.session_ids():
@@ -216,6 +217,10 @@ def write_pass(
         if sessions is None and all(r.outcome in ("written", "nothing-due") for r in results):
             writer.record_clean_pass()  # every session is fine now: an old failure is stale
     return results
+
+
+def _plain(home: Path) -> Workspace:
+    return Workspace(HomePaths(home).memory)
 
 
 def pending_by_session(home: Path, workspace_id: str | None) -> dict[str, int | str]:

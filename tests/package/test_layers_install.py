@@ -1,6 +1,7 @@
 """Recall sits above the write: nothing in the write core or the workspace imports `memory.recall` (the
 recall index is kept up to date by the workspace's `on_install` hook, which whoever opens it gives).
-Checked on the source, every import statement, at any depth (a lazy import in a function counts too)."""
+Checked on the source, every import statement, at any depth (a lazy import in a function counts too). And
+one door attaches that hook: `open_for_writing`, which every write opens its workspace through."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import dagmem
+from dagmem.tests._source import package_sources
 
 ROOT = Path(dagmem.__file__).parent
 LAYERS = ("memory/write", "memory/workspace")
@@ -58,3 +60,25 @@ def test_the_write_core_and_the_workspace_never_import_recall(layer: str) -> Non
         for path in files
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def _hooked_opens(path: Path) -> list[int]:
+    """The lines where `path` opens a `Workspace` with an install hook (`on_install=`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Workspace"
+        and any(keyword.arg == "on_install" for keyword in node.keywords)
+    ]
+
+
+def test_only_open_for_writing_attaches_the_install_hook() -> None:
+    """Every write outside a runtime opens its workspace through `memory.writing.open_for_writing` (and a
+    runtime's writer actor through it too): no other module attaches recall's updater by hand."""
+    hooked = {
+        str(path.relative_to(ROOT)): lines for path in package_sources() if (lines := _hooked_opens(path))
+    }
+    assert list(hooked) == ["memory/writing.py"]
+    assert len(hooked["memory/writing.py"]) == 1

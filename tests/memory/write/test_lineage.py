@@ -9,7 +9,7 @@ import pytest
 from dagmem import FileSessionStore
 from dagmem.memory.format import anchor_of, count_tokens
 from dagmem.memory.policy import DagView, SessionPlanner
-from dagmem.memory.write._batch_writer import lineage
+from dagmem.memory.write._lineage import lineage
 
 
 def forked_store(tmp_path: Path) -> FileSessionStore:
