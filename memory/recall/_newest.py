@@ -114,9 +114,12 @@ def newest_first(
 
 def common_words(entries: Iterable[Entry], df: Callable[[str], int]) -> frozenset[str]:
     """The words of the entries' own words that more than `COMMON_STATEMENTS` entries of the index hold
-    (`df`: how many hold a word): the vocabulary of a chat about one thing, which relates no two facts."""
+    (`df`: how many hold a word), as keys (`w:<word>`): the vocabulary of a chat about one thing, which
+    relates no two facts."""
     words = {w for entry in entries for said in sayings(_own_words(entry)) for w in said.words}
-    return frozenset(w for w in words if max((df(t) for t in analyse(w)), default=0) > COMMON_STATEMENTS)
+    return frozenset(
+        f"w:{w}" for w in words if max((df(t) for t in analyse(w)), default=0) > COMMON_STATEMENTS
+    )
 
 
 def states_of_person(entry: Entry, query: str) -> bool:

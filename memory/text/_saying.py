@@ -66,6 +66,7 @@ class Said:
     kinds: frozenset[str] = frozenset()  # the kinds of its values: date, time, amount, email, url, phone
     sentence: int = 0  # which sentence of the text (`sayings`)
     clause: bool = False  # one clause of a sentence of several (the sentence is read whole too)
+    lent: bool = False  # its cue is its sentence's, said in another clause ("change of plan, ...")
 
     @property
     def states(self) -> bool:
@@ -212,8 +213,9 @@ def read(sentence: str, lang: str | None = None) -> Said:
         kind = "past"
     elif match("plan", folded):
         kind = "plan"
-    retraction = match("retraction", folded)
-    cue: Cue | None = "retraction" if retraction else "update" if match("update", folded) else None
+    cued = _fold(_without_names(bare, table))
+    retraction = match("retraction", cued)
+    cue: Cue | None = "retraction" if retraction else "update" if match("update", cued) else None
     if kind in ("hypothetical", "joke", "reported"):
         cue = None  # a supposed, joked or quoted change is none of the person's
     other = _about_other(table, folded) or (kind != "question" and _led_by_name(table, bare, folded))
@@ -229,6 +231,19 @@ def read(sentence: str, lang: str | None = None) -> Said:
         _topic(table, folded),
         _values(sentence, table),
         _kinds(table, folded),
+    )
+
+
+def _without_names(sentence: str, table: Saying) -> str:
+    """The sentence with the capitalised words inside it left out, where capitals mark names: a cue's word
+    inside a name ("New Gary Old Town", "New Year's Eve", "Back Bay") is no cue."""
+    if not table.spaced or table.nouns_capitalised:
+        return sentence
+    words = sentence.split()
+    return " ".join(
+        w
+        for n, w in enumerate(words)
+        if not (n and w[:1].isupper() and not words[n - 1].endswith((".", "!", "?", ":")))
     )
 
 

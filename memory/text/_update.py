@@ -48,6 +48,7 @@ _ONE_AT_A_TIME = frozenset({"email", "phone", "url"})  # identifiers: a new one,
 COMMON_STATEMENTS = 12
 _STATEMENT_WORDS = 12  # topic words (character pairs in Chinese and Japanese: 24) a statement holds at most
 _CLOSE = 1 / 3
+_MOST = 1 / 2  # of an older text's topic words, in what a newer one replaced: replaced whole
 _SAME = (
     1 / 2
 )  # of the longer sentence's topic words, shared: the same statement with another number  # of the shorter sentence's topic words, shared: what makes two sentences one topic
@@ -73,6 +74,7 @@ class _Link:
     had: bool  # `old` named a value
     weak: bool  # related by the kind of a value alone
     kinds: frozenset[str] = frozenset()  # the kinds of value both name (a date, an amount, an e-mail)
+    worded: bool = False  # related by the words of their topics, not by an attribute alone
 
 
 @functools.lru_cache(maxsize=8192)
@@ -85,7 +87,9 @@ def _units(text: str) -> tuple[Said, ...]:
     mixed = {s.sentence for s in said if s.clause and s.subject == "other"}
     cue = {s.sentence: s.cue for s in said if not s.clause}
     return tuple(
-        s if s.cue is not None or not s.clause else dataclasses.replace(s, cue=cue.get(s.sentence))
+        s
+        if s.cue is not None or not s.clause
+        else dataclasses.replace(s, cue=cue.get(s.sentence), lent=cue.get(s.sentence) is not None)
         for s in said
         if s.clause or s.sentence not in mixed
     )
@@ -106,7 +110,7 @@ def _held(text: str) -> tuple[Said, ...]:
         s
         for s in _units(text)
         if s.subject == "speaker"
-        and (s.states or s.kind == "plan" or (s.kind == "question" and bool(s.values or s.kinds)))
+        and (s.states or s.kind == "plan" or (s.kind == "question" and bool(s.kinds & _ONE_AT_A_TIME)))
     )
 
 
@@ -131,8 +135,9 @@ def _newer(text: str) -> tuple[Said, ...]:
 @functools.lru_cache(maxsize=8192)
 def update(old: str, new: str, common: frozenset[str] = frozenset()) -> Update | None:
     """The change the person's newer text `new` makes to what their older text `old` stated, or None.
-    `common`: words so common where the texts are kept (a long chat about one project says "team" and
-    "pitch" in every other turn) that sharing them makes no two sentences one fact."""
+    `common`: the keys (`said_keys`) so common where the texts are kept that sharing them makes no two
+    sentences one fact: a long chat about one project says "team" and "pitch" in every other turn
+    (`w:team`), and names a sum or a meeting in dozens of its statements (`a:money`, `a:appointment`)."""
     olds = _held(old)
     news = _newer(new)
     if not olds or not news:
@@ -152,7 +157,11 @@ def update(old: str, new: str, common: frozenset[str] = frozenset()) -> Update |
             found = "retraction" if "retraction" in (found, change) else change
     if found is None:
         return None
-    whole = bool(replaced) and all(s in replaced or not _informative(s) for s in olds if s.states)
+    whole = (
+        bool(replaced)
+        and all(s in replaced or not _informative(s) for s in olds if s.states)
+        and _most(replaced, _units(old))
+    )
     return Update(found, whole, weak=not strong)
 
 
@@ -165,9 +174,23 @@ def changed_in(old: str, new: str, common: frozenset[str] = frozenset()) -> tupl
 
 
 def _tentative(new: Said, link: _Link) -> bool:
-    """A change said without a cue to what is held one at a time ("I live in Berlin" after "I live in
-    Paris": perhaps a second home): the older statement is never wholly replaced by it."""
-    return new.cue is None and not link.kinds & _ONE_AT_A_TIME
+    """A change the older statement may stand beside, so never wholly replaced by it: one said without a
+    cue to what is held one at a time ("I live in Berlin" after "I live in Paris": perhaps a second home),
+    or one related by an attribute alone of which a person has several (a meeting, a trip, a hobby:
+    another one, even said with a cue, is as often one more)."""
+    if link.kinds & _ONE_AT_A_TIME:
+        return False
+    if new.cue is None or (new.lent and new.cue != "retraction"):
+        return True
+    return new.cue != "retraction" and not link.worded and not any(single(a) for a in link.attributes)
+
+
+def _most(replaced: set[Said], units: tuple[Said, ...]) -> bool:
+    """Do the replaced sentences hold most of what the older text is about? A long turn that mentions a
+    fact among other things (a plan, a request, a project's details) keeps standing, in part."""
+    told = frozenset().union(*(s.words for s in units))
+    gone = frozenset().union(*(s.words for s in replaced))
+    return len(gone) >= _MOST * len(told)
 
 
 def _informative(said: Said) -> bool:
@@ -224,9 +247,9 @@ def _related(old: Said, new: Said, common: frozenset[str] = frozenset()) -> _Lin
     if new.kind == "plan" and old.kind != "plan":
         return None  # a plan changes a plan, never what is so
     spaced = old.lang not in ("zh", "ja")
-    old_words, new_words = old.words - common, new.words - common
+    old_words, new_words = _uncommon(old.words, "w:", common), _uncommon(new.words, "w:", common)
     shared = _shared(old_words, new_words) if spaced else old_words & new_words
-    attributes = _attributes(old) & _attributes(new)
+    attributes = _uncommon(_attributes(old) & _attributes(new), "a:", common)
     old_values = _values(old)
     new_values = _values(new)
     valued = bool(old_values or new_values)
@@ -235,6 +258,8 @@ def _related(old: Said, new: Said, common: frozenset[str] = frozenset()) -> _Lin
     by_words = close and (len(shared) >= 2 or (spaced and len(shared) == 1 and valued))
     # an attribute both name a value of, of one type: a number replaces a number, a word a word ("45
     # minutes to work" and "I'm an architect now" are not one fact)
+    # of an attribute held one value at a time: meetings, trips and pets stand together, so two of them
+    # are one fact only by their words ("the dentist moved to Friday")
     by_attribute = bool(attributes) and bool(_types(old_values) & _types(new_values))
     kinds = old.kinds & new.kinds
     newer = new_values - old_values
@@ -250,12 +275,16 @@ def _related(old: Said, new: Said, common: frozenset[str] = frozenset()) -> _Lin
         by_words = by_words and len(shared) >= _SAME * max(len(old_words), len(new_words))
         by_attribute = by_attribute and len(shared) >= _SAME * max(len(old_words), len(new_words))
     if by_words or by_attribute:
-        return _Link(frozenset(newer), attributes, bool(old_values), weak=False, kinds=kinds)
+        return _Link(frozenset(newer), attributes, bool(old_values), weak=False, kinds=kinds, worded=by_words)
     if kinds and new.cue == "retraction" and new_values - old_values:
         # a correction that names only its value ("no wait, it's the 25th"): of the newest older statement
         # of that kind
         return _Link(frozenset(newer), attributes, True, weak=True, kinds=kinds)
     return None
+
+
+def _uncommon(names: frozenset[str], kind: str, common: frozenset[str]) -> frozenset[str]:
+    return frozenset(n for n in names if kind + n not in common) if common else names
 
 
 def _shared(old: frozenset[str], new: frozenset[str]) -> set[str]:

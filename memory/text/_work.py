@@ -56,13 +56,35 @@ _OPEN: Final = _words_pattern(_phrases("OPEN_WORDS"))
 
 def work_sentences(text: str, limit: int = 20_000) -> list[str]:
     """The sentences of `text` (its first `limit` characters), bullets and Markdown marks taken off, each
-    on one line and at most `_SENTENCE_CHARS` long."""
+    on one line and at most `_SENTENCE_CHARS` long. Code is no sentence: a fenced block, or a line
+    indented as Markdown indents code (a test's `# should be expanded`, pasted with its failure)."""
     out: list[str] = []
-    for raw in _SPLIT.split(text[:limit]):
+    for raw in _SPLIT.split(_prose(text[:limit])):
         sentence = " ".join(_BULLET.sub("", raw.strip()).split())
         if sentence and _MARKUP.sub("", sentence).strip():
             out.append(sentence[:_SENTENCE_CHARS])
     return out
+
+
+_FENCE: Final = re.compile(r"^[ \t]*(?:```|~~~)")
+_CODE_LINE: Final = re.compile(r"^(?: {4}|\t)(?![ \t]*(?:[-*•+]|\d+[.)])\s)")
+
+
+def _prose(text: str) -> str:
+    """`text` without its code: fenced blocks and indented lines (a nested bullet stays) become blank."""
+    if "\n" not in text:
+        return text
+    kept: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            kept.append("")
+        elif fenced or _CODE_LINE.match(line):
+            kept.append("")
+        else:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _plain(sentence: str) -> str:

@@ -185,13 +185,13 @@ class Across:
             self.mine.setdefault(key, []).append((path, new.id))
 
     def _common(self, keys: frozenset[str]) -> frozenset[str]:
-        """The words of `keys` so common in the workspace (this batch's blocks and the index's) that they
-        tell no fact from another: a long chat about one project says "team" and "pitch" everywhere."""
-        counts = self.index.counts(k for k in keys if k.startswith("w:")) if self.index is not None else {}
+        """The words and attributes of `keys` so common in the workspace (this batch's blocks and the
+        index's) that they tell no fact from another: a long chat about one project says "team" and "pitch"
+        everywhere, and names a sum in dozens of its statements."""
+        wanted = [k for k in keys if k.startswith(("w:", "a:"))]
+        counts = self.index.counts(wanted) if self.index is not None else {}
         return frozenset(
-            key[2:]
-            for key in keys
-            if key.startswith("w:") and counts.get(key, 0) + len(self.mine.get(key, ())) > COMMON_STATEMENTS
+            key for key in wanted if counts.get(key, 0) + len(self.mine.get(key, ())) > COMMON_STATEMENTS
         )
 
     def _mine_under(self, keys: frozenset[str]) -> list[tuple[str, str]]:

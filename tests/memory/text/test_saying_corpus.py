@@ -29,6 +29,9 @@ SENTENCES = [
     ("你觉得杭州怎么样？", "zh", "question", "speaker", None),
     ("今は福岡に住んでいます。", "ja", "fact", "speaker", "update"),
     ("福岡はどうですか？", "ja", "question", "speaker", None),
+    ("What's the best way to keep my streak going", "en", "question", "speaker", None),  # no mark
+    ("I visited New Gary Old Town on March 16.", "en", "fact", "speaker", None),  # "new" in a name
+    ("I now work at New Look.", "en", "fact", "speaker", "update"),
 ]
 
 
@@ -53,6 +56,27 @@ UPDATES = [
         True,
     ),
     ("I live in Paris and I work as a nurse.", "I moved to Berlin.", "update", False),
+    (  # the fact is said in passing, before a request that stands
+        "I live in Paris, can you recommend a bakery that makes raspberry birthday cakes with a chocolate "
+        "mirror glaze for my daughter?",
+        "I moved to Berlin.",
+        "update",
+        False,
+    ),
+    ("I live in Brighton.", "I'm back in Manchester now.", "update", True),  # one place at a time
+    (  # one of several meetings: another, said with a cue, may be one more (part, not whole)
+        "I have a dentist appointment on May 3.",
+        "I've got a new meeting with Raymond on May 15.",
+        "update",
+        False,
+    ),
+    (  # the cue is the long sentence's, said of something else: the clause may be one more (part)
+        "I live in Leeds.",
+        "Honestly the last few months have been wild with the new baby, the garden project, endless "
+        "paperwork and my sister visiting every weekend, I live in York.",
+        "update",
+        False,
+    ),
     ("Ich wohne in Köln.", "Ich bin jetzt nach Bonn gezogen.", "update", True),
     ("Vivo en Valencia.", "Ahora vivo en Sevilla.", "update", True),
     ("J'habite à Lyon.", "Désormais j'habite à Nantes.", "update", True),
@@ -80,6 +104,11 @@ NOT_UPDATES = [
     ("I live in Leeds.", "Still in Leeds, still loving it."),  # said again
     ("I live in Leeds.", "I lived in Bristol as a student."),  # a past that is over
     ("I live in Leeds.", "My landlord wrote: 'I live in Spain now, send the rent there.'"),  # his words
+    ("Should I spend $500 on the laptop upgrade?", "I've now spent $650 on the laptop upgrade."),  # asked
+    (  # a question names a date and a number, as given: no fact of the person's to change
+        "How can I make the most of the fan meet-and-greet on December 20 with 80 attendees?",
+        "I've reserved the sports centre for the youth league starting January 5 now.",
+    ),
     ("Ich wohne in Köln.", "Mein Bruder ist jetzt nach Bonn gezogen."),
     ("Vivo en Valencia.", "¿Y si me mudara a Sevilla?"),
     ("J'habite à Lyon.", "Mon frère habite maintenant à Nantes."),
@@ -92,3 +121,17 @@ NOT_UPDATES = [
 def test_what_is_not_the_persons_new_value_changes_nothing(old: str, new: str) -> None:
     assert update(old, new) is None
     assert not same_fact(old, new)
+
+
+def test_an_attribute_said_everywhere_relates_no_two_statements() -> None:
+    """A long chat names a meeting in dozens of statements: where the writer finds an attribute that
+    common (`a:appointment`), two statements of it are one fact only by their words."""
+    old = "I have a dentist appointment on May 3."
+    unrelated = "I've got a new meeting with Raymond on May 15."
+    moved = "The dentist moved my appointment to May 10."
+    common = frozenset({"a:appointment"})
+    assert update(old, unrelated) is not None  # in a short chat, the attribute is the topic
+    assert update(old, unrelated, common) is None
+    found = update(old, moved, common)
+    assert found is not None
+    assert found.change == "update"

@@ -174,3 +174,22 @@ def test_an_entry_said_only_on_a_branch_the_person_edited_away_is_not_current(tm
     conventions = [claim for claim, _ in brief(tmp_path) if claim.startswith("Convention:")]
     assert "Convention: “Use pnpm for everything, never npm.”" in conventions  # written, and left
     oracle(tmp_path)
+
+
+def test_code_the_person_pasted_is_no_convention(tmp_path: Path) -> None:
+    s = Session(tmp_path)
+    pasted = (
+        "A couple of tests are unhappy now:\n\n"
+        "    def test_row_expansion():\n"
+        "        # Should contain session ID\n"
+        '        assert "abc" in content, "should be shown in full"\n'
+        "```\n"
+        "# you should always pass --strict here\n"
+        "```\n"
+        "Always run the tui tests with -m tui."
+    )
+    s.say("user", pasted)
+    s.ran("Bash", "uv run pytest -m tui", True, "3 passed", counts=("3 passed",))
+    s.write()
+    conventions = [c for c, _ in brief(tmp_path) if c.startswith("Convention:")]
+    assert conventions == ["Convention: “Always run the tui tests with -m tui.”"]
