@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .memory.store import GitError as GitError
     from .memory.store import MemorySessionStore as MemorySessionStore
     from .memory.store import SessionStore as SessionStore
+    from .memory.store import Turn as Turn
     from .memory.trust import OutOfScope as OutOfScope
     from .memory.trust import Scope as Scope
     from .memory.trust import load_scope as load_scope
@@ -110,6 +111,7 @@ __all__ = [
     "Tip",
     "ToolEvidence",
     "TopicReader",
+    "Turn",
     "UnknownNode",
     "UnknownSession",
     "WriteFailure",
@@ -160,6 +162,7 @@ __getattr__, __dir__ = _lazy.lazy(
         "GitError": ".memory.store",
         "MemorySessionStore": ".memory.store",
         "SessionStore": ".memory.store",
+        "Turn": ".memory.store",
         "OutOfScope": ".memory.trust",
         "Scope": ".memory.trust",
         "load_scope": ".memory.trust",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..memory.format import HeadType, Node, Role
+from ..memory.format import Node
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import Batch
+from ..memory.store import Turn
 from ..memory.write import WriteOutcome
 
 __all__ = [
@@ -30,17 +30,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Append:
-    """Request: append a node (replies with the `Node`)."""
+    """Request: append the turn's node (replies with the `Node`)."""
 
-    role: Role | str
-    content: str
-    predecessor: str | HeadType | None
-    node_id: str | None = None
-    metadata: dict[str, Any] | None = None
-    spawned: bool = False
-    spawned_from: str | None = None
-    origin: str | None = None
-    git: object = None  # a `format.GitContext`: where in git it was said
+    turn: Turn
 
 
 @dataclass(frozen=True)

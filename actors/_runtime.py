@@ -13,6 +13,7 @@ call raises `RuntimeCrashed`, and so does leaving the `async with` block: never 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -61,7 +62,7 @@ from ..memory.recall import (
 )
 from ..memory.settings import DEFAULTS, memory_off
 from ..memory.shapes import ShapeCache
-from ..memory.store import FileSessionStore, SessionStore, check_append_args
+from ..memory.store import FileSessionStore, SessionStore, Turn
 from ..memory.trust import OutOfScope, Scope
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -135,22 +136,25 @@ def _check_home(home: Path) -> None:
         raise InvalidInput(f"home {home} is not a directory")
 
 
-def _git_of(checkout: str | os.PathLike[str] | None, git: GitContext | None) -> GitContext | None:
-    """The git context `append` keeps: read from `checkout`'s files, or `git` as given (one of them)."""
+def _git_given(checkout: str | os.PathLike[str] | None, git: GitContext | None) -> GitContext | None:
+    """`append`'s `git`, when it may be kept: a `GitContext` (within its bounds: the `Turn` checks), never
+    beside a `checkout` to read one from."""
     if checkout is not None and git is not None:
         raise InvalidInput("give checkout or git, not both")
-    if git is not None:
-        if not isinstance(git, GitContext) or git_context_of(git) != git:
-            raise InvalidInput(f"git must be a GitContext within its bounds, not {git!r}")
-        return git
-    if checkout is None:
-        return None
+    if git is not None and not isinstance(git, GitContext):
+        raise InvalidInput(f"git must be a GitContext within its bounds, not {git!r}")
+    return git
+
+
+def _git_at(checkout: str | os.PathLike[str]) -> GitContext | None:
+    """Where in git a turn said in `checkout` is: read from its files (None outside a git worktree, or
+    out of a context's bounds)."""
     from ..memory.checkout import read_checkout
 
     found = read_checkout(os.fspath(checkout))
     if found is None:
         return None  # not a git worktree: no git context, as for any work outside git
-    return git_context_of(GitContext(found.repo, found.branch, found.commit))  # None: out of its bounds
+    return git_context_of(GitContext(found.repo, found.branch, found.commit))
 
 
 def _iso(at: float | None) -> str | None:
@@ -514,11 +518,12 @@ class Runtime:
         fetched page): only text a person typed (`"user"`) may become a core fact. `checkout`, the directory
         the turn was said in: its git repository, branch and commit are read from its files and kept with
         the turn (`metadata["git"]`, nothing outside a git worktree); `git`, such a context already read
-        (an importer's: what the transcript said). Bad input raises `InvalidInput`; nothing is written."""
-        # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
-        # an actor crash (and a restart's backoff).
-        role, content, clean = check_append_args(
-            session_id,
+        (an importer's: what the transcript said). Bad input raises `InvalidInput`; nothing is written.
+        The arguments but `checkout` are a `dagmem.Turn`'s: `append_turn` takes one made already."""
+        # Checked here, once, as the `Turn` is made: bad input is the caller's answer before any actor
+        # sees the call, never an actor crash (and a restart's backoff).
+        check_id(session_id, "session id")
+        turn = Turn(
             role,
             content,
             predecessor=predecessor,
@@ -527,10 +532,18 @@ class Runtime:
             spawned=spawned,
             spawned_from=spawned_from,
             origin=origin,
+            git=_git_given(checkout, git),
         )
-        where = _git_of(None, git) if checkout is None else await self._ctx.io(_git_of, checkout, git)
-        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin, where)
-        node = await self._request(session_id, message)
+        if checkout is not None:
+            turn = dataclasses.replace(turn, git=await self._ctx.io(_git_at, checkout))
+        return await self.append_turn(session_id, turn)
+
+    async def append_turn(self, session_id: str, turn: Turn) -> str:
+        """Append `turn` (a `dagmem.Turn`: `append`'s arguments as one value, checked when it was made)
+        and return its node id."""
+        if not isinstance(turn, Turn):
+            raise InvalidInput(f"turn must be a dagmem.Turn, not {type(turn).__name__}")
+        node = await self._request(session_id, Append(turn))
         assert isinstance(node, Node)
         return node.id
 

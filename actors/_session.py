@@ -210,19 +210,7 @@ class SessionActor:
         result: object = None
         if isinstance(message, Append):
             faults.hit("session:append")
-            node = await ctx.io(
-                store.append,
-                self.sid,
-                message.role,
-                message.content,
-                predecessor=message.predecessor,
-                node_id=message.node_id,
-                metadata=message.metadata,
-                spawned=message.spawned,
-                spawned_from=message.spawned_from,
-                origin=message.origin,
-                git=message.git,
-            )
+            node = await ctx.io(store.append_turn, self.sid, message.turn)
             event, result = m.Turn(node, store.head(self.sid), arrived), node
         elif isinstance(message, SetHead):
             await ctx.io(store.set_head, self.sid, message.node_id)

@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from ._memory import MemorySessionStore as MemorySessionStore
     from ._memory import _MemoryBackend as MemoryBackend
     from ._turns import RESERVED_METADATA_KEYS as RESERVED_METADATA_KEYS
-    from ._turns import NewTurn as NewTurn
-    from ._turns import check_append_args as check_append_args
+    from ._turns import Turn as Turn
 
 __all__ = [
     "RESERVED_METADATA_KEYS",
@@ -32,10 +31,9 @@ __all__ = [
     "Held",
     "MemoryBackend",
     "MemorySessionStore",
-    "NewTurn",
     "SessionGit",
     "SessionStore",
-    "check_append_args",
+    "Turn",
     "git_env",
     "rewrite_history",
 ]
@@ -52,11 +50,10 @@ __getattr__, __dir__ = lazy(
         "Held": "._base:_Held",
         "MemoryBackend": "._memory:_MemoryBackend",
         "MemorySessionStore": "._memory",
-        "NewTurn": "._turns",
         "RESERVED_METADATA_KEYS": "._turns",
         "SessionGit": "._git",
         "SessionStore": "._base",
-        "check_append_args": "._turns",
+        "Turn": "._turns",
         "git_env": "._git:_env",
         "rewrite_history": "._git",
     },
