@@ -6,6 +6,7 @@ The runtime checks what it alone can (does the predecessor exist?) and raises `U
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -19,7 +20,6 @@ from ..memory.durable import check_dir
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession, UnsafePath
 from ..memory.format import (
     HEAD,
-    HeadType,
     HomePaths,
     WorkspacePaths,
     content_problem,
@@ -28,7 +28,7 @@ from ..memory.format import (
 )
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
 from ..memory.recall import check_query, core_for, index_for, topic_for
-from ..memory.store import FileSessionStore
+from ..memory.store import FileSessionStore, Turn
 from ..memory.trust import OWNER, OutOfScope, Scope
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
@@ -224,39 +224,31 @@ class MemoryTools:
             if not self.layout.session(session_id).is_dir():
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
-            return await self._append(
-                session_id,
+            turn = Turn(
                 role,
                 content,
-                HEAD if predecessor is None else predecessor,
+                predecessor=HEAD if predecessor is None else predecessor,
                 spawned=spawned,
                 origin=origin,
             )
+        except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
+            raise ArgumentError("arguments", str(exc)) from None
+        try:
+            return await self._append(session_id, turn)
         except UnknownNode:
             if predecessor is None:
                 raise ArgumentError("predecessor", "the head is gone") from None
         # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
         whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
         try:
-            return await self._append(session_id, role, content, whole, spawned=spawned, origin=origin)
+            return await self._append(session_id, dataclasses.replace(turn, predecessor=whole))
         except UnknownNode as exc:
             raise ArgumentError("predecessor", str(exc)) from None
 
-    async def _append(
-        self,
-        session_id: str,
-        role: str,
-        content: str,
-        predecessor: str | HeadType,
-        *,
-        spawned: bool,
-        origin: str | None,
-    ) -> str:
-        """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
+    async def _append(self, session_id: str, turn: Turn) -> str:
+        """`Runtime.append_turn`, its refusals named by argument; an `UnknownNode` is left to the caller."""
         try:
-            return await self.runtime.append(
-                session_id, role, content, predecessor=predecessor, spawned=spawned, origin=origin
-            )
+            return await self.runtime.append_turn(session_id, turn)
         except UnknownNode:
             raise
         except UnknownSession as exc:
