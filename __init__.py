@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .memory.outcomes import WriteFailure as WriteFailure
     from .memory.recall import Evidence as Evidence
     from .memory.recall import Hit as Hit
+    from .memory.recall import RecallQuery as RecallQuery
     from .memory.recall import render_context as render_context
     from .memory.store import FileSessionStore as FileSessionStore
     from .memory.store import GitError as GitError
@@ -93,6 +94,7 @@ __all__ = [
     "Node",
     "OutOfScope",
     "ReasonCode",
+    "RecallQuery",
     "RestartIntensityExceeded",
     "Role",
     "Runtime",
@@ -157,6 +159,7 @@ __getattr__, __dir__ = _lazy.lazy(
         "Evidence": ".memory.recall",
         "Status": ".memory.currency",
         "Hit": ".memory.recall",
+        "RecallQuery": ".memory.recall",
         "render_context": ".memory.recall",
         "FileSessionStore": ".memory.store",
         "GitError": ".memory.store",

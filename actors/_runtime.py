@@ -51,9 +51,8 @@ from ..memory.recall import (
     RECALL_FLOOR,
     Hit,
     RecallIndex,
+    RecallQuery,
     Siblings,
-    check_floor,
-    check_query,
     code_checks,
     core_for,
     reader_for,
@@ -711,25 +710,37 @@ class Runtime:
         said on a branch not merged into the checkout's HEAD, or in another repository, it ranks below
         the reader's own, as a sibling does) and `Hit.code` when a file an edit it cites no longer holds
         what it wrote; the merge facts missing for this HEAD are computed first (`git`, in a worker
-        thread, cached in the home). Reads files only: no lock, and never half a transaction."""
-        check_query(query)
-        if not isinstance(held, bool):
-            raise InvalidInput(f"held must be True or False, not {held!r}")
+        thread, cached in the home). Reads files only: no lock, and never half a transaction. The arguments
+        but `scope` and `checkout` are a `dagmem.RecallQuery`'s: `recall_query` takes one made already."""
+        asked = RecallQuery(
+            query,
+            session_id=session_id,
+            tip=tip,
+            k=k,
+            siblings=siblings,
+            history=history,
+            floor=floor,
+            held=held,
+        )
+        return await self.recall_query(asked, scope=scope, checkout=checkout)
+
+    async def recall_query(
+        self,
+        query: RecallQuery,
+        *,
+        scope: Scope | None = None,
+        checkout: str | os.PathLike[str] | None = None,
+    ) -> list[Hit]:
+        """`recall` of a `dagmem.RecallQuery` (its arguments as one value, checked when it was made), for
+        the reader `scope` allows, at the git `checkout` (both as for `recall`)."""
+        if not isinstance(query, RecallQuery):
+            raise InvalidInput(f"query must be a dagmem.RecallQuery, not {type(query).__name__}")
+        session_id, tip = query.session_id, query.tip
         if scope is not None:
             if session_id is not None and not scope.allows_session(session_id):
                 raise OutOfScope("that session")
-            if held and not scope.held:
+            if query.held and not scope.held:
                 raise OutOfScope("held items")
-        if session_id is not None:
-            check_id(session_id, "session id")
-        if tip is not None:
-            check_id(tip, "tip id")
-            if session_id is None:
-                raise InvalidInput("a tip needs its session_id")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
-        if not isinstance(history, bool):
-            raise InvalidInput(f"history must be true or false, not {history!r}")
         if self._shapes is None:
             self._shapes = await self._ctx.io(ShapeCache, self._ctx.workspace_root, self._ctx.store)
         live = self._live_shape(session_id) if session_id is not None else None
@@ -737,8 +748,7 @@ class Runtime:
         index = self._recall
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
-        floor = check_floor(floor)
-        keep = visible(held=held, scope=scope)
+        keep = visible(held=query.held, scope=scope)
 
         where = None if checkout is None else os.fspath(checkout)
         memory = self._ctx.workspace_root
@@ -746,17 +756,7 @@ class Runtime:
         def answer() -> list[Hit]:  # the reader and the search in one worker call: one thread hop, not two
             reader = reader_for(shapes, session_id, tip)
             git = None if where is None else reader_at(memory, where, run_git=True, write=True)
-            hits = search(
-                index,
-                query,
-                k=k,
-                reader=reader,
-                siblings=siblings,
-                history=history,
-                floor=floor,
-                keep=keep,
-                checkout=git,
-            )
+            hits = search(index, query, reader=reader, keep=keep, checkout=git)
             if git is None:
                 return hits
             verdicts = code_checks(hits, git.checkout.repo, git.checkout.root)

@@ -32,6 +32,7 @@ from ..actors import Runtime
 from ..memory.durable import read_workspace_id
 from ..memory.errors import DagmemError
 from ..memory.format import HomePaths, check_id
+from ..memory.recall import RecallQuery
 from ..memory.store import Turn
 from ..memory.write import pending_by_session
 from ._ray import require_ray
@@ -202,19 +203,8 @@ class HomesServer:
     async def flush(self, home_id: str, force: bool) -> Reply:
         return await self._answer(home_id, lambda rt: rt.flush(force=force))
 
-    async def recall(
-        self,
-        home_id: str,
-        query: str,
-        session_id: str | None,
-        tip: str | None,
-        k: int,
-        *,
-        history: bool = False,
-    ) -> Reply:
-        return await self._answer(
-            home_id, lambda rt: rt.recall(query, session_id=session_id, tip=tip, k=k, history=history)
-        )
+    async def recall(self, home_id: str, query: RecallQuery) -> Reply:
+        return await self._answer(home_id, lambda rt: rt.recall_query(query))
 
     async def core(self, home_id: str) -> Reply:
         async def core(rt: Runtime) -> str:

@@ -27,7 +27,7 @@ import sniffio
 from ..actors import RuntimeStatus
 from ..memory.errors import InvalidInput
 from ..memory.format import HEAD, HeadType, Role, check_id
-from ..memory.recall import Hit
+from ..memory.recall import Hit, RecallQuery
 from ..memory.settings import DEFAULTS
 from ..memory.store import Turn
 from ._actor import DEFAULT_LIMITS, HomesServer
@@ -218,7 +218,14 @@ class Cluster:
     ) -> list[Hit]:
         """`Runtime.recall` on the home: its `k` best blocks (branch-aware with a session), as `Hit`s,
         each with its status; `history` ranks superseded and left blocks by relevance too."""
-        hits = await self._call(home_id, "recall", query, session_id, tip, k, history=history)
+        asked = RecallQuery(query, session_id=session_id, tip=tip, k=k, history=history)
+        return await self.recall_query(home_id, asked)
+
+    async def recall_query(self, home_id: str, query: RecallQuery) -> list[Hit]:
+        """`Runtime.recall_query` on the home: the `RecallQuery` crosses the wire whole."""
+        if not isinstance(query, RecallQuery):
+            raise InvalidInput(f"query must be a dagmem.RecallQuery, not {type(query).__name__}")
+        hits = await self._call(home_id, "recall", query)
         assert isinstance(hits, list)
         return hits
 

@@ -27,7 +27,7 @@ from ..memory.format import (
     is_valid_id,
 )
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
-from ..memory.recall import check_query, core_for, index_for, topic_for
+from ..memory.recall import QueryRefused, RecallQuery, core_for, index_for, topic_for
 from ..memory.store import FileSessionStore, Turn
 from ..memory.trust import OWNER, OutOfScope, Scope
 
@@ -121,20 +121,14 @@ class MemoryTools:
         held: bool = False,
         checkout: str | None = None,
     ) -> list[dict[str, Any]]:
-        try:
-            check_query(query)  # the runtime's own rule (empty, too long, not text), named by argument
-        except InvalidInput as exc:
-            raise ArgumentError("query", str(exc)) from None
-        if not 1 <= k <= MAX_K:
+        try:  # the runtime's own rules (the query empty, too long, not text; a tip without its session)
+            asked = RecallQuery(query, session_id=session_id, tip=tip, k=k, history=history, held=held)
+        except QueryRefused as exc:
+            raise ArgumentError(exc.argument, str(exc)) from None
+        if k > MAX_K:
             raise ArgumentError("k", f"must be 1 to {MAX_K}, not {k}")
-        if not isinstance(history, bool):
-            raise ArgumentError("history", f"must be true or false, not {history!r}")
         if session_id is not None:
             self._session("session_id", session_id)
-        if tip is not None:
-            if session_id is None:
-                raise ArgumentError("tip", "a tip needs its session: pass session_id too")
-            self._id("tip", tip)
         if held and not self.scope.held:
             raise ArgumentError("held", "held items are outside this reader's scope")
         if checkout is not None and (
@@ -143,30 +137,14 @@ class MemoryTools:
             raise ArgumentError("checkout", f"must be a directory, not {checkout!r}")
         scope = None if self.scope.is_owner else self.scope
         try:
-            hits: Sequence[object] = await self.runtime.recall(
-                query,
-                session_id=session_id,
-                tip=tip,
-                k=k,
-                history=history,
-                held=held,
-                scope=scope,
-                checkout=checkout,
-            )
+            hits: Sequence[object] = await self.runtime.recall_query(asked, scope=scope, checkout=checkout)
         except UnknownNode:
             if session_id is None or tip is None:  # only a named tip can be unknown
                 raise
-            tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
+            whole = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
-                hits = await self.runtime.recall(
-                    query,
-                    session_id=session_id,
-                    tip=tip,
-                    k=k,
-                    history=history,
-                    held=held,
-                    scope=scope,
-                    checkout=checkout,
+                hits = await self.runtime.recall_query(
+                    dataclasses.replace(asked, tip=whole), scope=scope, checkout=checkout
                 )
             except UnknownNode as exc:
                 raise ArgumentError("tip", str(exc)) from None

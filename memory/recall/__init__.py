@@ -33,9 +33,12 @@ if TYPE_CHECKING:
     from ._index import RecallIndex as RecallIndex
     from ._index import make_record as make_record
     from ._index import recall_root as recall_root
-    from ._pick import FLOOR as RECALL_FLOOR
-    from ._pick import check_floor as check_floor
+    from ._query import FLOOR as RECALL_FLOOR
     from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+    from ._query import SIBLINGS as SIBLINGS
+    from ._query import QueryRefused as QueryRefused
+    from ._query import RecallQuery as RecallQuery
+    from ._query import check_floor as check_floor
     from ._query import check_query as check_query
     from ._render import HELD_LABEL as HELD_LABEL
     from ._render import QUOTED_NOTE as QUOTED_NOTE
@@ -50,7 +53,6 @@ if TYPE_CHECKING:
     from ._scoped import core_for as core_for
     from ._scoped import index_for as index_for
     from ._scoped import topic_for as topic_for
-    from ._search import SIBLINGS as SIBLINGS
     from ._search import find_hits as find_hits
     from ._search import search as search
     from ._snapshot import VERSION as SNAPSHOT_VERSION
@@ -79,7 +81,9 @@ __all__ = [
     "Found",
     "Hit",
     "Line",
+    "QueryRefused",
     "RecallIndex",
+    "RecallQuery",
     "RecallUpdater",
     "Siblings",
     "Snapshot",
@@ -140,10 +144,12 @@ __getattr__, __dir__ = lazy(
         "QUOTED_NOTE": "._render",
         "Line": "._render",
         "render_sections": "._render",
-        "RECALL_FLOOR": "._pick:FLOOR",
+        "RECALL_FLOOR": "._query:FLOOR",
         "RecallIndex": "._index",
+        "QueryRefused": "._query",
+        "RecallQuery": "._query",
         "RecallUpdater": "._update",
-        "SIBLINGS": "._search",
+        "SIBLINGS": "._query",
         "SNAPSHOT_VERSION": "._snapshot:VERSION",
         "Siblings": "._found",
         "Snapshot": "._snapshot",
@@ -152,7 +158,7 @@ __getattr__, __dir__ = lazy(
         "Visible": "._visible",
         "analyse": "._text",
         "append_record": "._delta",
-        "check_floor": "._pick",
+        "check_floor": "._query",
         "check_query": "._query",
         "clear_caches": "._entries",
         "compact": "._update",

@@ -118,6 +118,8 @@ async def test_calls_go_to_the_home_actor_running_the_runtime(client_root: Path)
     assert {hit.status for hit in hits} == {"current"}  # nothing was superseded or left here
     history = await c.recall("alpha", "trams Lisbon", session_id="s", history=True)  # passed through
     assert [(h.block_id, h.status) for h in history] == [(h.block_id, h.status) for h in hits]
+    asked = dagmem.RecallQuery("trams Lisbon", session_id="s", k=1)  # one value, whole over the wire
+    assert [h.block_id for h in await c.recall_query("alpha", asked)] == [hits[0].block_id]
     core = anyio.Path(client_root / "alpha" / "memory" / "core.md")
     assert await c.core("alpha") == (await core.read_text() if await core.exists() else "")
     # A turn crosses the wire as one value, every field of it (a git context `append` does not take).
@@ -142,6 +144,8 @@ async def test_bad_input_is_refused_before_it_reaches_an_actor(client_root: Path
         await c.append("../etc", "s", "user", "x")
     with pytest.raises(InvalidInput, match="role"):
         await c.append("beta", "s", "robot", "x")
+    with pytest.raises(InvalidInput, match="query is empty"):
+        await c.recall("beta", " ")
     assert await c.homes() == []  # no actor was made for any of it
     assert not await anyio.Path(client_root).exists()
 
