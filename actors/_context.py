@@ -20,7 +20,7 @@ from ..memory.settings import DEFAULTS, check_seconds, check_threshold
 from ..memory.store import SessionStore
 from ..memory.write import Distiller
 from ._mailbox import Mailbox
-from ._messages import WriteRequest
+from ._messages import WriteBatch
 
 __all__ = ["Context", "RuntimeConfig", "Trace", "WaitingOut"]
 
@@ -83,7 +83,7 @@ class Context:
     workspace_root: Path
     workspace_id: str
     distiller: Distiller
-    writer: Mailbox[WriteRequest]
+    writer: Mailbox[WriteBatch]
     epoch: Callable[[], float]  # wall-clock epoch seconds for files (virtual in the simulator)
     offload: bool  # run blocking work in worker threads
     trace: Trace | None = None

@@ -1,4 +1,6 @@
-"""The messages actors exchange. Requests carry a reply in their envelope; notices do not."""
+"""The messages actors exchange, each named as what it asks (`Append`, `ReloadHead`, `Wake`): requests carry a
+reply in their envelope, notices do not. What the session actor then feeds its machine are events, named as
+what happened (`memory.policy.machine`: `NodeAdded`, `HeadMoved`, `TimerFired`)."""
 
 from __future__ import annotations
 
@@ -11,17 +13,17 @@ from ..memory.store import Turn
 from ..memory.write import WriteOutcome
 
 __all__ = [
+    "AdoptTurn",
     "Append",
     "BatchDone",
     "EndSession",
     "Flush",
-    "HeadMoved",
+    "ReloadHead",
     "Rewind",
     "SessionMessage",
     "SetHead",
-    "Tick",
-    "TurnAdded",
-    "WriteRequest",
+    "Wake",
+    "WriteBatch",
 ]
 
 
@@ -50,15 +52,15 @@ class Rewind:
 
 
 @dataclass(frozen=True)
-class TurnAdded:
-    """Request from a host that writes its own node files: this node now exists on disk."""
+class AdoptTurn:
+    """Request from a host that writes its own node files: take this node, now on disk, as appended."""
 
     node: Node
 
 
 @dataclass(frozen=True)
-class HeadMoved:
-    """Request from a host that writes its own meta.json: the head is now `node_id`."""
+class ReloadHead:
+    """Request from a host that writes its own meta.json: read the head again (it is now `node_id`)."""
 
     node_id: str | None
 
@@ -76,8 +78,8 @@ class Flush:
 
 
 @dataclass(frozen=True)
-class Tick:
-    """Notice from the session's timer: a deadline (idle, abandoned branch, retry) may have passed."""
+class Wake:
+    """Notice from the session's timer: wake up, a deadline (idle, abandoned branch, retry) may have passed."""
 
 
 @dataclass(frozen=True)
@@ -91,14 +93,14 @@ class BatchDone:
     generation: int = field(default=0)
 
 
-SessionMessage = Append | SetHead | Rewind | TurnAdded | HeadMoved | EndSession | Flush | Tick | BatchDone
+SessionMessage = Append | SetHead | Rewind | AdoptTurn | ReloadHead | EndSession | Flush | Wake | BatchDone
 
 
 # -- to the writer -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class WriteRequest:
+class WriteBatch:
     """Request: apply one batch (archive → install → mark); replies with an `Applied`."""
 
     batch: Batch

@@ -82,7 +82,7 @@ from ..supervision import (
 )
 from ._context import Context, RuntimeConfig, Trace
 from ._mailbox import Mailbox, MailboxClosed
-from ._messages import Append, EndSession, Flush, HeadMoved, Rewind, SessionMessage, SetHead, TurnAdded
+from ._messages import AdoptTurn, Append, EndSession, Flush, ReloadHead, Rewind, SessionMessage, SetHead
 from ._session import SessionActor, SessionHandle
 from ._timer import Timer
 from ._writer import WriterActor
@@ -873,13 +873,13 @@ class Runtime:
         # What the archive could not hold would block the branch: refuse it now, with the reason.
         check_content(node.content, f"node {node.id!r}")
         check_metadata(node.metadata)
-        await self._request(session_id, TurnAdded(node))
+        await self._request(session_id, AdoptTurn(node))
 
     async def notify_head(self, session_id: str, node_id: str | None) -> None:
         """The host moved the head in its own `meta.json`."""
         if node_id is not None:
             check_id(node_id, "node id")
-        await self._request(session_id, HeadMoved(node_id))
+        await self._request(session_id, ReloadHead(node_id))
 
     # -- for tests and the simulator ---------------------------------------------------------------------
 

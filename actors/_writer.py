@@ -26,7 +26,7 @@ from ..memory.workspace import Workspace
 from ..memory.write import Applied, BatchWriter, Installed
 from ._context import Context
 from ._mailbox import ActorStopped, Envelope, Reply
-from ._messages import WriteRequest
+from ._messages import WriteBatch
 
 __all__ = ["WriterActor"]
 
@@ -77,7 +77,7 @@ class WriterActor:
     async def _handle(
         self,
         writer: BatchWriter,
-        envelope: Envelope[WriteRequest],
+        envelope: Envelope[WriteBatch],
         marking: anyio.Event | None,
         tg: anyio.abc.TaskGroup,
     ) -> anyio.Event | None:

@@ -30,10 +30,11 @@ __all__ = [
     "BatchWritten",
     "CancelTimer",
     "Emit",
-    "End",
+    "EndAsked",
     "Event",
-    "Flush",
+    "FlushAsked",
     "HeadMoved",
+    "NodeAdded",
     "Publish",
     "Refused",
     "Reply",
@@ -42,8 +43,7 @@ __all__ = [
     "SendBatch",
     "SessionMachine",
     "SessionSnapshot",
-    "Tick",
-    "Turn",
+    "TimerFired",
     "WaitOut",
 ]
 
@@ -58,7 +58,7 @@ WAITED_OUT = frozenset({ReasonCode.DISK_FULL})
 
 
 @dataclass(frozen=True)
-class Turn:
+class NodeAdded:
     """A node is on disk (appended, or written by the host); `head` is the store's head after it.
     `arrived`: when the message arrived (activity counts from then, before its I/O)."""
 
@@ -92,21 +92,23 @@ class Refused:
 
 
 @dataclass(frozen=True)
-class Tick:
+class TimerFired:
     """The timer fired: a deadline (idle, an abandoned branch, a retry) may have passed."""
 
 
 @dataclass(frozen=True)
-class Flush(Generic[W]):
-    """`waiter` (None: nobody) waits until nothing is due or in flight; `force` first starts a boundary."""
+class FlushAsked(Generic[W]):
+    """A flush was asked for: `waiter` (None: nobody) waits until nothing is due or in flight; `force`
+    first starts a boundary."""
 
     waiter: W | None = None
     force: bool = False
 
 
 @dataclass(frozen=True)
-class End(Generic[W]):
-    """The session ended: boundary-write it (head first), answer `waiter` when nothing is owed, retire."""
+class EndAsked(Generic[W]):
+    """The session's end was asked for: boundary-write it (head first), answer `waiter` when nothing is
+    owed, retire."""
 
     waiter: W | None = None
 
@@ -141,13 +143,13 @@ class BatchCrashed:
 
 
 Event = (
-    Turn
+    NodeAdded
     | HeadMoved
     | Rewound
     | Refused
-    | Tick
-    | Flush[W]
-    | End[W]
+    | TimerFired
+    | FlushAsked[W]
+    | EndAsked[W]
     | BatchWritten
     | BatchFailed
     | BatchCrashed
@@ -266,19 +268,19 @@ class SessionMachine(Generic[W]):
     def _apply(self, event: Event[W], now: float) -> list[Action[W]]:
         life, planner = self.life, self.planner
         out: list[Action[W]] = []
-        if isinstance(event, Tick):
+        if isinstance(event, TimerFired):
             if life.tick(now):
                 out.append(self._emit("idle"))
-        elif isinstance(event, End):
+        elif isinstance(event, EndAsked):
             life.end(event.waiter)
-        elif isinstance(event, Flush):
+        elif isinstance(event, FlushAsked):
             life.flush(event.waiter, force=event.force)
         elif isinstance(event, BatchWritten | BatchFailed | BatchCrashed):
             if event.generation == self.generation and planner is not None:
                 self._batch_done(event, now, out)
         elif planner is not None:  # activity: a turn, a head move, a rewind, a refused call
             life.activity(event.arrived)
-            if isinstance(event, Turn):
+            if isinstance(event, NodeAdded):
                 if event.node.id not in planner.view:  # else already known (a retried append, or read
                     self._turn(event.node, out)  # from disk by a revived actor): nothing changes
                     self._head(event.head, now, out)
