@@ -48,11 +48,13 @@ if TYPE_CHECKING:
     from .memory.outcomes import WriteFailure as WriteFailure
     from .memory.recall import Evidence as Evidence
     from .memory.recall import Hit as Hit
+    from .memory.recall import RecallQuery as RecallQuery
     from .memory.recall import render_context as render_context
     from .memory.store import FileSessionStore as FileSessionStore
     from .memory.store import GitError as GitError
     from .memory.store import MemorySessionStore as MemorySessionStore
     from .memory.store import SessionStore as SessionStore
+    from .memory.store import Turn as Turn
     from .memory.trust import OutOfScope as OutOfScope
     from .memory.trust import Scope as Scope
     from .memory.trust import load_scope as load_scope
@@ -102,11 +104,13 @@ else:
             "WriteFailure": ".memory.outcomes",
             "Evidence": ".memory.recall",
             "Hit": ".memory.recall",
+            "RecallQuery": ".memory.recall",
             "render_context": ".memory.recall",
             "FileSessionStore": ".memory.store",
             "GitError": ".memory.store",
             "MemorySessionStore": ".memory.store",
             "SessionStore": ".memory.store",
+            "Turn": ".memory.store",
             "OutOfScope": ".memory.trust",
             "Scope": ".memory.trust",
             "load_scope": ".memory.trust",

@@ -1,30 +1,32 @@
-"""The messages actors exchange. Requests carry a reply in their envelope; notices do not."""
+"""The messages actors exchange, each named as what it asks (`Append`, `ReloadHead`, `Wake`): requests carry a
+reply in their envelope, notices do not. What the session actor then feeds its machine are events, named as
+what happened (`memory.policy.machine`: `NodeAdded`, `HeadMoved`, `TimerFired`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..memory.format import HeadType, Node, Role
+from ..memory.format import Node
 from ..memory.outcomes import WriteFailure
 from ..memory.policy import Batch
+from ..memory.store import Turn
 from ..memory.workspace import Workspace
 from ..memory.write import WriteOutcome
 
 __all__ = [
+    "AdoptTurn",
     "Append",
     "BatchDone",
     "EndSession",
     "Flush",
-    "HeadMoved",
+    "ReloadHead",
     "Rewind",
     "RunOnWorkspace",
     "SessionMessage",
     "SetHead",
-    "Tick",
-    "TurnAdded",
-    "WriteRequest",
+    "Wake",
+    "WriteBatch",
     "WriterMessage",
 ]
 
@@ -34,17 +36,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Append:
-    """Request: append a node (replies with the `Node`)."""
+    """Request: append the turn's node (replies with the `Node`)."""
 
-    role: Role | str
-    content: str
-    predecessor: str | HeadType | None
-    node_id: str | None = None
-    metadata: dict[str, Any] | None = None
-    spawned: bool = False
-    spawned_from: str | None = None
-    origin: str | None = None
-    git: object = None  # a `format.GitContext`: where in git it was said
+    turn: Turn
 
 
 @dataclass(frozen=True)
@@ -62,15 +56,15 @@ class Rewind:
 
 
 @dataclass(frozen=True)
-class TurnAdded:
-    """Request from a host that writes its own node files: this node now exists on disk."""
+class AdoptTurn:
+    """Request from a host that writes its own node files: take this node, now on disk, as appended."""
 
     node: Node
 
 
 @dataclass(frozen=True)
-class HeadMoved:
-    """Request from a host that writes its own meta.json: the head is now `node_id`."""
+class ReloadHead:
+    """Request from a host that writes its own meta.json: read the head again (it is now `node_id`)."""
 
     node_id: str | None
 
@@ -88,8 +82,8 @@ class Flush:
 
 
 @dataclass(frozen=True)
-class Tick:
-    """Notice from the session's timer: a deadline (idle, abandoned branch, retry) may have passed."""
+class Wake:
+    """Notice from the session's timer: wake up, a deadline (idle, abandoned branch, retry) may have passed."""
 
 
 @dataclass(frozen=True)
@@ -103,14 +97,14 @@ class BatchDone:
     generation: int = field(default=0)
 
 
-SessionMessage = Append | SetHead | Rewind | TurnAdded | HeadMoved | EndSession | Flush | Tick | BatchDone
+SessionMessage = Append | SetHead | Rewind | AdoptTurn | ReloadHead | EndSession | Flush | Wake | BatchDone
 
 
 # -- to the writer -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class WriteRequest:
+class WriteBatch:
     """Request: apply one batch (archive → install → mark); replies with an `Applied`."""
 
     batch: Batch
@@ -124,4 +118,4 @@ class RunOnWorkspace:
     job: Callable[[Workspace], object]
 
 
-WriterMessage = WriteRequest | RunOnWorkspace
+WriterMessage = WriteBatch | RunOnWorkspace

@@ -13,6 +13,7 @@ call raises `RuntimeCrashed`, and so does leaving the `async with` block: never 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -50,9 +51,8 @@ from ..memory.recall import (
     RECALL_FLOOR,
     Hit,
     RecallIndex,
+    RecallQuery,
     Siblings,
-    check_floor,
-    check_query,
     code_checks,
     core_for,
     reader_for,
@@ -61,7 +61,7 @@ from ..memory.recall import (
 )
 from ..memory.settings import DEFAULTS, memory_off
 from ..memory.shapes import ShapeCache
-from ..memory.store import FileSessionStore, SessionStore, check_append_args
+from ..memory.store import FileSessionStore, SessionStore, Turn
 from ..memory.trust import OutOfScope, Scope
 from ..memory.workspace import ServingLock, Workspace, check_workspace_paths
 from ..memory.write import (
@@ -82,7 +82,7 @@ from ..supervision import (
 )
 from ._context import Context, RuntimeConfig, Trace, run_blocking
 from ._mailbox import ActorStopped, Mailbox, MailboxClosed
-from ._messages import Append, EndSession, Flush, HeadMoved, Rewind, SessionMessage, SetHead, TurnAdded
+from ._messages import AdoptTurn, Append, EndSession, Flush, ReloadHead, Rewind, SessionMessage, SetHead
 from ._session import SessionActor, SessionHandle
 from ._timer import Timer
 from ._writer import WriterActor, run_on_workspace
@@ -162,22 +162,25 @@ def _check_home(home: Path) -> None:
         raise InvalidInput(f"home {home} is not a directory")
 
 
-def _git_of(checkout: str | os.PathLike[str] | None, git: GitContext | None) -> GitContext | None:
-    """The git context `append` keeps: read from `checkout`'s files, or `git` as given (one of them)."""
+def _git_given(checkout: str | os.PathLike[str] | None, git: GitContext | None) -> GitContext | None:
+    """`append`'s `git`, when it may be kept: a `GitContext` (within its bounds: the `Turn` checks), never
+    beside a `checkout` to read one from."""
     if checkout is not None and git is not None:
         raise InvalidInput("give checkout or git, not both")
-    if git is not None:
-        if not isinstance(git, GitContext) or git_context_of(git) != git:
-            raise InvalidInput(f"git must be a GitContext within its bounds, not {git!r}")
-        return git
-    if checkout is None:
-        return None
+    if git is not None and not isinstance(git, GitContext):
+        raise InvalidInput(f"git must be a GitContext within its bounds, not {git!r}")
+    return git
+
+
+def _git_at(checkout: str | os.PathLike[str]) -> GitContext | None:
+    """Where in git a turn said in `checkout` is: read from its files (None outside a git worktree, or
+    out of a context's bounds)."""
     from ..memory.checkout import read_checkout
 
     found = read_checkout(os.fspath(checkout))
     if found is None:
         return None  # not a git worktree: no git context, as for any work outside git
-    return git_context_of(GitContext(found.repo, found.branch, found.commit))  # None: out of its bounds
+    return git_context_of(GitContext(found.repo, found.branch, found.commit))
 
 
 def _iso(at: float | None) -> str | None:
@@ -524,11 +527,12 @@ class Runtime:
         fetched page): only text a person typed (`"user"`) may become a core fact. `checkout`, the directory
         the turn was said in: its git repository, branch and commit are read from its files and kept with
         the turn (`metadata["git"]`, nothing outside a git worktree); `git`, such a context already read
-        (an importer's: what the transcript said). Bad input raises `InvalidInput`; nothing is written."""
-        # The store's own checks, here, before any actor sees the call: bad input is the caller's answer, never
-        # an actor crash (and a restart's backoff).
-        role, content, clean = check_append_args(
-            session_id,
+        (an importer's: what the transcript said). Bad input raises `InvalidInput`; nothing is written.
+        The arguments but `checkout` are a `dagmem.Turn`'s: `append_turn` takes one made already."""
+        # Checked here, once, as the `Turn` is made: bad input is the caller's answer before any actor
+        # sees the call, never an actor crash (and a restart's backoff).
+        check_id(session_id, "session id")
+        turn = Turn(
             role,
             content,
             predecessor=predecessor,
@@ -537,10 +541,18 @@ class Runtime:
             spawned=spawned,
             spawned_from=spawned_from,
             origin=origin,
+            git=_git_given(checkout, git),
         )
-        where = _git_of(None, git) if checkout is None else await self._ctx.io(_git_of, checkout, git)
-        message = Append(role, content, predecessor, node_id, clean, spawned, spawned_from, origin, where)
-        node = await self._request(session_id, message)
+        if checkout is not None:
+            turn = dataclasses.replace(turn, git=await self._ctx.io(_git_at, checkout))
+        return await self.append_turn(session_id, turn)
+
+    async def append_turn(self, session_id: str, turn: Turn) -> str:
+        """Append `turn` (a `dagmem.Turn`: `append`'s arguments as one value, checked when it was made)
+        and return its node id."""
+        if not isinstance(turn, Turn):
+            raise InvalidInput(f"turn must be a dagmem.Turn, not {type(turn).__name__}")
+        node = await self._request(session_id, Append(turn))
         assert isinstance(node, Node)
         return node.id
 
@@ -708,25 +720,37 @@ class Runtime:
         said on a branch not merged into the checkout's HEAD, or in another repository, it ranks below
         the reader's own, as a sibling does) and `Hit.code` when a file an edit it cites no longer holds
         what it wrote; the merge facts missing for this HEAD are computed first (`git`, in a worker
-        thread, cached in the home). Reads files only: no lock, and never half a transaction."""
-        check_query(query)
-        if not isinstance(held, bool):
-            raise InvalidInput(f"held must be True or False, not {held!r}")
+        thread, cached in the home). Reads files only: no lock, and never half a transaction. The arguments
+        but `scope` and `checkout` are a `dagmem.RecallQuery`'s: `recall_query` takes one made already."""
+        asked = RecallQuery(
+            query,
+            session_id=session_id,
+            tip=tip,
+            k=k,
+            siblings=siblings,
+            history=history,
+            floor=floor,
+            held=held,
+        )
+        return await self.recall_query(asked, scope=scope, checkout=checkout)
+
+    async def recall_query(
+        self,
+        query: RecallQuery,
+        *,
+        scope: Scope | None = None,
+        checkout: str | os.PathLike[str] | None = None,
+    ) -> list[Hit]:
+        """`recall` of a `dagmem.RecallQuery` (its arguments as one value, checked when it was made), for
+        the reader `scope` allows, at the git `checkout` (both as for `recall`)."""
+        if not isinstance(query, RecallQuery):
+            raise InvalidInput(f"query must be a dagmem.RecallQuery, not {type(query).__name__}")
+        session_id, tip = query.session_id, query.tip
         if scope is not None:
             if session_id is not None and not scope.allows_session(session_id):
                 raise OutOfScope("that session")
-            if held and not scope.held:
+            if query.held and not scope.held:
                 raise OutOfScope("held items")
-        if session_id is not None:
-            check_id(session_id, "session id")
-        if tip is not None:
-            check_id(tip, "tip id")
-            if session_id is None:
-                raise InvalidInput("a tip needs its session_id")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
-        if not isinstance(history, bool):
-            raise InvalidInput(f"history must be true or false, not {history!r}")
         if self._shapes is None:
             self._shapes = await self._ctx.io(ShapeCache, self._ctx.workspace_root, self._ctx.store)
         live = self._live_shape(session_id) if session_id is not None else None
@@ -734,8 +758,7 @@ class Runtime:
         index = self._recall
         if index is None:
             index = self._recall = await self._ctx.io(RecallIndex.open, self._ctx.workspace_root)
-        floor = check_floor(floor)
-        keep = visible(held=held, scope=scope)
+        keep = visible(held=query.held, scope=scope)
 
         where = None if checkout is None else os.fspath(checkout)
         memory = self._ctx.workspace_root
@@ -743,17 +766,7 @@ class Runtime:
         def answer() -> list[Hit]:  # the reader and the search in one worker call: one thread hop, not two
             reader = reader_for(shapes, session_id, tip)
             git = None if where is None else reader_at(memory, where, run_git=True, write=True)
-            hits = search(
-                index,
-                query,
-                k=k,
-                reader=reader,
-                siblings=siblings,
-                history=history,
-                floor=floor,
-                keep=keep,
-                checkout=git,
-            )
+            hits = search(index, query, reader=reader, keep=keep, checkout=git)
             if git is None:
                 return hits
             verdicts = code_checks(hits, git.checkout.repo, git.checkout.root)
@@ -866,13 +879,13 @@ class Runtime:
         # What the archive could not hold would block the branch: refuse it now, with the reason.
         check_content(node.content, f"node {node.id!r}")
         check_metadata(node.metadata)
-        await self._request(session_id, TurnAdded(node))
+        await self._request(session_id, AdoptTurn(node))
 
     async def notify_head(self, session_id: str, node_id: str | None) -> None:
         """The host moved the head in its own `meta.json`."""
         if node_id is not None:
             check_id(node_id, "node id")
-        await self._request(session_id, HeadMoved(node_id))
+        await self._request(session_id, ReloadHead(node_id))
 
     # -- for tests and the simulator ---------------------------------------------------------------------
 

@@ -39,17 +39,17 @@ from ..supervision import Supervisor
 from ._context import Context
 from ._mailbox import ActorStopped, Envelope, Mailbox, MailboxClosed, Reply
 from ._messages import (
+    AdoptTurn,
     Append,
     BatchDone,
     EndSession,
     Flush,
-    HeadMoved,
+    ReloadHead,
     Rewind,
     SessionMessage,
     SetHead,
-    Tick,
-    TurnAdded,
-    WriteRequest,
+    Wake,
+    WriteBatch,
 )
 from ._timer import Timer
 
@@ -197,12 +197,12 @@ class SessionActor:
         """Do the message's I/O and answer its caller; return what happened, for the machine."""
         if isinstance(message, BatchDone):
             return self._batch_done(message)
-        if isinstance(message, Tick):
-            return m.Tick()
+        if isinstance(message, Wake):
+            return m.TimerFired()
         if isinstance(message, EndSession):
-            return m.End(reply)
+            return m.EndAsked(reply)
         if isinstance(message, Flush):
-            return m.Flush(reply, force=message.force)
+            return m.FlushAsked(reply, force=message.force)
         if self.invalid is not None:
             raise self.invalid
         ctx, store = self.ctx, self.ctx.store
@@ -210,31 +210,19 @@ class SessionActor:
         result: object = None
         if isinstance(message, Append):
             faults.hit("session:append")
-            node = await ctx.io(
-                store.append,
-                self.sid,
-                message.role,
-                message.content,
-                predecessor=message.predecessor,
-                node_id=message.node_id,
-                metadata=message.metadata,
-                spawned=message.spawned,
-                spawned_from=message.spawned_from,
-                origin=message.origin,
-                git=message.git,
-            )
-            event, result = m.Turn(node, store.head(self.sid), arrived), node
+            node = await ctx.io(store.append_turn, self.sid, message.turn)
+            event, result = m.NodeAdded(node, store.head(self.sid), arrived), node
         elif isinstance(message, SetHead):
             await ctx.io(store.set_head, self.sid, message.node_id)
             event = m.HeadMoved(message.node_id, arrived)
         elif isinstance(message, Rewind):
             rewound = await ctx.io(store.rewind, self.sid, message.node_id)
             event, result = m.Rewound(tuple(rewound), store.head(self.sid), arrived), rewound
-        elif isinstance(message, TurnAdded):
+        elif isinstance(message, AdoptTurn):
             await ctx.io(store.adopt_node, self.sid, message.node)
-            event, result = m.Turn(message.node, store.head(self.sid), arrived), message.node
+            event, result = m.NodeAdded(message.node, store.head(self.sid), arrived), message.node
         else:
-            assert isinstance(message, HeadMoved)
+            assert isinstance(message, ReloadHead)
             await ctx.io(store.reload_meta, self.sid)
             event = m.HeadMoved(message.node_id, arrived)
         if reply is not None:
@@ -291,7 +279,7 @@ class SessionActor:
         the mailbox: the view learns of the marks only once they are all on disk."""
         self.ctx.emit("batch", session=self.sid, nodes=list(batch.node_ids), forced=batch.forced)
         try:
-            answer = await self.ctx.writer.request(WriteRequest(batch))
+            answer = await self.ctx.writer.request(WriteBatch(batch))
         except (ActorStopped, MailboxClosed) as exc:
             done = BatchDone(batch, crashed=str(exc), generation=generation)
         else:

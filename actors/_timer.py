@@ -1,12 +1,12 @@
 """A session's timer: one deadline at a time (idle, an abandoned branch, a retry), on the event-loop
-clock so virtual time works. When it passes, the timer sends `Tick` to the session's mailbox."""
+clock so virtual time works. When it passes, the timer sends `Wake` to the session's mailbox."""
 
 from __future__ import annotations
 
 import anyio
 
 from ._mailbox import Mailbox, MailboxClosed
-from ._messages import SessionMessage, Tick
+from ._messages import SessionMessage, Wake
 
 __all__ = ["Timer"]
 
@@ -39,6 +39,6 @@ class Timer:
                 continue  # re-read the deadline (changed, or now due)
             self.at = None
             try:
-                await self.target.send(Tick())
+                await self.target.send(Wake())
             except MailboxClosed:
                 return

@@ -4,8 +4,8 @@ through memory and against raw-turn BM25, and whether recall puts an update befo
 Each chat (`_beam_data`) is appended with the store's API into a home of its own, as `bench/_locomo.py`
 appends LoCoMo: one session per dated stretch of the chat (a batch), each turn at its session's date (a
 second apart within it), then written by `write_home(force=True)` with the chosen distiller (the default:
-extractive). Each question whose evidence maps to turns goes through `search(k=25, floor=0)` (recall's
-ranking for nobody in particular: superseded blocks after current ones) and is counted at a **turn
+extractive). Each question whose evidence maps to turns goes through `search` asked with `k=25, floor=0`
+(recall's ranking for nobody in particular: superseded blocks after current ones) and is counted at a **turn
 budget**, as LoCoMo is: the turns the hits cite, in rank order, cut at k turns. all@k: every piece of
 evidence within the first k turns; any@k: one. Beside it (the JSON's `hits_all@k`), the same over the
 first k hits.
@@ -143,7 +143,7 @@ def _chat(
     from rank_bm25 import BM25Okapi
 
     from ..memory.format import HomePaths
-    from ..memory.recall import RecallIndex, analyse, date_words, search
+    from ..memory.recall import RecallIndex, RecallQuery, analyse, date_words, search
     from ._shape import shape
 
     started = time.perf_counter()
@@ -160,7 +160,7 @@ def _chat(
     for question in chat.questions:
         if not question.groups:
             continue
-        found = search(index, question.text, k=DEPTH, floor=0.0)
+        found = search(index, RecallQuery(question.text, k=DEPTH, floor=0.0))
         hits = [[e.node for e in hit.evidence if e.node is not None] for hit in found]  # recall's order
         scores = bm25.get_scores(analyse(question.text))
         ranked = [ids[i] for i in sorted(range(len(ids)), key=lambda i: -scores[i])[:DEPTH]]

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..memory.errors import InvalidInput
 from ..memory.format import HomePaths
-from ..memory.recall import RecallIndex, analyse, date_words, search
+from ..memory.recall import RecallIndex, RecallQuery, analyse, date_words, search
 from ..memory.store import FileSessionStore
 from ..memory.write import Distiller, distiller_named
 from ..memory.writing import write_home
@@ -181,7 +181,9 @@ def run(data: Path, distiller_name: str, progress: kit.Progress, home: Path | No
                     skipped += 1
                     continue
                 clock = time.perf_counter()
-                hits = search(index, question, k=KS[-1], floor=0.0)  # evidence at k, as the baseline's
+                hits = search(
+                    index, RecallQuery(question, k=KS[-1], floor=0.0)
+                )  # evidence at k, as the baseline's
                 memory_s = time.perf_counter() - clock
                 turns: list[str] = []
                 for hit in hits:

@@ -45,6 +45,7 @@ from ..memory.recall import SNAPSHOT_VERSION as VERSION
 from ..memory.recall import (
     Entry,
     RecallIndex,
+    RecallQuery,
     RecallUpdater,
     Snapshot,
     Source,
@@ -192,11 +193,11 @@ def _size(
     index = RecallIndex.open(memory)
     queries = _queries(rng, topics)
     for query in queries[:20]:
-        search(index, query, k=5)
+        search(index, RecallQuery(query, k=5))
     latencies = []
     for query in queries:
         started = time.perf_counter()
-        search(index, query, k=5)
+        search(index, RecallQuery(query, k=5))
         latencies.append(time.perf_counter() - started)
     progress(f"{count:,} blocks: index updates of installs")
     updater = RecallUpdater()  # the writer's, kept across its installs
@@ -214,8 +215,9 @@ def _size(
 def _cold_open(memory: Path) -> float:
     code = (
         "import sys, time; t = time.perf_counter(); "
-        "from dagmem.memory.recall import RecallIndex, search; "
-        "ix = RecallIndex.open(__import__('pathlib').Path(sys.argv[1])); search(ix, 'what about the garden'); "
+        "from dagmem.memory.recall import RecallIndex, RecallQuery, search; "
+        "ix = RecallIndex.open(__import__('pathlib').Path(sys.argv[1])); "
+        "search(ix, RecallQuery('what about the garden')); "
         "print(time.perf_counter() - t)"
     )
     out = subprocess.run(

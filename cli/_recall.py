@@ -17,6 +17,7 @@ from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, HomePaths
 from ..memory.recall import (
     RecallIndex,
+    RecallQuery,
     code_checks,
     code_label,
     core_facts,
@@ -65,9 +66,9 @@ def recall_command(args: argparse.Namespace) -> int:
         reader = reader_for(shapes.for_reader(args.session, tip), args.session, tip)
     index = RecallIndex.open(memory)
     git = _git_reader(memory, getattr(args, "checkout", None))
-    options = {"siblings": args.siblings, "history": args.history, "checkout": git}
+    query = RecallQuery(args.query, k=args.k, siblings=args.siblings, history=args.history)
     if args.context:  # rendered only: the plain records, without the `Hit` models (pydantic)
-        found = find_hits(index, args.query, k=args.k, reader=reader, **options)
+        found = find_hits(index, query, reader=reader, checkout=git)
         if git is not None:
             verdicts = code_checks(found, git.checkout.repo, git.checkout.root)
             found = [
@@ -76,7 +77,7 @@ def recall_command(args: argparse.Namespace) -> int:
             ]
         print(render_context(found, _core(memory)))
         return 0
-    hits = search(index, args.query, k=args.k, reader=reader, **options)
+    hits = search(index, query, reader=reader, checkout=git)
     if git is not None:
         verdicts = code_checks(hits, git.checkout.repo, git.checkout.root)
         hits = [

@@ -31,7 +31,9 @@ import anyio
 from ..actors import Runtime
 from ..memory.durable import read_workspace_id
 from ..memory.errors import DagmemError
-from ..memory.format import HeadType, HomePaths, check_id
+from ..memory.format import HomePaths, check_id
+from ..memory.recall import RecallQuery
+from ..memory.store import Turn
 from ..memory.write import pending_by_session
 from ._ray import require_ray
 from ._wire import Reply, failure_of
@@ -189,34 +191,8 @@ class HomesServer:
 
     # -- the runtime's API, the home id first --------------------------------------------------------
 
-    async def append(
-        self,
-        home_id: str,
-        session_id: str,
-        role: str,
-        content: str,
-        *,
-        predecessor: str | HeadType | None,
-        node_id: str | None,
-        metadata: dict[str, Any] | None,
-        spawned: bool = False,
-        spawned_from: str | None = None,
-        origin: str | None = None,
-    ) -> Reply:
-        return await self._answer(
-            home_id,
-            lambda rt: rt.append(
-                session_id,
-                role,
-                content,
-                predecessor=predecessor,
-                node_id=node_id,
-                metadata=metadata,
-                spawned=spawned,
-                spawned_from=spawned_from,
-                origin=origin,
-            ),
-        )
+    async def append(self, home_id: str, session_id: str, turn: Turn) -> Reply:
+        return await self._answer(home_id, lambda rt: rt.append_turn(session_id, turn))
 
     async def set_head(self, home_id: str, session_id: str, node_id: str | None) -> Reply:
         return await self._answer(home_id, lambda rt: rt.set_head(session_id, node_id))
@@ -227,19 +203,8 @@ class HomesServer:
     async def flush(self, home_id: str, force: bool) -> Reply:
         return await self._answer(home_id, lambda rt: rt.flush(force=force))
 
-    async def recall(
-        self,
-        home_id: str,
-        query: str,
-        session_id: str | None,
-        tip: str | None,
-        k: int,
-        *,
-        history: bool = False,
-    ) -> Reply:
-        return await self._answer(
-            home_id, lambda rt: rt.recall(query, session_id=session_id, tip=tip, k=k, history=history)
-        )
+    async def recall(self, home_id: str, query: RecallQuery) -> Reply:
+        return await self._answer(home_id, lambda rt: rt.recall_query(query))
 
     async def core(self, home_id: str) -> Reply:
         async def core(rt: Runtime) -> str:

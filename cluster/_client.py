@@ -13,6 +13,7 @@ caller's, or one it makes), and the store makes the same append again a no-op.""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 from collections.abc import Mapping
@@ -26,9 +27,9 @@ import sniffio
 from ..actors import RuntimeStatus
 from ..memory.errors import InvalidInput
 from ..memory.format import HEAD, HeadType, Role, check_id
-from ..memory.recall import Hit
+from ..memory.recall import Hit, RecallQuery
 from ..memory.settings import DEFAULTS
-from ..memory.store import check_append_args
+from ..memory.store import Turn
 from ._actor import DEFAULT_LIMITS, HomesServer
 from ._placement import Placements, rendezvous
 from ._ray import NAMESPACE, ClusterError, HomeUnavailable, require_ray
@@ -38,6 +39,11 @@ __all__ = ["ACTOR_PREFIX", "DEFAULT_ACTORS", "Cluster", "actor_name", "connect"]
 
 ACTOR_PREFIX = "dagmem:"
 DEFAULT_ACTORS = 2
+
+
+def _node_id() -> str:
+    """A node id for an append that names none: a retried append must name the node it may have written."""
+    return f"c{secrets.token_hex(10)}"
 
 
 def actor_name(home_id: str, actors: int | None = DEFAULT_ACTORS, node: str | None = None) -> str:
@@ -164,31 +170,28 @@ class Cluster:
     ) -> str:
         """`Runtime.append` on the home. Without a `node_id` the client makes one (a retried append must
         name the node it may already have written); the same append twice is a no-op."""
-        checked_role, text, clean = check_append_args(
-            session_id,
+        check_id(session_id, "session id")
+        turn = Turn(
             role,
             content,
             predecessor=predecessor,
-            node_id=node_id,
+            node_id=node_id if node_id is not None else _node_id(),
             metadata=metadata,
             spawned=spawned,
             spawned_from=spawned_from,
             origin=origin,
         )
-        node_id = node_id if node_id is not None else f"c{secrets.token_hex(10)}"
-        result = await self._call(
-            home_id,
-            "append",
-            session_id,
-            checked_role.value,
-            text,
-            predecessor=predecessor,
-            node_id=node_id,
-            metadata=clean or None,
-            spawned=spawned,
-            spawned_from=spawned_from,
-            origin=origin,
-        )
+        return await self.append_turn(home_id, session_id, turn)
+
+    async def append_turn(self, home_id: str, session_id: str, turn: Turn) -> str:
+        """`Runtime.append_turn` on the home: the `Turn` crosses the wire whole (a turn without a node id
+        is given one here, as by `append`)."""
+        check_id(session_id, "session id")
+        if not isinstance(turn, Turn):
+            raise InvalidInput(f"turn must be a dagmem.Turn, not {type(turn).__name__}")
+        if turn.node_id is None:
+            turn = dataclasses.replace(turn, node_id=_node_id())
+        result = await self._call(home_id, "append", session_id, turn)
         assert isinstance(result, str)
         return result
 
@@ -215,7 +218,14 @@ class Cluster:
     ) -> list[Hit]:
         """`Runtime.recall` on the home: its `k` best blocks (branch-aware with a session), as `Hit`s,
         each with its status; `history` ranks superseded and left blocks by relevance too."""
-        hits = await self._call(home_id, "recall", query, session_id, tip, k, history=history)
+        asked = RecallQuery(query, session_id=session_id, tip=tip, k=k, history=history)
+        return await self.recall_query(home_id, asked)
+
+    async def recall_query(self, home_id: str, query: RecallQuery) -> list[Hit]:
+        """`Runtime.recall_query` on the home: the `RecallQuery` crosses the wire whole."""
+        if not isinstance(query, RecallQuery):
+            raise InvalidInput(f"query must be a dagmem.RecallQuery, not {type(query).__name__}")
+        hits = await self._call(home_id, "recall", query)
         assert isinstance(hits, list)
         return hits
 

@@ -199,7 +199,7 @@ def prompt_context(
         return None
     # The search loads numpy, the embedding model and the index: here, not for a session's start.
     from ..memory.adopt import to_id
-    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, find_hits, reader_for
+    from ..memory.recall import MAX_QUERY_CHARS, RecallIndex, RecallQuery, find_hits, reader_for
     from ..memory.shapes import shapes_for
 
     query = prompt.encode("utf-8", "replace").decode("utf-8")[:MAX_QUERY_CHARS]  # lone surrogates go
@@ -217,8 +217,7 @@ def prompt_context(
         checkout = git_reader(memory, cwd)
         hits = find_hits(
             RecallIndex.open(memory),
-            query,
-            k=k,
+            RecallQuery(query, k=k),
             reader=reader,
             spread_chars=PROMPT_PASSAGES,
             checkout=checkout,

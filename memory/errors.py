@@ -23,6 +23,7 @@ Exception tree:
                 BadLine  memory/adopt/_entries.py  -- an importer skips the line
                 LLMConfigError  memory/write/_llm_config.py
                 ArgumentError  serve/_tools.py  -- an MCP tool's argument
+                QueryRefused  memory/recall/_query.py  -- a recall query's argument, named
                 OutOfScope  memory/trust/_scope.py  -- a reader asked for what its scope does not allow
                 _Duplicate  hooks/_install.py  -- internal: a settings file gives a key twice
                 Unfollowable  hooks/_toml_lines.py  -- a Codex config the install does not edit

@@ -6,6 +6,7 @@ The runtime checks what it alone can (does the predecessor exist?) and raises `U
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -19,7 +20,6 @@ from ..memory.durable import check_dir
 from ..memory.errors import InvalidInput, UnknownNode, UnknownSession, UnsafePath
 from ..memory.format import (
     HEAD,
-    HeadType,
     HomePaths,
     WorkspacePaths,
     content_problem,
@@ -27,8 +27,8 @@ from ..memory.format import (
     is_valid_id,
 )
 from ..memory.listing import AmbiguousNode, list_sessions, resolve_stored
-from ..memory.recall import check_query, core_for, index_for, topic_for
-from ..memory.store import FileSessionStore
+from ..memory.recall import QueryRefused, RecallQuery, core_for, index_for, topic_for
+from ..memory.store import FileSessionStore, Turn
 from ..memory.trust import OWNER, OutOfScope, Scope
 
 __all__ = ["MAX_K", "ArgumentError", "MemoryTools", "topic_slugs"]
@@ -121,20 +121,14 @@ class MemoryTools:
         held: bool = False,
         checkout: str | None = None,
     ) -> list[dict[str, Any]]:
-        try:
-            check_query(query)  # the runtime's own rule (empty, too long, not text), named by argument
-        except InvalidInput as exc:
-            raise ArgumentError("query", str(exc)) from None
-        if not 1 <= k <= MAX_K:
+        try:  # the runtime's own rules (the query empty, too long, not text; a tip without its session)
+            asked = RecallQuery(query, session_id=session_id, tip=tip, k=k, history=history, held=held)
+        except QueryRefused as exc:
+            raise ArgumentError(exc.argument, str(exc)) from None
+        if k > MAX_K:
             raise ArgumentError("k", f"must be 1 to {MAX_K}, not {k}")
-        if not isinstance(history, bool):
-            raise ArgumentError("history", f"must be true or false, not {history!r}")
         if session_id is not None:
             self._session("session_id", session_id)
-        if tip is not None:
-            if session_id is None:
-                raise ArgumentError("tip", "a tip needs its session: pass session_id too")
-            self._id("tip", tip)
         if held and not self.scope.held:
             raise ArgumentError("held", "held items are outside this reader's scope")
         if checkout is not None and (
@@ -143,30 +137,14 @@ class MemoryTools:
             raise ArgumentError("checkout", f"must be a directory, not {checkout!r}")
         scope = None if self.scope.is_owner else self.scope
         try:
-            hits: Sequence[object] = await self.runtime.recall(
-                query,
-                session_id=session_id,
-                tip=tip,
-                k=k,
-                history=history,
-                held=held,
-                scope=scope,
-                checkout=checkout,
-            )
+            hits: Sequence[object] = await self.runtime.recall_query(asked, scope=scope, checkout=checkout)
         except UnknownNode:
             if session_id is None or tip is None:  # only a named tip can be unknown
                 raise
-            tip = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
+            whole = await anyio.to_thread.run_sync(self._resolve, "tip", session_id, tip)
             try:
-                hits = await self.runtime.recall(
-                    query,
-                    session_id=session_id,
-                    tip=tip,
-                    k=k,
-                    history=history,
-                    held=held,
-                    scope=scope,
-                    checkout=checkout,
+                hits = await self.runtime.recall_query(
+                    dataclasses.replace(asked, tip=whole), scope=scope, checkout=checkout
                 )
             except UnknownNode as exc:
                 raise ArgumentError("tip", str(exc)) from None
@@ -224,39 +202,31 @@ class MemoryTools:
             if not self.layout.session(session_id).is_dir():
                 raise ArgumentError("predecessor", f"session {session_id!r} has no node {predecessor!r}")
         try:
-            return await self._append(
-                session_id,
+            turn = Turn(
                 role,
                 content,
-                HEAD if predecessor is None else predecessor,
+                predecessor=HEAD if predecessor is None else predecessor,
                 spawned=spawned,
                 origin=origin,
             )
+        except InvalidInput as exc:  # nothing else is left to refuse, but never a bare crash
+            raise ArgumentError("arguments", str(exc)) from None
+        try:
+            return await self._append(session_id, turn)
         except UnknownNode:
             if predecessor is None:
                 raise ArgumentError("predecessor", "the head is gone") from None
         # Nothing was written: the predecessor may be a prefix of a node's id; append once more.
         whole = await anyio.to_thread.run_sync(self._resolve, "predecessor", session_id, predecessor)
         try:
-            return await self._append(session_id, role, content, whole, spawned=spawned, origin=origin)
+            return await self._append(session_id, dataclasses.replace(turn, predecessor=whole))
         except UnknownNode as exc:
             raise ArgumentError("predecessor", str(exc)) from None
 
-    async def _append(
-        self,
-        session_id: str,
-        role: str,
-        content: str,
-        predecessor: str | HeadType,
-        *,
-        spawned: bool,
-        origin: str | None,
-    ) -> str:
-        """`Runtime.append`, its refusals named by argument; an `UnknownNode` is left to the caller."""
+    async def _append(self, session_id: str, turn: Turn) -> str:
+        """`Runtime.append_turn`, its refusals named by argument; an `UnknownNode` is left to the caller."""
         try:
-            return await self.runtime.append(
-                session_id, role, content, predecessor=predecessor, spawned=spawned, origin=origin
-            )
+            return await self.runtime.append_turn(session_id, turn)
         except UnknownNode:
             raise
         except UnknownSession as exc:

@@ -22,7 +22,7 @@ from ..memory.format import (
     parse_topic,
     scan_archive,
 )
-from ..memory.recall import RecallIndex, reader_for, search
+from ..memory.recall import RecallIndex, RecallQuery, reader_for, search
 from ..memory.shapes import ShapeCache
 from ..memory.store import SessionStore
 
@@ -107,7 +107,7 @@ def check_recall(
             checked += 1
             if index is None:
                 index = RecallIndex.open(memory)
-            hits = search(index, query, k=50, reader=reader_for(shapes, session_id, tip))
+            hits = search(index, RecallQuery(query, k=50), reader=reader_for(shapes, session_id, tip))
             # Within one status: a current hit ranks above every superseded or left one whatever its
             # branch (that demotion wins), so the branch rule holds among hits of the same status.
             ranks = {
@@ -202,7 +202,7 @@ def check_successors(memory: Path, *, limit: int = 20) -> list[Violation]:
         if not shared:
             continue
         query = min(shared, key=lambda w: (counts.get(w, 0), w))
-        hits = search(index, query, k=50)
+        hits = search(index, RecallQuery(query, k=50))
         ranks = {h.block_id: i for i, h in reversed(list(enumerate(hits)))}  # each block's best rank
         if old not in ranks or new not in ranks:
             continue

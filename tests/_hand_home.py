@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from dagmem import FileSessionStore, Hit
 from dagmem.memory.format import (
@@ -21,7 +22,7 @@ from dagmem.memory.format import (
     render_frame,
     render_topic,
 )
-from dagmem.memory.recall import RecallIndex, reader_for, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, reader_for, search
 from dagmem.memory.shapes import shapes_for
 
 __all__ = ["HOME", "MOVED", "TRIP", "HandHome"]
@@ -81,8 +82,8 @@ class HandHome:
         (self.memory / path).write_text(text, encoding="utf-8")
 
     def recall(
-        self, query: str, session: str | None = None, tip: str | None = None, **kw: object
+        self, query: str, session: str | None = None, tip: str | None = None, **asked: Any
     ) -> list[Hit]:
         with shapes_for(self.root) as shapes:
             reader = reader_for(shapes.reading_from(session), session, tip)
-            return search(RecallIndex.open(self.memory), query, k=5, reader=reader, **kw)  # type: ignore[arg-type]
+            return search(RecallIndex.open(self.memory), RecallQuery(query, k=5, **asked), reader=reader)

@@ -1,20 +1,20 @@
 """`dagmem import --follow`: poll the files and feed what is new to a running runtime (`dagmem.Runtime`, or
-anything with its `append` / `set_head` / `end_session`), so the runtime writes memory as DESIGN §3 says:
+anything with its `append_turn` / `set_head` / `end_session`), so the runtime writes memory as DESIGN §3 says:
 a branch's turns when they reach the threshold, an abandoned branch `abandon_after` after the source's head
 left it, and (`finish`, when following stops) a boundary write of every session followed."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 import anyio.lowlevel
 
 from ..errors import InvalidInput
-from ..format import HEAD, GitContext, HeadType
-from ..store import SessionStore
+from ..store import SessionStore, Turn
 from ._import import Importer, ImportReport, SourceClock, StoreSink
 from ._mapper import Planned
 
@@ -22,20 +22,7 @@ __all__ = ["Follower", "RuntimeLike"]
 
 
 class RuntimeLike(Protocol):
-    async def append(
-        self,
-        session_id: str,
-        role: str,
-        content: str,
-        *,
-        predecessor: str | HeadType | None = HEAD,
-        node_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        spawned: bool = False,
-        spawned_from: str | None = None,
-        origin: str | None = None,
-        git: GitContext | None = None,
-    ) -> str: ...
+    async def append_turn(self, session_id: str, turn: Turn) -> str: ...
 
     async def set_head(self, session_id: str, node_id: str | None) -> None: ...
 
@@ -72,18 +59,12 @@ class Follower:
                     continue
                 self._clock.now = node.time
                 try:
-                    await self.runtime.append(
-                        node.session,
-                        node.role,
-                        node.content,
-                        predecessor=sink.predecessor(node),
-                        node_id=node.node_id,
-                        metadata=node.metadata,
-                        spawned=node.spawned,
-                        spawned_from=await anyio.to_thread.run_sync(sink.spawned_from, node),
-                        origin=node.origin,
-                        git=node.git,
-                    )
+                    turn = await anyio.to_thread.run_sync(sink.turn, node)
+                    if turn.forgotten_at is not None:
+                        # Through the runtime a forgotten text's turn has always been an empty one, without
+                        # the tombstone's mark an import into the store gives it.
+                        turn = dataclasses.replace(turn, forgotten_at=None)
+                    await self.runtime.append_turn(node.session, turn)
                 except InvalidInput as exc:
                     sink.refused(node, exc)
                     continue

@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..errors import InvalidInput, SessionInvalid
 from ..forget import forgotten_check
 from ..format import Node, Role, is_tool_evidence
-from ..store import FileSessionStore, NewTurn, SessionStore
+from ..store import FileSessionStore, SessionStore, Turn
 from ._entries import Problem
 from ._mapper import Planned, text_digest
 
@@ -142,6 +142,22 @@ class StoreSink:
             self._spawned_from[sid] = self.store.meta(sid).spawned_from if has else wanted
         return wanted if self._spawned_from[sid] == wanted else None
 
+    def turn(self, planned: Planned) -> Turn:
+        """The planned node as a `Turn` to append (`InvalidInput`: it may not be one), with the predecessor
+        and `spawned_from` it has now (a refused node's children follow its predecessor)."""
+        return Turn(
+            planned.role,
+            planned.content,
+            predecessor=self.predecessor(planned),
+            node_id=planned.node_id,
+            metadata=planned.metadata,
+            spawned=planned.spawned,
+            spawned_from=self.spawned_from(planned),
+            origin=planned.origin,
+            git=planned.git,
+            forgotten_at=planned.forgotten_at,
+        )
+
     def known(self, sid: str) -> dict[str, bytes] | None:
         if sid not in self._known:
             if not self.store.has_session(sid):
@@ -209,28 +225,20 @@ class StoreSink:
             return
         current: list[Planned] = []  # the node whose turn the store holds now (at most one)
 
-        def turns() -> Iterator[NewTurn]:
+        def turns() -> Iterator[Turn]:
             for planned in map(self.screen, run):
                 if self.skip(planned):
                     continue
-                # Computed as each turn is taken: a refused node's children follow its predecessor.
-                predecessor, spawned_from = self.predecessor(planned), self.spawned_from(planned)
+                try:  # made as each turn is taken: a refused node's children follow its predecessor
+                    turn = self.turn(planned)
+                except InvalidInput as exc:
+                    self.refused(planned, exc)
+                    continue
                 self.clock.now = planned.time
                 current.append(planned)
-                yield NewTurn(
-                    planned.role,
-                    planned.content,
-                    predecessor,
-                    planned.node_id,
-                    planned.metadata,
-                    planned.spawned,
-                    spawned_from,
-                    planned.origin,
-                    planned.forgotten_at,
-                    planned.git,
-                )
+                yield turn
 
-        def outcome(_turn: NewTurn, result: Node | InvalidInput) -> None:
+        def outcome(_turn: Turn, result: Node | InvalidInput) -> None:
             planned = current.pop()
             if isinstance(result, InvalidInput):
                 self.refused(planned, result)

@@ -3,8 +3,8 @@
 The actor receives a message, does its I/O (appends a node, moves the head, hands a batch to the writer),
 and passes what happened here as one event: a turn, a head move, a rewind, a refused call, a timer tick, a
 flush, an end, a batch written / failed / lost with a crashed writer. The machine owns the planner (which
-batch is due) and the lifecycle (idle, end, waiters, retirement) and returns, in order, the actions to
-perform: trace this, wait out that failure, send this batch, answer these callers, arm or cancel the
+batch is due), decides the lifecycle (idle, end, waiters, retirement) and returns, in order, the actions
+to perform: trace this, wait out that failure, send this batch, answer these callers, arm or cancel the
 timer, publish a snapshot, retire. Every decision is here: which node is a record and how many tokens it
 counts, when a branch is due, that a full disk is waited out and never parked, the backoff. It does no I/O
 and reads no clock (times are event-loop seconds passed in), so tests drive it without an event loop.
@@ -18,7 +18,6 @@ from typing import Any, Generic, TypeVar
 
 from ..format import SPAWNED_KEY, Node, count_tokens
 from ..outcomes import ReasonCode, WriteFailure
-from ._lifecycle import Carryover, SessionLifecycle
 from ._planner import Batch, SessionPlanner
 from ._records import is_marked, is_record_node
 
@@ -29,11 +28,13 @@ __all__ = [
     "BatchFailed",
     "BatchWritten",
     "CancelTimer",
+    "Carryover",
     "Emit",
-    "End",
+    "EndAsked",
     "Event",
-    "Flush",
+    "FlushAsked",
     "HeadMoved",
+    "NodeAdded",
     "Publish",
     "Refused",
     "Reply",
@@ -42,8 +43,7 @@ __all__ = [
     "SendBatch",
     "SessionMachine",
     "SessionSnapshot",
-    "Tick",
-    "Turn",
+    "TimerFired",
     "WaitOut",
 ]
 
@@ -58,7 +58,7 @@ WAITED_OUT = frozenset({ReasonCode.DISK_FULL})
 
 
 @dataclass(frozen=True)
-class Turn:
+class NodeAdded:
     """A node is on disk (appended, or written by the host); `head` is the store's head after it.
     `arrived`: when the message arrived (activity counts from then, before its I/O)."""
 
@@ -92,21 +92,23 @@ class Refused:
 
 
 @dataclass(frozen=True)
-class Tick:
+class TimerFired:
     """The timer fired: a deadline (idle, an abandoned branch, a retry) may have passed."""
 
 
 @dataclass(frozen=True)
-class Flush(Generic[W]):
-    """`waiter` (None: nobody) waits until nothing is due or in flight; `force` first starts a boundary."""
+class FlushAsked(Generic[W]):
+    """A flush was asked for: `waiter` (None: nobody) waits until nothing is due or in flight; `force`
+    first starts a boundary."""
 
     waiter: W | None = None
     force: bool = False
 
 
 @dataclass(frozen=True)
-class End(Generic[W]):
-    """The session ended: boundary-write it (head first), answer `waiter` when nothing is owed, retire."""
+class EndAsked(Generic[W]):
+    """The session's end was asked for: boundary-write it (head first), answer `waiter` when nothing is
+    owed, retire."""
 
     waiter: W | None = None
 
@@ -141,13 +143,13 @@ class BatchCrashed:
 
 
 Event = (
-    Turn
+    NodeAdded
     | HeadMoved
     | Rewound
     | Refused
-    | Tick
-    | Flush[W]
-    | End[W]
+    | TimerFired
+    | FlushAsked[W]
+    | EndAsked[W]
     | BatchWritten
     | BatchFailed
     | BatchCrashed
@@ -226,9 +228,23 @@ Action = Emit | WaitOut | SendBatch | Reply[W] | ArmTimer | CancelTimer | Publis
 
 
 @dataclass(eq=False)
+class Carryover(Generic[W]):
+    """What outlives an actor restart (the session's handle holds it). A boundary asked for by an end or
+    a forced flush and not finished yet, so that a restarted actor carries on with it instead of
+    answering the waiting callers at once while the session still owes records; whether the session was
+    ended; and the callers waiting for nothing to be due."""
+
+    boundary: bool = False
+    ended: bool = False
+    waiters: list[W] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class SessionMachine(Generic[W]):
-    """One session's planner and lifecycle. Made when its actor (re)starts, over a planner rebuilt from
-    disk (None: the session is invalid and no memory is written for it)."""
+    """One session's policy: its planner (which batch is due) and its lifecycle (idle, boundary, end,
+    waiters, retirement). Made when its actor (re)starts, over a planner rebuilt from disk (None: the
+    session is invalid and no memory is written for it); that is the restart event. Times are event-loop
+    seconds."""
 
     session_id: str
     planner: SessionPlanner | None
@@ -238,17 +254,22 @@ class SessionMachine(Generic[W]):
     now: float  # when the actor started: idle_after counts from here until the first activity
     generation: int = 0  # the actor's incarnation: answers to an earlier one are ignored
     retire_when_done: bool = False  # started only to flush a session that was not live
-    life: SessionLifecycle[W] = field(init=False)
+    last_activity: float = field(init=False)
+    idle_armed: bool = field(init=False, default=False)  # idle_after without activity ends the session
+    ending: bool = field(init=False)  # ended, gone idle, or started only to flush: retire once done
     _dirty: bool = field(init=False, default=True)  # the view changed since the last snapshot
 
     def __post_init__(self) -> None:
-        self.life = SessionLifecycle(
-            self.planner,
-            self.carry,
-            idle_after=self.idle_after,
-            now=self.now,
-            retire_when_done=self.retire_when_done,
-        )
+        self.last_activity = self.now
+        self.ending = self.retire_when_done or self.carry.ended
+        planner = self.planner
+        if planner is None:
+            return
+        if len(planner.view):
+            self.idle_armed = True  # a session revived from disk ends after idle_after too
+            planner.check_all_tips()
+        if self.carry.boundary:
+            planner.on_boundary()  # the previous incarnation crashed in the middle of it
 
     def start(self, now: float) -> list[Action[W]]:
         """What to do once the actor is up, before its first message (it never retires here)."""
@@ -264,21 +285,23 @@ class SessionMachine(Generic[W]):
     # -- one event -------------------------------------------------------------------------------------
 
     def _apply(self, event: Event[W], now: float) -> list[Action[W]]:
-        life, planner = self.life, self.planner
+        planner = self.planner
         out: list[Action[W]] = []
-        if isinstance(event, Tick):
-            if life.tick(now):
+        if isinstance(event, TimerFired):
+            if self._idle(now):
                 out.append(self._emit("idle"))
-        elif isinstance(event, End):
-            life.end(event.waiter)
-        elif isinstance(event, Flush):
-            life.flush(event.waiter, force=event.force)
+        elif isinstance(event, EndAsked):
+            self.ending = self.carry.ended = True
+            self._flush(event.waiter, force=True)
+        elif isinstance(event, FlushAsked):
+            self._flush(event.waiter, force=event.force)
         elif isinstance(event, BatchWritten | BatchFailed | BatchCrashed):
             if event.generation == self.generation and planner is not None:
                 self._batch_done(event, now, out)
-        elif planner is not None:  # activity: a turn, a head move, a rewind, a refused call
-            life.activity(event.arrived)
-            if isinstance(event, Turn):
+        elif planner is not None:  # activity (counted before its I/O: a refused append is activity)
+            self.last_activity = event.arrived
+            self.idle_armed = True
+            if isinstance(event, NodeAdded):
                 if event.node.id not in planner.view:  # else already known (a retried append, or read
                     self._turn(event.node, out)  # from disk by a revived actor): nothing changes
                     self._head(event.head, now, out)
@@ -290,6 +313,24 @@ class SessionMachine(Generic[W]):
                 out.append(self._emit("rewind", nodes=list(event.node_ids)))
                 self._head(event.head, now, out)
         return out
+
+    def _idle(self, now: float) -> bool:
+        """The timer fired: True when this began the idle boundary (`idle_after` without activity)."""
+        if self.planner is None or not self.idle_armed or now < self.last_activity + self.idle_after:
+            return False
+        self.idle_armed = False
+        self.ending = True
+        self.planner.on_boundary()
+        return True
+
+    def _flush(self, waiter: W | None, *, force: bool) -> None:
+        """`waiter` waits until nothing is due or in flight; `force` first starts a boundary write."""
+        if force:
+            self.carry.boundary = True
+            if self.planner is not None:
+                self.planner.on_boundary()
+        if waiter is not None:
+            self.carry.waiters.append(waiter)
 
     def _turn(self, node: Node, out: list[Action[W]]) -> None:
         """Which node is a record, its tokens, and whether this workspace marked it already."""
@@ -315,9 +356,10 @@ class SessionMachine(Generic[W]):
     def _batch_done(
         self, event: BatchWritten | BatchFailed | BatchCrashed, now: float, out: list[Action[W]]
     ) -> None:
+        assert self.planner is not None
         batch = event.batch
         if isinstance(event, BatchWritten):
-            self.life.written(batch, event.node_ids)
+            self.planner.on_written(batch, event.node_ids)
             self._dirty = True
             out.append(self._emit("written", nodes=list(event.node_ids), tx=event.tx))
             return
@@ -327,7 +369,7 @@ class SessionMachine(Generic[W]):
             else WriteFailure(ReasonCode.WRITER_CRASHED, event.detail)
         )
         wait_out = failure.code in WAITED_OUT
-        self.life.failed(
+        self.planner.on_failed(
             batch,
             retryable=failure.retryable,
             now=now,
@@ -335,7 +377,7 @@ class SessionMachine(Generic[W]):
             retry_after=failure.retry_after,
         )
         out.append(self._emit("failed", nodes=list(batch.node_ids), code=str(failure.code)))
-        retry_at = self.planner.retry_at if self.planner is not None else None
+        retry_at = self.planner.retry_at
         if wait_out and failure.retryable and retry_at is not None:
             out.append(WaitOut(failure.code, retry_at - now))
 
@@ -345,19 +387,40 @@ class SessionMachine(Generic[W]):
     # -- after every event -----------------------------------------------------------------------------
 
     def _settle(self, now: float, *, queued: int | None) -> list[Action[W]]:
-        """Start the next due batch, answer the waiters, set the timer, publish, and maybe retire."""
-        decided = self.life.pump(now, queued=queued)
+        """Start the next due batch, answer the waiters, set the timer, publish, and maybe retire. After a
+        message, `queued` is how many more wait in the mailbox (a session with messages waiting never
+        retires); None when the actor has just started (it retires only after a message)."""
+        planner = self.planner
         out: list[Action[W]] = []
-        if decided.start is not None:
-            out.append(SendBatch(decided.start))
-        out.extend(Reply(waiter) for waiter in decided.answer)
-        out.append(CancelTimer() if decided.timer is None else ArmTimer(decided.timer))
+        start = planner.next_batch(now) if planner is not None and planner.inflight is None else None
+        if start is not None:
+            out.append(SendBatch(start))
+        if planner is None or not planner.busy():
+            self.carry.boundary = False
+            waiters, self.carry.waiters = self.carry.waiters, []
+            out.extend(Reply(waiter) for waiter in waiters)
+        deadlines: list[float] = []
+        if planner is not None:
+            if self.idle_armed:
+                deadlines.append(self.last_activity + self.idle_after)
+            if (deadline := planner.next_deadline()) is not None:
+                deadlines.append(deadline)
+        out.append(ArmTimer(min(deadlines)) if deadlines else CancelTimer())
         if self._dirty:  # a walk over what is owed: only when the view changed
             self._dirty = False
             out.append(Publish(self.snapshot()))
-        if decided.retire:
+        if queued is not None and self._may_retire(queued):
             out.append(Retire())
         return out
+
+    def _may_retire(self, queued: int) -> bool:
+        """After an end or idle boundary, a session that owes nothing gives back its memory."""
+        if not self.ending or self.carry.waiters or queued:
+            return False
+        planner = self.planner
+        if planner is None:
+            return True
+        return planner.inflight is None and not planner.busy() and not planner.owes()
 
     def snapshot(self) -> SessionSnapshot:
         planner = self.planner

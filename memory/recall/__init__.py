@@ -33,9 +33,12 @@ if TYPE_CHECKING:
     from ._index import RecallIndex as RecallIndex
     from ._index import make_record as make_record
     from ._index import recall_root as recall_root
-    from ._pick import FLOOR
-    from ._pick import check_floor as check_floor
+    from ._query import FLOOR
     from ._query import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+    from ._query import SIBLINGS as SIBLINGS
+    from ._query import QueryRefused as QueryRefused
+    from ._query import RecallQuery as RecallQuery
+    from ._query import check_floor as check_floor
     from ._query import check_query as check_query
     from ._render import HELD_LABEL as HELD_LABEL
     from ._render import QUOTED_NOTE as QUOTED_NOTE
@@ -50,7 +53,6 @@ if TYPE_CHECKING:
     from ._scoped import core_for as core_for
     from ._scoped import index_for as index_for
     from ._scoped import topic_for as topic_for
-    from ._search import SIBLINGS as SIBLINGS
     from ._search import find_hits as find_hits
     from ._search import search as search
     from ._snapshot import VERSION
@@ -98,8 +100,11 @@ else:
             "RecallIndex": "._index",
             "make_record": "._index",
             "recall_root": "._index",
-            "RECALL_FLOOR": "._pick:FLOOR",
-            "check_floor": "._pick",
+            "RECALL_FLOOR": "._query:FLOOR",
+            "QueryRefused": "._query",
+            "RecallQuery": "._query",
+            "SIBLINGS": "._query",
+            "check_floor": "._query",
             "MAX_QUERY_CHARS": "._query",
             "check_query": "._query",
             "HELD_LABEL": "._render",
@@ -115,7 +120,6 @@ else:
             "core_for": "._scoped",
             "index_for": "._scoped",
             "topic_for": "._scoped",
-            "SIBLINGS": "._search",
             "find_hits": "._search",
             "search": "._search",
             "SNAPSHOT_VERSION": "._snapshot:VERSION",

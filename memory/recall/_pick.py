@@ -17,23 +17,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Final
-
-from ..errors import InvalidInput
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # for the annotations only: `same_claim` (render_context's) needs no numpy
     from ._entries import Entry
 from ._text import term_set
 
-__all__ = ["FLOOR", "Statement", "check_floor", "pick", "same_claim", "same_statement", "statement"]
-
-FLOOR: Final = 0.25
-
-
-def check_floor(floor: object) -> float:
-    if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0.0 <= floor <= 1.0:
-        raise InvalidInput(f"floor must be a number from 0 to 1 (a share of the best score), not {floor!r}")
-    return float(floor)
+__all__ = ["Statement", "pick", "same_claim", "same_statement", "statement"]
 
 
 def same_claim(text: str) -> str:

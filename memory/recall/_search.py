@@ -76,8 +76,8 @@ from ._newest import (
     states_of_person,
 )
 from ._passage import PASSAGE_CHARS, passage, spread
-from ._pick import FLOOR, check_floor, pick
-from ._query import check_query
+from ._pick import pick
+from ._query import RecallQuery
 from ._speaker import PEEK, Asked, asked_among, speaker_first, speakers, without_speakers
 from ._text import analyse, term_set
 from ._visible import Visible, visible
@@ -85,9 +85,8 @@ from ._visible import Visible, visible
 if TYPE_CHECKING:
     from ._hit import Hit
 
-__all__ = ["SIBLINGS", "find_hits", "search"]
+__all__ = ["find_hits", "search"]
 
-SIBLINGS: tuple[Siblings, ...] = ("demote", "exclude", "include")
 _NEIGHBOUR = 1.0 / 6.0
 _DENSE = 0.4  # the cosine's share of the fused score (BM25 has the rest); see step 2 of the module
 _CHAIN = 16  # successors followed from one superseded candidate (a chain of updates)
@@ -424,46 +423,28 @@ def _hit(
 
 def search(
     index: RecallIndex,
-    query: str,
+    query: RecallQuery,
     *,
-    k: int = 5,
     reader: Reader | None = None,
-    siblings: Siblings = "demote",
-    history: bool = False,
-    floor: float = FLOOR,
     keep: Visible | None = None,
     checkout: GitReader | None = None,
 ) -> list[Hit]:
-    """The `k` best hits for `query`, each claim once and none scoring below `floor` times the best
-    (see `_pick`); branch classes and statuses for `reader` (a session and its tip; default: nobody in
-    particular, with no session's DAG known). `history` ranks superseded and left hits by relevance.
-    `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's). `checkout`: the
-    reader's git checkout, for each hit's git label (and ranking: see `find_hits`)."""
+    """The `query.k` best hits for `query`, each claim once and none scoring below `query.floor` times
+    the best (see `_pick`); branch classes and statuses for `reader` (a session and its tip; default:
+    nobody in particular, with no session's DAG known). `query.history` ranks superseded and left hits by
+    relevance. `keep`: the blocks this reader may see (`visible`; default: all but the hold queue's).
+    `checkout`: the reader's git checkout, for each hit's git label (and ranking: see `find_hits`)."""
     from ._hit import hit_of
 
-    found = find_hits(
-        index,
-        query,
-        k=k,
-        reader=reader,
-        siblings=siblings,
-        history=history,
-        floor=floor,
-        keep=keep,
-        checkout=checkout,
-    )
+    found = find_hits(index, query, reader=reader, keep=keep, checkout=checkout)
     return [hit_of(hit) for hit in found]
 
 
 def find_hits(
     index: RecallIndex,
-    query: str,
+    query: RecallQuery,
     *,
-    k: int = 5,
     reader: Reader | None = None,
-    siblings: Siblings = "demote",
-    history: bool = False,
-    floor: float = FLOOR,
     keep: Visible | None = None,
     passages: Sequence[int] = (PASSAGE_CHARS,),
     spread_chars: int | None = None,
@@ -475,26 +456,21 @@ def find_hits(
     `spread_chars`: instead, one budget of passage characters shared out over the hits where the query's
     words are (`_passage.spread`); a hit that gets none of it is left out. `checkout`: the reader's git
     checkout: each hit gets its git label, and no hit said on a branch not merged into the reader's HEAD
-    (or in another repository) ranks above one of the reader's own (as a conversation's sibling)."""
-    check_query(query)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InvalidInput(f"k must be a whole number of at least 1, not {k!r}")
-    if siblings not in SIBLINGS:
-        raise InvalidInput(f"siblings must be one of {', '.join(SIBLINGS)}, not {siblings!r}")
-    if not isinstance(history, bool):
-        raise InvalidInput(f"history must be true or false, not {history!r}")
-    floor = check_floor(floor)
+    (or in another repository) ranks above one of the reader's own (as a conversation's sibling). The
+    query was checked when it was made."""
+    if not isinstance(query, RecallQuery):
+        raise InvalidInput(f"query must be a RecallQuery, not {type(query).__name__}")
     reader = reader if reader is not None else Reader(_no_shapes)
     with index.lock:
         index.refresh()
         return _search(
             index,
-            query,
-            k=k,
+            query.text,
+            k=query.k,
             reader=reader,
-            siblings=siblings,
-            history=history,
-            floor=floor,
+            siblings=query.siblings,
+            history=query.history,
+            floor=query.floor,
             keep=visible() if keep is None else keep,
             passages=tuple(passages) or (PASSAGE_CHARS,),
             spread_chars=spread_chars,

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from ._memory import MemorySessionStore as MemorySessionStore
     from ._memory import _MemoryBackend
     from ._turns import RESERVED_METADATA_KEYS as RESERVED_METADATA_KEYS
-    from ._turns import NewTurn as NewTurn
-    from ._turns import check_append_args as check_append_args
+    from ._turns import Turn as Turn
 
     Backend = _Backend  # the backends' seam: the simulator and the benchmarks wrap them
     Held = _Held
@@ -45,7 +44,6 @@ else:
             "MemorySessionStore": "._memory",
             "MemoryBackend": "._memory:_MemoryBackend",
             "RESERVED_METADATA_KEYS": "._turns",
-            "NewTurn": "._turns",
-            "check_append_args": "._turns",
+            "Turn": "._turns",
         },
     )

@@ -32,6 +32,7 @@ from ..format import (
     ORIGIN_KEY,
     SPAWNED_KEY,
     BranchInfo,
+    GitContext,
     HeadType,
     Node,
     Problem,
@@ -48,11 +49,16 @@ from ..format import (
     shard_of,
     walk_branch,
 )
-from ._turns import RESERVED_METADATA_KEYS, WRITTEN_BY_DAGMEM, CheckedTurn, NewTurn, check_append_args
+from ._turns import RESERVED_METADATA_KEYS, WRITTEN_BY_DAGMEM, Turn
 
-__all__ = ["RESERVED_METADATA_KEYS", "NewTurn", "SessionStore", "check_append_args"]
+__all__ = ["RESERVED_METADATA_KEYS", "SessionStore", "Turn"]
 
 Clock = Callable[[], float]
+
+
+def _check_turn(turn: object) -> None:
+    if not isinstance(turn, Turn):  # a `Turn` was checked when it was made: anything else never was
+        raise InvalidInput(f"a turn must be a dagmem.Turn, not {type(turn).__name__}")
 
 
 def _nothing() -> None:
@@ -297,53 +303,68 @@ class SessionStore:
         spawned: bool = False,
         spawned_from: str | None = None,
         origin: str | None = None,
-        git: object = None,
+        git: GitContext | Mapping[str, Any] | None = None,
     ) -> Node:
-        """Add a node. `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks
-        there. The head moves to the new node (in the same write of `meta.json`), unless `spawned`: a side
-        branch (a sub-agent's turns), recorded as `metadata["spawned"]`, that leaves the head where it was.
-        `spawned_from="<sid>/<node>"` names where the session was spawned from: given at its first append
-        (kept in `meta.json`), and later only with the same value. `origin` says where the text came from
-        when it is not the role's default (`metadata["origin"]`, e.g. `tool` for pasted material). `git`,
-        where in git it was said (a `format.GitContext`, or its JSON), is kept as `metadata["git"]`."""
-        turn = NewTurn(role, content, predecessor, node_id, metadata, spawned, spawned_from, origin, git=git)
-        checked = CheckedTurn.of(session_id, turn)
-        live = self._live_for(session_id, checked)
+        """Add a node: `append_turn` with the `Turn`'s fields as arguments (their meaning is the
+        `Turn`'s). `predecessor=HEAD` appends after the head, `None` starts a new root, an id forks there.
+        The head moves to the new node (in the same write of `meta.json`), unless `spawned`: a side branch
+        (a sub-agent's turns), recorded as `metadata["spawned"]`, that leaves the head where it was."""
+        check_id(session_id, "session id")
+        turn = Turn(
+            role,
+            content,
+            predecessor=predecessor,
+            node_id=node_id,
+            metadata=metadata,
+            spawned=spawned,
+            spawned_from=spawned_from,
+            origin=origin,
+            git=git,
+        )
+        return self.append_turn(session_id, turn)
+
+    def append_turn(self, session_id: str, turn: Turn) -> Node:
+        """Add `turn`'s node (see `append`). `spawned_from` is kept in `meta.json`: given at a session's
+        first append, and later only with the same value."""
+        check_id(session_id, "session id")
+        _check_turn(turn)
+        live = self._live_for(session_id, turn)
         with live.lock, self._writing(session_id, live, changes_view=True) as changing:
-            return self._add(session_id, live, checked, changing)
+            return self._add(session_id, live, turn, changing)
 
     def append_many(
         self,
         session_id: str,
-        turns: Iterable[NewTurn],
+        turns: Iterable[Turn],
         *,
-        on_outcome: Callable[[NewTurn, Node | InvalidInput], None] | None = None,
+        on_outcome: Callable[[Turn, Node | InvalidInput], None] | None = None,
     ) -> list[Node | InvalidInput]:
-        """Append turns to one session, in order, each exactly as `append` would (the same checks, node
-        files, head moves and no-op for a turn already there), holding the session's lock once for all.
-        A turn `append` would refuse with `InvalidInput` is refused alone: that error is its outcome and the
-        next turn is taken. `SessionInvalid` (the session on disk is not one dagmem writes to) and any other
-        error end the call, the turns before it done. Turns are taken one at a time and `on_outcome(turn,
-        outcome)` is called before the next is taken, so a caller can make a refused turn's children follow
-        its predecessor. Returns each turn's outcome (its node, or why it was refused)."""
+        """Append turns to one session, in order, each exactly as `append_turn` would (the same node
+        files, head moves, refusals and no-op for a turn already there), holding the session's lock once
+        for all. A turn refused with `InvalidInput` (a fork at a node the session lacks, another turn at
+        its id) is refused alone: that error is its outcome and the next turn is taken. `SessionInvalid`
+        (the session on disk is not one dagmem writes to) and any other error end the call, the turns
+        before it done. Turns are taken one at a time and `on_outcome(turn, outcome)` is called before
+        the next is taken, so a caller can make a refused turn's children follow its predecessor. Returns
+        each turn's outcome (its node, or why it was refused)."""
         check_id(session_id, "session id")
         outcomes: list[Node | InvalidInput] = []
         with ExitStack() as held:
             live: _Live | None = None
             changing: Callable[[], None] = _nothing
             for turn in turns:
+                _check_turn(turn)
                 outcome: Node | InvalidInput
                 try:
-                    checked = CheckedTurn.of(session_id, turn)
                     if live is None:
                         # The lock (which creates the session's directory) is taken for the first turn
-                        # that passes its checks: a call whose every turn is refused creates nothing.
-                        live = self._live_for(session_id, checked)
+                        # that is not refused: a call whose every turn is refused creates nothing.
+                        live = self._live_for(session_id, turn)
                         held.enter_context(live.lock)
                         changing = held.enter_context(self._writing(session_id, live, changes_view=True))
                     else:
-                        self._check_fork(session_id, live, checked)
-                    outcome = self._add(session_id, live, checked, changing)
+                        self._check_fork(session_id, live, turn)
+                    outcome = self._add(session_id, live, turn, changing)
                 except SessionInvalid:
                     raise
                 except InvalidInput as refused:
@@ -357,21 +378,22 @@ class SessionStore:
     def _between_turns(self) -> None:
         """Called between the turns of `append_many`, each turn whole (a bulk run's flush may fall here)."""
 
-    def _live_for(self, session_id: str, turn: CheckedTurn) -> _Live:
+    def _live_for(self, session_id: str, turn: Turn) -> _Live:
         """The session's state to append `turn` to (made if the session is new); a fork in a session that
         does not exist is `UnknownNode`, and no session is created for it."""
         live = self._get_live(session_id, create=True)
         self._check_fork(session_id, live, turn)
         return live
 
-    def _check_fork(self, session_id: str, live: _Live, turn: CheckedTurn) -> None:
+    def _check_fork(self, session_id: str, live: _Live, turn: Turn) -> None:
         if isinstance(turn.predecessor, str) and not live.index and not self._backend.exists(session_id):
             raise UnknownNode(session_id, turn.predecessor)  # no session to fork in, and none is created
 
-    def _add(self, session_id: str, live: _Live, turn: CheckedTurn, changing: Callable[[], None]) -> Node:
+    def _add(self, session_id: str, live: _Live, turn: Turn, changing: Callable[[], None]) -> Node:
         """One append, the session's lock held (`append`, `append_many`): its node file, then the head
         move and `updated_at` in meta.json (written now, or left to a bulk run's flush)."""
         predecessor, node_id, spawned_from = turn.predecessor, turn.node_id, turn.spawned_from
+        metadata = turn.node_metadata()
         while True:
             parent = live.meta.head if predecessor is HEAD else predecessor
             assert not isinstance(parent, HeadType)
@@ -397,7 +419,7 @@ class SessionStore:
                 content=turn.content,
                 predecessor=parent,
                 created_at=now,
-                metadata=turn.metadata,
+                metadata=metadata,
             )
             relpath = node.relpath
             changing()
@@ -484,11 +506,11 @@ class SessionStore:
                     return node
         return None
 
-    def _same_turn(self, session_id: str, node_id: str, turn: CheckedTurn) -> Node:
+    def _same_turn(self, session_id: str, node_id: str, turn: Turn) -> Node:
         """The node `node_id` exists: it is this append's, done before, when role, content, metadata and
         the predecessor (unless `HEAD`, which has moved on since) match; otherwise `InvalidInput`."""
         (existing,) = self.read_nodes(session_id, [node_id])
-        metadata = dict(turn.metadata)
+        metadata = turn.node_metadata()
         spawned = metadata.pop(SPAWNED_KEY, False)
         origin = metadata.pop(ORIGIN_KEY, None)
         metadata.pop(GIT_KEY, None)  # read from a checkout at each try: a retry may see a newer commit

@@ -24,7 +24,7 @@ ray = pytest.importorskip(
 )
 
 import dagmem  # noqa: E402
-from dagmem import HEAD, FileSessionStore, HomeBusy, InvalidInput, UnknownNode, cluster  # noqa: E402
+from dagmem import FileSessionStore, HomeBusy, InvalidInput, UnknownNode, cluster  # noqa: E402
 from dagmem.cluster._actor import HomesServer  # noqa: E402
 from dagmem.cluster._load import Audit, Kill, Load, fault_run  # noqa: E402
 from dagmem.memory.durable import read_workspace_id  # noqa: E402
@@ -118,9 +118,16 @@ async def test_calls_go_to_the_home_actor_running_the_runtime(client_root: Path)
     assert {hit.status for hit in hits} == {"current"}  # nothing was superseded or left here
     history = await c.recall("alpha", "trams Lisbon", session_id="s", history=True)  # passed through
     assert [(h.block_id, h.status) for h in history] == [(h.block_id, h.status) for h in hits]
+    asked = dagmem.RecallQuery("trams Lisbon", session_id="s", k=1)  # one value, whole over the wire
+    assert [h.block_id for h in await c.recall_query("alpha", asked)] == [hits[0].block_id]
     core = anyio.Path(client_root / "alpha" / "memory" / "core.md")
     assert await c.core("alpha") == (await core.read_text() if await core.exists() else "")
+    # A turn crosses the wire as one value, every field of it (a git context `append` does not take).
+    where = dagmem.GitContext("/src/app/.git", "main")
+    side = await c.append_turn("alpha", "s2", dagmem.Turn("user", "a side note", spawned=True, git=where))
     store = dagmem.FileSessionStore(client_root / "alpha")
+    said = store.load("s2").nodes[side]
+    assert (said.content, said.metadata) == ("a side note", {"spawned": True, "git": where.to_json()})
     snapshot = store.load("s")
     assert set(snapshot.nodes) == {first, answer, fork}
     assert snapshot.meta.head == answer
@@ -137,6 +144,8 @@ async def test_bad_input_is_refused_before_it_reaches_an_actor(client_root: Path
         await c.append("../etc", "s", "user", "x")
     with pytest.raises(InvalidInput, match="role"):
         await c.append("beta", "s", "robot", "x")
+    with pytest.raises(InvalidInput, match="query is empty"):
+        await c.recall("beta", " ")
     assert await c.homes() == []  # no actor was made for any of it
     assert not await anyio.Path(client_root).exists()
 
@@ -154,7 +163,7 @@ async def test_a_second_actor_for_a_served_home_fails_fast(client_root: Path) ->
     with anyio.fail_after(30):
         tag, failure = await anyio.to_thread.run_sync(
             ray.get,
-            twin.append.remote("gamma", "s", "user", "twice", predecessor=HEAD, node_id="x", metadata=None),
+            twin.append.remote("gamma", "s", dagmem.Turn("user", "twice", node_id="x")),
         )
     assert tag == "error"
     assert failure.name == "HomeBusy"

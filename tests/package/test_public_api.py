@@ -24,10 +24,10 @@ def test_the_public_api_is_pinned() -> None:
         "HomeBusy",
         "InvalidInput",
         "LastFailure", "MemoryOff",
-        "MemorySessionStore", "Node", "ReasonCode", "RestartIntensityExceeded", "Role", "Runtime",
+        "MemorySessionStore", "Node", "ReasonCode", "RecallQuery", "RestartIntensityExceeded", "Role", "Runtime",
         "RuntimeClosed", "RuntimeConfig", "RuntimeCrashed", "RuntimeStatus", "SessionCrashed",
         "SessionInvalid", "SessionMeta", "SessionSnapshot", "SessionStore", "Status", "SupervisorEvent", "Tip",
-        "ToolEvidence", "TopicReader", "UnknownNode", "UnknownSession", "WriteFailure", "count_tokens", "render_context",
+        "ToolEvidence", "TopicReader", "Turn", "UnknownNode", "UnknownSession", "WriteFailure", "count_tokens", "render_context",
         "OutOfScope", "Scope", "load_scope",
     }  # fmt: skip
     assert set(offered(dagmem)) == expected

@@ -11,7 +11,7 @@ import pytest
 
 import dagmem
 from dagmem.memory import format as fmt
-from dagmem.memory.recall import RecallIndex
+from dagmem.memory.recall import RecallIndex, RecallQuery
 from dagmem.sim import _recall_oracle as oracle
 
 
@@ -61,8 +61,8 @@ def test_a_superseded_block_above_its_current_successor_is_a_violation(
     asked: list[str] = []
     order: list[dagmem.Hit] = []
 
-    def search(_index: object, query: str, **_kwargs: object) -> list[dagmem.Hit]:
-        asked.append(query)
+    def search(_index: object, query: RecallQuery, **_kwargs: object) -> list[dagmem.Hit]:
+        asked.append(query.text)
         return order
 
     monkeypatch.setattr(RecallIndex, "open", lambda _memory: object())

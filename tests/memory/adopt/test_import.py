@@ -867,8 +867,8 @@ async def test_a_stop_during_a_poll_lands_between_nodes_and_the_report_counts_ev
         class SlowReply:
             """The real runtime, whose reply comes late: the stop arrives after the turn is taken."""
 
-            async def append(self, *args: Any, **kwargs: Any) -> str:
-                node_id = await runtime.append(*args, **kwargs)
+            async def append_turn(self, session_id: str, turn: dagmem.Turn) -> str:
+                node_id = await runtime.append_turn(session_id, turn)
                 if not entered.is_set():  # the first reply comes only once the stop has been sent
                     entered.set()
                     await replied.wait()

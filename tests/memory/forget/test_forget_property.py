@@ -16,7 +16,7 @@ from dagmem.memory.audit import check_home
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.forget import forget, plan_forget, verify_forgotten
 from dagmem.memory.format import HomePaths
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.tests._forget_homes import build_home
 
 
@@ -63,7 +63,7 @@ def test_forget_leaves_no_copy_and_keeps_every_other_turn(seed: int, mode: str, 
         assert all(consumed_before.count(s) == 1 for s in texts if s not in gone)
         for target in gone:
             text = texts[target]
-            for hit in search(RecallIndex.open(HomePaths(home).memory), text, k=20):
+            for hit in search(RecallIndex.open(HomePaths(home).memory), RecallQuery(text, k=20)):
                 assert text not in hit.text
                 assert all(text not in e.text for e in hit.evidence)
         for repo in (home / "sessions").glob("*/.git"):

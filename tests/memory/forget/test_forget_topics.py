@@ -11,7 +11,7 @@ from dagmem.memory.audit import OracleReport, check_home
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.forget import forget, plan_forget, verify_forgotten
 from dagmem.memory.format import parse_topic
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.writing import write_home
 
 SECRET = "zorblax-7731-quintessence"
@@ -52,7 +52,7 @@ def test_a_topic_named_after_the_secret_is_renamed_and_its_other_block_redistill
     assert verify_forgotten(home) == []
     assert SECRET not in (home / "memory/.dagmem/txlog.jsonl").read_text()  # the topic's old name too
     assert _oracle(home).ok
-    (hit,) = search(RecallIndex.open(home / "memory"), "noted for later", k=1)
+    (hit,) = search(RecallIndex.open(home / "memory"), RecallQuery("noted for later", k=1))
     assert hit.topic == "topics/renamed-1.md"
 
 

@@ -1,5 +1,6 @@
 """The pure core, without an event loop: the DAG view's running sums, the planner's batches and deadlines
-(DESIGN §3), and the session lifecycle machine (idle, end, waiters, retirement; DESIGN §5)."""
+(DESIGN §3), and the session's lifecycle as its machine decides it (idle, end, waiters, retirement;
+DESIGN §5)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dagmem.memory.outcomes import ReasonCode, WriteFailure
 from dagmem.memory.policy import (
-    Actions,
     Batch,
     Carryover,
     DagView,
-    SessionLifecycle,
+    SessionMachine,
     SessionPlanner,
     Unwritten,
     split_batches,
 )
+from dagmem.memory.policy import machine as m
 
 # -- the definitions, the slow obvious way ------------------------------------------------------------------
 
@@ -346,152 +348,171 @@ def test_a_failed_boundary_batch_parks_and_ends_the_boundary() -> None:
     assert not planner.busy()  # what flush() waits for is over: the failure is reported, not waited on
 
 
-# -- the lifecycle machine --------------------------------------------------------------------------------
+# -- the lifecycle, as the session machine decides it ----------------------------------------------------
 
 IDLE = 100.0
+FAILED = WriteFailure(ReasonCode.IO_ERROR, "EIO", retryable=True)  # retried, never waited out
+LOST = WriteFailure(ReasonCode.IO_ERROR, "EIO", retryable=False)
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What the machine decided after an event: the batch it starts, the callers it answers, the timer,
+    whether it retires."""
+
+    start: Batch | None = None
+    answer: tuple[str, ...] = ()
+    timer: float | None = None
+    retire: bool = False
+
+
+def _decided(actions: list[m.Action[str]]) -> Decided:
+    started = [a.batch for a in actions if isinstance(a, m.SendBatch)]
+    return Decided(
+        started[0] if started else None,
+        tuple(a.waiter for a in actions if isinstance(a, m.Reply)),
+        next((a.at for a in actions if isinstance(a, m.ArmTimer)), None),
+        any(isinstance(a, m.Retire) for a in actions),
+    )
 
 
 def _life(
     tokens: list[int] | None = None, carry: Carryover[str] | None = None, **kw: bool
-) -> SessionLifecycle[str]:
-    """A lifecycle over a one-branch session of these record tokens (threshold 50), started at t=0."""
+) -> SessionMachine[str]:
+    """A machine over a one-branch session of these record tokens (threshold 50), started at t=0."""
     view = DagView("s")
     tip = _chain(view, "m", None, tokens or [])
     planner = SessionPlanner(view, tip, threshold=50, max_attempts=2, backoff=lambda n: 5.0)
-    return SessionLifecycle(planner, carry or Carryover(), idle_after=IDLE, now=0.0, **kw)
+    return SessionMachine(
+        "s", planner, carry or Carryover(), workspace_id="ws", idle_after=IDLE, now=0.0, **kw
+    )
 
 
-def _answer(life: SessionLifecycle[str]) -> None:
+def _on(life: SessionMachine[str], event: m.Event[str], now: float, queued: int = 0) -> Decided:
+    return _decided(life.receive(event, now, queued=queued))
+
+
+def _answer(life: SessionMachine[str], now: float, queued: int = 0) -> Decided:
     """The writer's answer for the batch in flight: written."""
     assert life.planner is not None
-    assert life.planner.inflight is not None
-    life.written(life.planner.inflight)
+    batch = life.planner.inflight
+    assert batch is not None
+    return _on(life, m.BatchWritten(batch, batch.node_ids, "tx", 0), now, queued)
+
+
+def _idle(life: SessionMachine[str], now: float) -> bool:
+    """The timer fires at `now`: did it begin the idle boundary?"""
+    return any(
+        isinstance(a, m.Emit) and a.kind == "idle" for a in life.receive(m.TimerFired(), now, queued=0)
+    )
 
 
 def test_a_session_goes_idle_after_idle_after_without_activity_and_then_retires() -> None:
     life = _life([10])
     assert life.idle_armed  # revived from disk with nodes: it ends after idle_after too
-    actions = life.pump(0.0)
-    assert (actions.start, actions.timer, actions.retire) == (None, IDLE, False)
-    life.activity(40.0)
-    assert life.pump(40.0, queued=0).timer == 40.0 + IDLE
-    assert not life.tick(139.9)
-    assert life.tick(140.0)  # the idle boundary begins
+    assert _decided(life.start(0.0)) == Decided(timer=IDLE)
+    assert _on(life, m.Refused(40.0), 40.0).timer == 40.0 + IDLE  # activity, even a refused call
+    assert not _idle(life, 139.9)
+    actions = life.receive(m.TimerFired(), 140.0, queued=0)  # the idle boundary begins
+    assert [a.kind for a in actions if isinstance(a, m.Emit)] == ["idle"]
     assert (life.ending, life.idle_armed) == (True, False)
-    assert not life.tick(500.0)
-    actions = life.pump(140.0, queued=0)
-    assert actions.start is not None
-    assert actions.start.forced
-    assert not actions.retire
-    assert actions.timer is None  # its answer is the next event
-    _answer(life)
-    actions = life.pump(141.0, queued=1)
-    assert not actions.retire  # a message waits: it is handled first
-    assert life.pump(141.0, queued=0).retire
+    decided = _decided(actions)
+    assert decided.start is not None
+    assert decided.start.forced
+    assert not decided.retire
+    assert decided.timer is None  # its answer is the next event
+    assert not _idle(life, 500.0)
+    assert not _answer(life, 141.0, queued=1).retire  # a message waits: it is handled first
+    assert _on(life, m.TimerFired(), 141.0).retire
 
 
 def test_an_empty_new_session_is_not_idle_until_its_first_activity() -> None:
     life = _life()
     assert not life.idle_armed
-    assert life.pump(0.0).timer is None
-    assert not life.tick(1e6)
-    life.activity(5.0)
-    assert life.pump(5.0, queued=0).timer == 5.0 + IDLE
+    assert _decided(life.start(0.0)).timer is None
+    assert not _idle(life, 1e6)
+    assert _on(life, m.Refused(5.0), 5.0).timer == 5.0 + IDLE
 
 
 def test_end_answers_the_caller_when_nothing_is_owed_then_retires() -> None:
     life = _life([30, 30, 30])
-    life.end("caller")
+    decided = _on(life, m.EndAsked("caller"), 1.0)
     assert (life.carry.ended, life.carry.boundary, life.ending) == (True, True, True)
-    actions = life.pump(1.0, queued=0)
-    assert actions.start is not None
-    assert actions.start.node_ids == ("m0", "m1")
-    assert actions.answer == ()
-    assert not actions.retire
-    _answer(life)
-    actions = life.pump(2.0, queued=0)
-    assert actions.start is not None
-    assert actions.start.node_ids == ("m2",)
-    assert actions.answer == ()
-    _answer(life)
-    actions = life.pump(3.0, queued=0)
-    assert (actions.start, actions.answer, actions.retire) == (None, ("caller",), True)
+    assert decided.start is not None
+    assert decided.start.node_ids == ("m0", "m1")
+    assert decided.answer == ()
+    assert not decided.retire
+    decided = _answer(life, 2.0)
+    assert decided.start is not None
+    assert decided.start.node_ids == ("m2",)
+    assert decided.answer == ()
+    decided = _answer(life, 3.0)
+    assert (decided.start, decided.answer, decided.retire) == (None, ("caller",), True)
     assert life.carry.boundary is False
     assert life.carry.waiters == []
 
 
 def test_a_flush_answers_once_nothing_is_due_and_does_not_retire() -> None:
     life = _life([10])
-    life.flush("early")
-    actions = life.pump(0.0, queued=0)
-    assert (actions.answer, actions.retire) == (("early",), False)  # 10 tokens: owed, not due
-    life.flush("forced", force=True)
-    actions = life.pump(1.0, queued=0)
-    assert actions.start is not None
-    assert actions.answer == ()
-    _answer(life)
-    actions = life.pump(2.0, queued=0)
-    assert (actions.answer, actions.retire) == (("forced",), False)  # not ended: it stays live
+    decided = _on(life, m.FlushAsked("early"), 0.0)
+    assert (decided.answer, decided.retire) == (("early",), False)  # 10 tokens: owed, not due
+    decided = _on(life, m.FlushAsked("forced", force=True), 1.0)
+    assert decided.start is not None
+    assert decided.answer == ()
+    decided = _answer(life, 2.0)
+    assert (decided.answer, decided.retire) == (("forced",), False)  # not ended: it stays live
 
 
 def test_a_session_started_only_to_be_flushed_retires_once_done() -> None:
     life = _life([10], retire_when_done=True)
-    life.flush("flush", force=True)
-    actions = life.pump(0.0, queued=0)
-    assert actions.start is not None
-    assert not actions.retire
-    _answer(life)
-    actions = life.pump(1.0, queued=0)
-    assert (actions.answer, actions.retire) == (("flush",), True)
+    decided = _on(life, m.FlushAsked("flush", force=True), 0.0)
+    assert decided.start is not None
+    assert not decided.retire
+    decided = _answer(life, 1.0)
+    assert (decided.answer, decided.retire) == (("flush",), True)
 
 
 def test_a_restart_mid_boundary_carries_on_and_answers_only_when_done() -> None:
     carry: Carryover[str] = Carryover()
     life = _life([10, 10], carry)
-    life.end("caller")
-    assert life.pump(0.0, queued=0).start is not None
+    assert _on(life, m.EndAsked("caller"), 0.0).start is not None
     # The actor crashed with the batch in flight; its successor rebuilds from disk (nothing marked).
     life = _life([10, 10], carry)
     assert life.ending  # it was ended
-    actions = life.pump(1.0)
-    assert actions.start is not None
-    assert actions.start.forced
-    assert actions.answer == ()
-    _answer(life)
-    actions = life.pump(2.0, queued=0)
-    assert (actions.answer, actions.retire) == (("caller",), True)
+    decided = _decided(life.start(1.0))
+    assert decided.start is not None
+    assert decided.start.forced
+    assert decided.answer == ()
+    decided = _answer(life, 2.0)
+    assert (decided.answer, decided.retire) == (("caller",), True)
 
 
 def test_the_timer_is_the_earliest_of_idle_and_the_planners_deadlines() -> None:
     life = _life([60])  # due at once
-    actions = life.pump(0.0, queued=0)
-    assert actions.start is not None
-    assert actions.timer == IDLE
+    decided = _decided(life.start(0.0))
+    assert decided.start is not None
+    assert decided.timer == IDLE
     assert life.planner is not None
-    life.failed(actions.start, retryable=True, now=1.0)
-    assert life.pump(1.0, queued=0).timer == 6.0  # the retry comes before idle
-    actions = life.pump(6.0, queued=0)
-    assert actions.start is not None
-    life.failed(actions.start, retryable=True, now=7.0)  # max_attempts: parked
+    assert _on(life, m.BatchFailed(decided.start, FAILED, 0), 1.0).timer == 6.0  # the retry comes before idle
+    decided = _on(life, m.TimerFired(), 6.0)
+    assert decided.start is not None
+    assert _on(life, m.BatchFailed(decided.start, FAILED, 0), 7.0).timer == IDLE  # max_attempts: parked
     assert life.planner.parked
-    assert life.pump(7.0, queued=0).timer == IDLE
 
 
 def test_a_parked_session_answers_its_waiters_but_does_not_retire_while_it_owes() -> None:
     life = _life([10])
-    life.end("caller")
-    actions = life.pump(0.0, queued=0)
-    assert actions.start is not None
-    life.failed(actions.start, retryable=False, now=1.0)
-    actions = life.pump(1.0, queued=0)
-    assert (actions.answer, actions.retire) == (("caller",), False)
+    decided = _on(life, m.EndAsked("caller"), 0.0)
+    assert decided.start is not None
+    decided = _on(life, m.BatchFailed(decided.start, LOST, 0), 1.0)
+    assert (decided.answer, decided.retire) == (("caller",), False)
 
 
 def test_an_invalid_session_answers_at_once_and_retires_when_ended() -> None:
-    life: SessionLifecycle[str] = SessionLifecycle(None, Carryover(), idle_after=IDLE, now=0.0)
-    assert not life.tick(1e6)
-    life.flush("flush", force=True)
-    actions = life.pump(0.0, queued=0)
-    assert (actions.start, actions.answer, actions.timer, actions.retire) == (None, ("flush",), None, False)
-    life.end("end")
-    assert life.pump(0.0, queued=0) == Actions(answer=("end",), retire=True)
+    life: SessionMachine[str] = SessionMachine(
+        "s", None, Carryover(), workspace_id="ws", idle_after=IDLE, now=0.0
+    )
+    assert not _idle(life, 1e6)
+    decided = _on(life, m.FlushAsked("flush", force=True), 0.0)
+    assert decided == Decided(answer=("flush",))
+    assert _on(life, m.EndAsked("end"), 0.0) == Decided(answer=("end",), retire=True)

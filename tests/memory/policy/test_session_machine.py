@@ -46,7 +46,7 @@ def _node(
 
 def _turn(machine: SessionMachine[str], node: Node, now: float = 0.0) -> list[m.Action[str]]:
     """An append that moved the head to the new node."""
-    return machine.receive(m.Turn(node, node.id, now), now, queued=0)
+    return machine.receive(m.NodeAdded(node, node.id, now), now, queued=0)
 
 
 def _sent(actions: list[m.Action[str]]) -> list[Batch]:
@@ -104,8 +104,8 @@ def test_a_head_move_off_a_branch_arms_the_abandon_timer_and_the_timer_forces_it
     moved = machine.receive(m.HeadMoved("a", 11.0), 11.0, queued=0)  # back to a: x is abandoned now
     assert _emitted(moved) == ["head"]
     assert _timers(moved) == [m.ArmTimer(11.0 + ABANDON)]
-    assert _sent(machine.receive(m.Tick(), 11.0 + ABANDON - 1, queued=0)) == []
-    fired = machine.receive(m.Tick(), 11.0 + ABANDON, queued=0)
+    assert _sent(machine.receive(m.TimerFired(), 11.0 + ABANDON - 1, queued=0)) == []
+    fired = machine.receive(m.TimerFired(), 11.0 + ABANDON, queued=0)
     (batch,) = _sent(fired)
     assert (batch.node_ids, batch.target, batch.forced) == (("x",), "x", True)
     assert _timers(fired) == [m.ArmTimer(11.0 + IDLE)]  # only the idle deadline is left
@@ -126,7 +126,7 @@ def test_a_full_disk_is_waited_out_never_parked() -> None:
         actions = machine.receive(m.BatchFailed(batch, failure, 1), now, queued=0)
         assert m.WaitOut(ReasonCode.DISK_FULL, 4.0) in actions
         assert _timers(actions) == [m.ArmTimer(now + 4.0)]
-        (batch,) = _sent(machine.receive(m.Tick(), now + 4.0, queued=0))
+        (batch,) = _sent(machine.receive(m.TimerFired(), now + 4.0, queued=0))
     assert machine.planner is not None
     assert not machine.planner.parked
 
@@ -138,7 +138,7 @@ def test_another_retryable_failure_is_retried_then_parked_without_a_wait_out() -
     actions = machine.receive(m.BatchFailed(batch, failure, 1), 5.0, queued=0)
     assert not any(isinstance(a, m.WaitOut) for a in actions)
     assert _timers(actions) == [m.ArmTimer(9.0)]
-    (batch,) = _sent(machine.receive(m.Tick(), 9.0, queued=0))
+    (batch,) = _sent(machine.receive(m.TimerFired(), 9.0, queued=0))
     parked = machine.receive(m.BatchFailed(batch, failure, 1), 10.0, queued=0)
     assert _sent(parked) == []
     assert machine.planner is not None
@@ -154,7 +154,7 @@ def test_a_crashed_writer_is_a_retryable_failure_and_an_earlier_incarnations_ans
     crashed = machine.receive(m.BatchCrashed(batch, "writer stopped", 2), 3.0, queued=0)
     assert [a.fields["code"] for a in crashed if isinstance(a, m.Emit)] == ["WRITER_CRASHED"]
     assert _timers(crashed) == [m.ArmTimer(7.0)]
-    (batch,) = _sent(machine.receive(m.Tick(), 7.0, queued=0))
+    (batch,) = _sent(machine.receive(m.TimerFired(), 7.0, queued=0))
     written = machine.receive(m.BatchWritten(batch, batch.node_ids, "tx-1", 2), 8.0, queued=0)
     assert _emitted(written) == ["written"]
     assert _published(written) == [0]
@@ -164,7 +164,7 @@ def test_end_boundary_writes_the_head_branch_first_then_answers_and_retires() ->
     machine = _machine()
     _turn(machine, _node("a", None))
     _turn(machine, _node("h", None), 1.0)  # the head's branch, a new root; branch a is another tip
-    ended = machine.receive(m.End("caller"), 2.0, queued=0)
+    ended = machine.receive(m.EndAsked("caller"), 2.0, queued=0)
     (first,) = _sent(ended)
     assert (first.node_ids, first.target, first.forced) == (("h",), "h", True)
     assert not any(isinstance(a, m.Reply) for a in ended)
@@ -181,8 +181,8 @@ def test_a_refused_call_is_activity_and_an_idle_session_boundary_writes_itself()
     _turn(machine, _node("a", None))
     refused = machine.receive(m.Refused(500.0), 500.0, queued=0)
     assert _timers(refused) == [m.ArmTimer(500.0 + IDLE)]
-    assert _sent(machine.receive(m.Tick(), 500.0 + IDLE - 1, queued=0)) == []
-    idle = machine.receive(m.Tick(), 500.0 + IDLE, queued=0)
+    assert _sent(machine.receive(m.TimerFired(), 500.0 + IDLE - 1, queued=0)) == []
+    idle = machine.receive(m.TimerFired(), 500.0 + IDLE, queued=0)
     assert _emitted(idle) == ["idle"]
     (batch,) = _sent(idle)
     assert batch.forced
@@ -193,5 +193,5 @@ def test_an_invalid_session_answers_its_waiters_at_once_and_publishes_nothing_ow
         "s", None, Carryover(), workspace_id=WS, idle_after=IDLE, now=0.0
     )
     assert _published(machine.start(0.0)) == [0]
-    actions = machine.receive(m.Flush("caller", force=True), 1.0, queued=0)
+    actions = machine.receive(m.FlushAsked("caller", force=True), 1.0, queued=0)
     assert actions == [m.Reply("caller"), m.CancelTimer()]

@@ -17,7 +17,7 @@ import pytest
 
 import dagmem
 from dagmem import Evidence, FileSessionStore, Hit, InvalidInput, Runtime, render_context
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.writing import write_home
 
 pytestmark = pytest.mark.anyio
@@ -101,14 +101,14 @@ UNRELATED = [
 def test_weak_hits_that_only_pad_k_are_cut(tmp_path: Path) -> None:
     index = RecallIndex.open(_home_of(tmp_path, UNRELATED) / "memory")
     for query, word in [("when is the dentist appointment", "dentist"), ("violin orchestra", "violin")]:
-        hits = search(index, query, k=5)
+        hits = search(index, RecallQuery(query, k=5))
         assert word in hits[0].text
         assert len(hits) < 5  # seven other blocks exist, none about it
         assert all(h.score >= 0.25 * hits[0].score for h in hits)
-        padded = search(index, query, k=5, floor=0.0)  # the floor can be lifted: k hits again
+        padded = search(index, RecallQuery(query, k=5, floor=0.0))  # the floor can be lifted: k hits again
         assert len(padded) == 5
     with pytest.raises(InvalidInput):
-        search(index, "dentist", floor=2.0)
+        search(index, RecallQuery("dentist", floor=2.0))
 
 
 async def test_the_runtime_cuts_padding_too_unless_asked_not_to(tmp_path: Path) -> None:
@@ -332,9 +332,9 @@ async def test_a_query_over_the_bound_is_refused_clearly(tmp_path: Path) -> None
     index = RecallIndex.open(home / "memory")
     from dagmem.memory.recall import MAX_QUERY_CHARS
 
-    search(index, ("dentist " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS])  # at the bound: answered
+    search(index, RecallQuery(("dentist " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]))  # at the bound: answered
     with pytest.raises(InvalidInput, match="characters"):
-        search(index, "dentist " * (MAX_QUERY_CHARS // 8 + 1))
+        search(index, RecallQuery("dentist " * (MAX_QUERY_CHARS // 8 + 1)))
     async with Runtime.open(home) as rt:
         with pytest.raises(InvalidInput, match="at most"):
             await rt.recall("dentist " * 1_000_000)
@@ -347,7 +347,7 @@ async def test_a_query_over_the_bound_is_refused_clearly(tmp_path: Path) -> None
 async def test_a_query_with_a_lone_surrogate_is_invalid_input(tmp_path: Path, query: str) -> None:
     home = _home_of(tmp_path, UNRELATED[:2])
     with pytest.raises(InvalidInput, match="surrogate"):
-        search(RecallIndex.open(home / "memory"), query)
+        search(RecallIndex.open(home / "memory"), RecallQuery(query))
     async with Runtime.open(home) as rt:
         with pytest.raises(InvalidInput, match="surrogate"):
             await rt.recall(query, session_id="s")

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore, Hit
-from dagmem.memory.recall import RecallIndex, compact, recall_root, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, compact, recall_root, search
 from dagmem.memory.recall._delta import encode
 from dagmem.memory.writing import write_home
 
@@ -86,12 +86,12 @@ def _rebuilt(memory: Path, where: Path) -> list[list[Hit]]:
     shutil.copytree(memory, copy, ignore=shutil.ignore_patterns("recall"), symlinks=True)
     index = RecallIndex.open(copy)
     assert index.snapshot.path is None
-    return [search(index, q, k=k) for q in QUERIES for k in (3, 10)]
+    return [search(index, RecallQuery(q, k=k)) for q in QUERIES for k in (3, 10)]
 
 
 def _answers(memory: Path) -> list[list[Hit]]:
     index = RecallIndex.open(memory)
-    return [search(index, q, k=k) for q in QUERIES for k in (3, 10)]
+    return [search(index, RecallQuery(q, k=k)) for q in QUERIES for k in (3, 10)]
 
 
 def _bounded(fn: Callable[[], Any]) -> Any:

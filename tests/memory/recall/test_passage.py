@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagmem import FileSessionStore, render_context
-from dagmem.memory.recall import RecallIndex, find_hits
+from dagmem.memory.recall import RecallIndex, RecallQuery, find_hits
 from dagmem.memory.recall._passage import PASSAGE_CHARS, passage
 from dagmem.memory.writing import write_home
 
@@ -45,7 +45,8 @@ def test_the_injected_context_quotes_the_answer_deep_in_a_long_turn(tmp_path: Pa
     )
     assert [r.outcome for r in write_home(tmp_path, force=True)] == ["written"]
     hits = find_hits(
-        RecallIndex.open(tmp_path / "memory"), "Which endpoint settings does config/test.exs need?"
+        RecallIndex.open(tmp_path / "memory"),
+        RecallQuery("Which endpoint settings does config/test.exs need?"),
     )
     block = render_context(hits)
     assert "port: 4002 and server: false" in block

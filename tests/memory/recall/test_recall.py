@@ -20,7 +20,7 @@ from dagmem.memory import faults
 from dagmem.memory.faults import InjectedCrash
 from dagmem.memory.format import anchor_of as anchor
 from dagmem.memory.format import parse_topic, scan_archive
-from dagmem.memory.recall import RecallIndex, compact, path_to, recall_root, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, compact, path_to, recall_root, search
 from dagmem.memory.recall import _update as update
 from dagmem.memory.recall._delta import last_record
 from dagmem.memory.writing import write_home
@@ -219,7 +219,7 @@ def test_a_crash_between_install_and_index_update_is_repaired(tmp_path: Path, si
     assert record is not None
     assert record["seq"] == 1
     # A reader opening now replays it from the files: the block is found, and only installed blocks are.
-    hits = search(RecallIndex.open(memory), "wifi password fridge", k=3)
+    hits = search(RecallIndex.open(memory), RecallQuery("wifi password fridge", k=3))
     assert "wifi password" in hits[0].text
     assert indexed_blocks(memory) == installed_blocks(memory)
     # The next install repairs the log: one line, indexed from the files, for the line it lacked and its own.
@@ -266,7 +266,7 @@ def test_compaction_is_triggered_by_growth_and_keeps_the_blocks(
     assert len(seqs) == 2
     assert seqs[-1] > 0  # compacted, and only the last two snapshots are kept
     assert indexed_blocks(home / "memory") == installed_blocks(home / "memory")
-    hits = search(RecallIndex.open(home / "memory"), "lighthouse keeper number 5", k=1)
+    hits = search(RecallIndex.open(home / "memory"), RecallQuery("lighthouse keeper number 5", k=1))
     assert "number 5" in hits[0].text
 
 
@@ -398,7 +398,7 @@ _READER = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from dagmem.memory.recall import RecallIndex, search
+    from dagmem.memory.recall import RecallIndex, RecallQuery, search
     from dagmem.memory.format import parse_topic
     memory = Path(sys.argv[1])
     stop = Path(sys.argv[2])
@@ -409,7 +409,7 @@ _READER = textwrap.dedent(
         done = stop.exists()
         if (memory / ".dagmem" / "txlog.jsonl").exists():
             index = index or RecallIndex.open(memory)
-            hits = search(index, "harbour boat number", k=20)
+            hits = search(index, RecallQuery("harbour boat number", k=20))
             for hit in hits:  # every hit is installed: its block is in its topic file (files only grow)
                 text = (memory / hit.topic).read_text()
                 blocks = {b.id for b in parse_topic(text, hit.topic).blocks}

@@ -16,7 +16,7 @@ import pytest
 
 from dagmem import FileSessionStore
 from dagmem.bench import _kit as kit
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.recall import _embed as embed_module
 from dagmem.memory.recall._bpe import Table, table_path
 from dagmem.memory.recall._bpe_cache import CACHE_ENV, shared_path
@@ -98,9 +98,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 _READER = """
 import json, sys
 from pathlib import Path
-from dagmem.memory.recall import RecallIndex, search, _embed
+from dagmem.memory.recall import RecallIndex, RecallQuery, search, _embed
 memory = Path(sys.argv[1])
-hits = search(RecallIndex.open(memory), sys.argv[2], k=3)
+hits = search(RecallIndex.open(memory), RecallQuery(sys.argv[2], k=3))
 vector = _embed.embed([sys.argv[2]], memory)[0]
 print(json.dumps({"hits": [h.block_id for h in hits], "vector": vector.tolist(),
                   "tokenizers": "tokenizers" in sys.modules, "table": _embed._model.table is not None}))
@@ -130,7 +130,9 @@ def test_the_writer_leaves_the_table_and_a_fresh_reader_needs_no_tokenizer(home:
         found = _fresh_reader(memory, query)
         assert found["table"] is True
         assert found["tokenizers"] is False
-        assert found["hits"] == [h.block_id for h in search(RecallIndex.open(memory), query, k=3)]
+        assert found["hits"] == [
+            h.block_id for h in search(RecallIndex.open(memory), RecallQuery(query, k=3))
+        ]
         assert np.array_equal(np.array(found["vector"], dtype=np.float32), embed_module.embed([query])[0])
     # A text naming a special token takes the tokenizer's own path: loaded then, the same vector.
     special = _fresh_reader(memory, "the <s> garden")
@@ -154,7 +156,8 @@ def test_a_damaged_table_is_not_used(home: Path, tmp_path: Path, monkeypatch: py
     assert found["table"] is False
     assert found["tokenizers"] is True
     assert found["hits"] == [
-        h.block_id for h in search(RecallIndex.open(memory), "what did we plant in the garden?", k=3)
+        h.block_id
+        for h in search(RecallIndex.open(memory), RecallQuery("what did we plant in the garden?", k=3))
     ]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore
-from dagmem.memory.recall import RecallIndex, _bpe_cache, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, _bpe_cache, search
 from dagmem.memory.recall import _embed as embed_module
 from dagmem.memory.recall._bpe import Table, table_path
 from dagmem.memory.recall._bpe_cache import CACHE_ENV, cache_dir, shared_path
@@ -113,7 +113,7 @@ def test_no_trouble_of_the_cache_fails_a_write(
     said = [r.getMessage() for r in caplog.records if "BPE table was not written" in r.getMessage()]
     assert len(said) == 1
     assert "the cache broke" in said[0]
-    hits = search(RecallIndex.open(home / "memory"), "who is the vet", k=1)
+    hits = search(RecallIndex.open(home / "memory"), RecallQuery("who is the vet", k=1))
     assert hits  # and the index the write updated is there for readers
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from dagmem.bench import _kit as kit
 from dagmem.bench._recall import _workspace
-from dagmem.memory.recall import RecallIndex, recall_root, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, recall_root, search
 from dagmem.memory.recall import _embed as embed_module
 from dagmem.memory.recall import _snapshot as snapshot_module
 from dagmem.memory.recall._index import _TermScan
@@ -136,8 +136,8 @@ def test_a_file_changed_in_place_voids_its_stamp(tmp_path: Path) -> None:
 def test_a_fresh_process_searches_without_importing_wordllama(workspace: Path) -> None:
     code = (
         "import sys; from pathlib import Path\n"
-        "from dagmem.memory.recall import RecallIndex, search\n"
-        "hits = search(RecallIndex.open(Path(sys.argv[1])), 'what about the garden')\n"
+        "from dagmem.memory.recall import RecallIndex, RecallQuery, search\n"
+        "hits = search(RecallIndex.open(Path(sys.argv[1])), RecallQuery('what about the garden'))\n"
         "print(len(hits), sorted(m for m in ('wordllama', 'requests', 'safetensors') if m in sys.modules))\n"
     )
     done = subprocess.run(
@@ -145,7 +145,7 @@ def test_a_fresh_process_searches_without_importing_wordllama(workspace: Path) -
     )
     assert done.returncode == 0, done.stderr[-2000:]
     count, _space, loaded = done.stdout.strip().partition(" ")
-    assert int(count) == len(search(RecallIndex.open(workspace), "what about the garden"))
+    assert int(count) == len(search(RecallIndex.open(workspace), RecallQuery("what about the garden")))
     assert loaded == "[]"
 
 
@@ -158,9 +158,11 @@ def test_a_term_found_in_the_vocabularys_bytes_has_its_dictionary_id(workspace: 
     for missing in ("", "zzqqxx", "a\nb", terms[0] + "x", terms[0][:-1] or "q"):
         assert scan.find(missing) == index.term_ids.get(missing)
     fresh = RecallIndex.open(workspace)
-    hits = [search(fresh, "what about the garden and the plan") for _ in range(3)]
+    hits = [search(fresh, RecallQuery("what about the garden and the plan")) for _ in range(3)]
     assert "term_ids" not in fresh.__dict__  # a few queries: no dictionary of the vocabulary
-    assert hits[0] == search(index, "what about the garden and the plan")  # index's dictionary is built
+    assert hits[0] == search(
+        index, RecallQuery("what about the garden and the plan")
+    )  # index's dictionary is built
     assert _TermScan(b"").find("a") is None
 
 
@@ -181,7 +183,7 @@ def test_the_vocabulary_is_split_only_when_its_terms_are_listed(workspace: Path)
     index = RecallIndex.open(workspace)
     terms = index.snapshot.arrays.terms
     text = index.snapshot.arrays.terms_text.decode("utf-8")
-    search(index, "what about the garden and the plan")
+    search(index, RecallQuery("what about the garden and the plan"))
     assert isinstance(terms, snapshot_module.Lines)
     assert "_items" not in vars(terms)  # opened and searched: counted, never split
     assert len(terms) == text.count("\n") == len(text.split("\n")) - 1
@@ -211,7 +213,7 @@ def test_a_vocabulary_that_is_not_utf8_is_refused_on_open_and_the_index_rebuilt(
         Snapshot.load(path, verify=False)
     index = RecallIndex.open(memory)  # the damaged cache is passed over: rebuilt from the files, no crash
     assert index.snapshot.path is None
-    assert search(index, "what about the garden") == []  # the bench workspace has no topic files
+    assert search(index, RecallQuery("what about the garden")) == []  # the bench workspace has no topic files
 
 
 def test_a_hit_holds_the_fields_of_what_the_search_found(workspace: Path) -> None:
@@ -220,7 +222,7 @@ def test_a_hit_holds_the_fields_of_what_the_search_found(workspace: Path) -> Non
     from dagmem.memory.recall import Hit, find_hits
     from dagmem.memory.recall._hit import hit_of
 
-    found = find_hits(RecallIndex.open(workspace), "what about the garden and the plan", k=5)
+    found = find_hits(RecallIndex.open(workspace), RecallQuery("what about the garden and the plan", k=5))
     assert found
     assert all(found_hit.evidence for found_hit in found)
     assert [hit_of(f) for f in found] == [Hit(**asdict(f)) for f in found]

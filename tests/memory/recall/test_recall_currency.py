@@ -13,7 +13,7 @@ import pytest
 
 from dagmem import FileSessionStore, Hit, Runtime, render_context
 from dagmem.memory.format import Supersession, Topic, inert, make_block, render_topic
-from dagmem.memory.recall import RecallIndex, RecallUpdater, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, RecallUpdater, search
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import BatchInput, Edits, TopicReader, records_of, write_batch
 from dagmem.tests._hand_home import HOME, MOVED, HandHome
@@ -106,7 +106,7 @@ def test_an_install_that_marks_an_old_block_superseded_updates_its_row(tmp_path:
         workspace, "s1", records_of("s1", [old]), Scripted({HOME: render_topic(Topic("Home", (paris,)))})
     )
     query = "what colour is my bike red"
-    first = search(RecallIndex.open(root / "memory"), query)
+    first = search(RecallIndex.open(root / "memory"), RecallQuery(query))
     assert [(h.block_id, h.status) for h in first] == [(paris.id, "current")]
 
     new = store.append("s1", "user", "I painted my bike blue.")
@@ -121,7 +121,7 @@ def test_an_install_that_marks_an_old_block_superseded_updates_its_row(tmp_path:
     rows = index.block_rows(paris.id)
     assert len(rows) == 1
     assert index.entry(rows[0]).superseded == (blue.id, HOME, "2026-11-20")
-    hits = search(index, query, history=True)
+    hits = search(index, RecallQuery(query, history=True))
     assert [(h.block_id, h.status, h.superseded_by) for h in hits][:1] == [(paris.id, "superseded", blue.id)]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore
-from dagmem.memory.recall import RecallIndex, compact, recall_root, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, compact, recall_root, search
 from dagmem.memory.writing import write_home
 
 
@@ -31,7 +31,7 @@ def test_a_delta_line_citing_a_turn_of_another_origin_is_read_as_written(
 
     with caplog.at_level(logging.WARNING):
         index = RecallIndex.open(home / "memory")
-        hits = search(index, "winter ferry timetable")
+        hits = search(index, RecallQuery("winter ferry timetable"))
     assert not index.delta_broken
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert origin in {e.origin for hit in hits for e in hit.evidence}

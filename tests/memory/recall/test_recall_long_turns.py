@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dagmem import FileSessionStore
 from dagmem.memory.format import is_topic_path, parse_topic
-from dagmem.memory.recall import RecallIndex, analyse, recall_root, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, analyse, recall_root, search
 from dagmem.memory.writing import write_home
 
 PADDING = " ".join(f"plain{i} words about the garden and the weather" for i in range(20))
@@ -51,7 +51,7 @@ def test_the_cut_part_of_a_long_turn_is_indexed(tmp_path: Path) -> None:
     ]
     assert not any("quokka" in c for c in claims)  # the claim is an excerpt: it stops well before the end
     assert set(analyse(LONG)) <= _terms_of_long_turn(memory)
-    hits = search(RecallIndex.open(memory), "the quokka in Zanzibar", k=3)
+    hits = search(RecallIndex.open(memory), RecallQuery("the quokka in Zanzibar", k=3))
     assert "What a week" in hits[0].text
 
 

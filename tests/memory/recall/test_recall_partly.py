@@ -10,13 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from dagmem import FileSessionStore, Hit, render_context
 from dagmem.memory.format import inert
-from dagmem.memory.recall import RecallIndex, RecallUpdater, compact, find_hits, search, status_label
+from dagmem.memory.recall import (
+    RecallIndex,
+    RecallQuery,
+    RecallUpdater,
+    Visible,
+    compact,
+    find_hits,
+    search,
+    status_label,
+)
 from dagmem.memory.recall._embed import DIM
 from dagmem.memory.recall._entries import Entry
 from dagmem.memory.recall._index import _entry as checked_entry
@@ -57,11 +67,11 @@ class Written:
     anna: str
     berlin: str
 
-    def hits(self, query: str = QUERY, **options: object) -> list[Hit]:
-        return search(RecallIndex.open(self.memory), query, **options)  # type: ignore[arg-type]
+    def hits(self, query: str = QUERY, *, keep: Visible | None = None, **asked: Any) -> list[Hit]:
+        return search(RecallIndex.open(self.memory), RecallQuery(query, **asked), keep=keep)
 
-    def ids(self, query: str = QUERY, **options: object) -> list[str | None]:
-        return [hit.block_id for hit in self.hits(query, **options)]
+    def ids(self, query: str = QUERY, *, keep: Visible | None = None, **asked: Any) -> list[str | None]:
+        return [hit.block_id for hit in self.hits(query, keep=keep, **asked)]
 
 
 def write_home(root: Path, *, marked: bool = True, berlin_path: str = HOME) -> Written:
@@ -163,7 +173,7 @@ def test_render_context_labels_a_partly_superseded_hit(home: Written) -> None:
     assert f"(partly superseded by {home.berlin}) " in alone
     assert "given next" not in alone
     assert status_label(hits[0]) == f"partly superseded by {home.berlin}"  # `dagmem recall`'s [label]
-    found = find_hits(RecallIndex.open(home.memory), QUERY)  # the plain records render the same
+    found = find_hits(RecallIndex.open(home.memory), RecallQuery(QUERY))  # the plain records render the same
     assert render_context(found) == text
 
 

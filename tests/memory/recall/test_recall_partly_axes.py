@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from dagmem import FileSessionStore, Hit, render_context
 from dagmem.memory.checkout import GitReader, read_checkout
@@ -27,7 +28,7 @@ from dagmem.memory.format import (
     render_frame,
     render_topic,
 )
-from dagmem.memory.recall import RecallIndex, reader_for, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, reader_for, search
 from dagmem.memory.recall._search import _current_first
 from dagmem.memory.shapes import shapes_for
 from dagmem.tests._git_repo import T0, Repo
@@ -95,10 +96,12 @@ class Home:
         assert parse_topic(topic, HOME).blocks[0].partly is not None  # the partly line round-trips
         (self.memory / HOME).write_text(topic, encoding="utf-8")
 
-    def hits(self, tip: str | None = None, **options: object) -> list[Hit]:
+    def hits(self, tip: str | None = None, *, checkout: GitReader | None = None, **asked: Any) -> list[Hit]:
         with shapes_for(self.root) as shapes:
             reader = reader_for(shapes.reading_from("s1"), "s1", tip)
-            return search(RecallIndex.open(self.memory), QUERY, reader=reader, **options)  # type: ignore[arg-type]
+            return search(
+                RecallIndex.open(self.memory), RecallQuery(QUERY, **asked), reader=reader, checkout=checkout
+            )
 
 
 def ids(hits: list[Hit]) -> list[str | None]:
@@ -173,9 +176,9 @@ def test_a_newer_statement_said_on_an_unmerged_git_branch_is_not_moved_above_the
     checkout = read_checkout(str(repo.root))
     assert checkout is not None
     query = "where do I live now"
-    plain = search(RecallIndex.open(memory), query)
+    plain = search(RecallIndex.open(memory), RecallQuery(query))
     assert ids(plain)[:2] == [blocks[1].id, blocks[0].id]  # no git axis: the newer first
-    hits = search(RecallIndex.open(memory), query, checkout=GitReader(checkout))
+    hits = search(RecallIndex.open(memory), RecallQuery(query), checkout=GitReader(checkout))
     assert ids(hits)[:2] == [blocks[0].id, blocks[1].id]
     assert [hit.git.merged if hit.git else None for hit in hits[:2]] == [True, False]
 

@@ -12,7 +12,7 @@ import pytest
 
 from dagmem import FileSessionStore, Hit
 from dagmem.memory.format import ArchiveRecord
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.recall import _search as recall_search
 from dagmem.memory.recall._answers import only_asks
 from dagmem.memory.recall._embed import embed
@@ -60,7 +60,7 @@ def _said_by(hit: Hit) -> str:
 
 def test_the_two_blocks_match_a_query_naming_nobody_equally(tmp_path: Path) -> None:
     index = _home(tmp_path, KAYAK)
-    hits = search(index, "the red kayak for the lake", k=2)
+    hits = search(index, RecallQuery("the red kayak for the lake", k=2))
     assert len(hits) == 2
     assert hits[0].score == pytest.approx(hits[1].score, abs=0.02)  # what the prior must tip
 
@@ -68,7 +68,7 @@ def test_the_two_blocks_match_a_query_naming_nobody_equally(tmp_path: Path) -> N
 def test_a_query_naming_a_speaker_puts_that_speakers_turn_first_in_each_hit(tmp_path: Path) -> None:
     index = _home(tmp_path, KAYAK)
     for who in ("Ana", "Ben"):
-        hits = search(index, f"What red kayak did {who} buy for the lake?", k=2)
+        hits = search(index, RecallQuery(f"What red kayak did {who} buy for the lake?", k=2))
         assert len(hits) == 2
         assert [_speakers(hit)[0] for hit in hits] == [who, who]
 
@@ -77,15 +77,15 @@ def test_the_prior_orders_evidence_not_blocks(tmp_path: Path) -> None:
     # Measured: ranking blocks by the asked speaker's share lowered recall; the blocks' scores and order
     # are the same whichever speaker is named.
     index = _home(tmp_path, KAYAK)
-    ana = search(index, "What red kayak did Ana buy for the lake?", k=2)
-    ben = search(index, "What red kayak did Ben buy for the lake?", k=2)
+    ana = search(index, RecallQuery("What red kayak did Ana buy for the lake?", k=2))
+    ben = search(index, RecallQuery("What red kayak did Ben buy for the lake?", k=2))
     assert [(h.block_id, h.score) for h in ana] == [(h.block_id, h.score) for h in ben]
 
 
 def test_the_first_named_speaker_is_the_one_asked_about(tmp_path: Path) -> None:
     index = _home(tmp_path, KAYAK)
-    ben = search(index, "Which kayak did Ben tell Ana about?", k=2)
-    ana = search(index, "Which kayak did Ana tell Ben about?", k=2)
+    ben = search(index, RecallQuery("Which kayak did Ben tell Ana about?", k=2))
+    ana = search(index, RecallQuery("Which kayak did Ana tell Ben about?", k=2))
     assert [_speakers(hit)[0] for hit in ben] == ["Ben", "Ben"]
     assert [_speakers(hit)[0] for hit in ana] == ["Ana", "Ana"]
 
@@ -107,10 +107,10 @@ def test_my_puts_the_users_own_turns_first(tmp_path: Path) -> None:
         ("assistant", "The blue bike has a flat tyre and a bent wheel since Sunday."),
     ]
     index = _home(tmp_path, turns)
-    plain = search(index, "the blue bike flat tyre bent wheel", k=1)
+    plain = search(index, RecallQuery("the blue bike flat tyre bent wheel", k=1))
     assert [e.role for e in plain[0].evidence] == ["assistant", "user"]  # without the prior
     for query in ("what is wrong with my blue bike tyre and wheel?", "I forgot what bent the bike wheel"):
-        hits = search(index, query, k=1)
+        hits = search(index, RecallQuery(query, k=1))
         assert [e.role for e in hits[0].evidence] == ["user", "assistant"]
 
 
@@ -130,7 +130,7 @@ def test_the_record_that_answers_comes_before_the_one_that_only_asks(tmp_path: P
         "What did Ben paint last week?",
         "what was painted last week",
     ):
-        hits = search(index, query, k=1)
+        hits = search(index, RecallQuery(query, k=1))
         assert _speakers(hits[0]) == ["Ben", "Ana"]
 
 
@@ -147,8 +147,8 @@ def test_only_a_record_whose_matching_sentences_are_questions_only_asks() -> Non
 
 def test_a_name_that_is_no_speaker_changes_nothing(tmp_path: Path) -> None:
     index = _home(tmp_path, KAYAK)
-    named = search(index, "What red kayak did Carla buy for the lake?", k=2)
-    plain = search(index, "What red kayak did buy for the lake?", k=2)
+    named = search(index, RecallQuery("What red kayak did Carla buy for the lake?", k=2))
+    plain = search(index, RecallQuery("What red kayak did buy for the lake?", k=2))
     assert [h.score for h in named] == pytest.approx([h.score for h in plain], abs=0.05)
     assert [(h.topic, h.block_id, _speakers(h)) for h in named] == [
         (h.topic, h.block_id, _speakers(h)) for h in plain
@@ -206,7 +206,7 @@ def test_search_embeds_the_query_without_the_speakers_names(
         return embed(texts, workspace)
 
     monkeypatch.setattr(recall_search, "embed", spy)
-    hits = search(index, "What instruments does Melanie play?", k=2)
+    hits = search(index, RecallQuery("What instruments does Melanie play?", k=2))
     assert embedded == ["What instruments does play?"]
     assert hits
     assert "violin" in hits[0].text  # the question is still answered
@@ -276,9 +276,9 @@ def test_expansion_lifts_the_named_entitys_page(tmp_path: Path, monkeypatch: pyt
     # The first exchange is on Lisbon's page although it never says "Lisbon"; the second is not.
     index = _home(tmp_path, turns, _EntityPages({"The yellow": ("topics/lisbon.md", "Lisbon")}))
     query = "which yellow tram climbs the steep hill in Lisbon"
-    on = search(index, query, k=2, floor=0.0)
+    on = search(index, RecallQuery(query, k=2, floor=0.0))
     monkeypatch.setattr(recall_search, "EXPAND", False)
-    off = {h.topic: h.score for h in search(index, query, k=2, floor=0.0)}
+    off = {h.topic: h.score for h in search(index, RecallQuery(query, k=2, floor=0.0))}
     assert on[0].topic == "topics/lisbon.md"
     scores = {h.topic: h.score for h in on}
     assert scores["topics/lisbon.md"] == pytest.approx(off["topics/lisbon.md"] + BONUS)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dagmem import FileSessionStore, Hit
-from dagmem.memory.recall import RecallIndex, compact, reader_for, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, compact, reader_for, search
 from dagmem.memory.shapes import shapes_for
 from dagmem.memory.writing import write_home
 
@@ -73,7 +73,11 @@ def test_a_smaller_k_gives_the_first_hits_of_a_larger_k_with_the_same_scores(
             ks = sorted(rng.sample(range(1, K_MAX + 1), 4))
             answers = {
                 k: _key(
-                    search(index, query, k=k, reader=reader_for(shapes, session, tip if session else None))
+                    search(
+                        index,
+                        RecallQuery(query, k=k),
+                        reader=reader_for(shapes, session, tip if session else None),
+                    )
                 )
                 for k in ks
             }
@@ -99,6 +103,6 @@ def test_the_same_hits_with_and_without_the_cache(
     rng = random.Random(11)
     for query in _queries(rng, 40):
         for k in (1, 5, K_MAX):
-            expected = search(rebuilt, query, k=k)
-            assert search(delta_only, query, k=k) == expected, (query, k)
-            assert search(compacted, query, k=k) == expected, (query, k)
+            expected = search(rebuilt, RecallQuery(query, k=k))
+            assert search(delta_only, RecallQuery(query, k=k)) == expected, (query, k)
+            assert search(compacted, RecallQuery(query, k=k)) == expected, (query, k)

@@ -1,7 +1,7 @@
 """`SessionStore.append_many`: a run of turns of one session under one hold of its lock, each turn exactly
 as `append` would have it (the same node files and meta.json bytes, the same refusals and their errors,
-the same no-op for a turn already there); a refused turn is that turn's outcome and the next is taken;
-turns are taken one at a time, each outcome told before the next turn is taken."""
+the same no-op for a turn already there); a turn the store refuses is that turn's outcome and the next is
+taken; turns are taken one at a time, each outcome told before the next turn is taken."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dagmem import HEAD, FileSessionStore, InvalidInput, MemorySessionStore, Node, SessionStore
 from dagmem.memory.errors import SessionInvalid
-from dagmem.memory.store import NewTurn
+from dagmem.memory.store import Turn
 
 
 class Clock:
@@ -30,40 +30,47 @@ class Clock:
 
 
 _PREDECESSORS = st.sampled_from([HEAD, HEAD, HEAD, None, "u1", "u2", "n1", "n3", "gone"])
-_TURNS = st.builds(
-    NewTurn,
-    role=st.sampled_from(["user", "user", "assistant", "tool", "system", "robot"]),
-    content=st.sampled_from(["hello", "hi", "two\nlines", "", "x" * 300]),
-    predecessor=_PREDECESSORS,
-    node_id=st.sampled_from([None, None, None, "u1", "u2", "u3", "not an id"]),
-    metadata=st.sampled_from(
-        [None, None, {"k": 1}, {"k": 2}, {"memory_written_dagmem": "w"}, {"display": 3}]
-    ),
-    spawned=st.sampled_from([False, False, True]),
-    spawned_from=st.sampled_from([None, None, None, "p/a", "p/b", "p"]),
-    origin=st.sampled_from([None, None, "tool", "imported", "elsewhere"]),
+_TURNS = st.fixed_dictionaries(  # a turn's arguments: a `Turn` made of them may refuse them
+    {
+        "role": st.sampled_from(["user", "user", "assistant", "tool", "system", "robot"]),
+        "content": st.sampled_from(["hello", "hi", "two\nlines", "", "x" * 300]),
+        "predecessor": _PREDECESSORS,
+        "node_id": st.sampled_from([None, None, None, "u1", "u2", "u3", "not an id"]),
+        "metadata": st.sampled_from(
+            [None, None, {"k": 1}, {"k": 2}, {"memory_written_dagmem": "w"}, {"display": 3}]
+        ),
+        "spawned": st.sampled_from([False, False, True]),
+        "spawned_from": st.sampled_from([None, None, None, "p/a", "p/b", "p"]),
+        "origin": st.sampled_from([None, None, "tool", "imported", "elsewhere"]),
+    }
 )
+Args = dict[str, Any]
 
 
-def one_at_a_time(store: SessionStore, sid: str, turns: list[NewTurn]) -> list[Node | InvalidInput]:
+def one_at_a_time(store: SessionStore, sid: str, turns: list[Args]) -> list[Node | InvalidInput]:
     outcomes: list[Node | InvalidInput] = []
-    for turn in turns:
+    for args in turns:
         try:
-            outcomes.append(
-                store.append(
-                    sid,
-                    turn.role,
-                    turn.content,
-                    predecessor=turn.predecessor,
-                    node_id=turn.node_id,
-                    metadata=turn.metadata,
-                    spawned=turn.spawned,
-                    spawned_from=turn.spawned_from,
-                    origin=turn.origin,
-                )
-            )
+            outcomes.append(store.append(sid, **args))
         except InvalidInput as exc:
             outcomes.append(exc)
+    return outcomes
+
+
+def in_a_run(store: SessionStore, sid: str, turns: list[Args]) -> list[Node | InvalidInput]:
+    """The turns through `append_many`; a turn refused as it is made is its outcome, in its place."""
+    outcomes: list[Node | InvalidInput] = []
+
+    def made() -> Iterator[Turn]:
+        for args in turns:
+            try:
+                turn = Turn(**args)
+            except InvalidInput as exc:
+                outcomes.append(exc)
+                continue
+            yield turn
+
+    store.append_many(sid, made(), on_outcome=lambda _turn, outcome: outcomes.append(outcome))
     return outcomes
 
 
@@ -82,43 +89,41 @@ def files_under(root: Path) -> dict[str, bytes]:
 
 @settings(max_examples=300, database=None, derandomize=True, deadline=None)
 @given(st.lists(_TURNS, max_size=14), st.booleans())
-def test_a_run_in_memory_leaves_what_appends_one_at_a_time_leave(turns: list[NewTurn], started: bool) -> None:
+def test_a_run_in_memory_leaves_what_appends_one_at_a_time_leave(turns: list[Args], started: bool) -> None:
     stores = [MemorySessionStore(clock=Clock()), MemorySessionStore(clock=Clock())]
     if started:  # a session with nodes already, one of them a caller's id
         for store in stores:
             store.append("s", "user", "first", node_id="u1")
     one = one_at_a_time(stores[0], "s", turns)
-    run = stores[1].append_many("s", turns)
+    run = in_a_run(stores[1], "s", turns)
     assert shown(run) == shown(one)
     assert stores[1].backend.files == stores[0].backend.files
 
 
 @settings(max_examples=40, database=None, derandomize=True, deadline=None)
 @given(st.lists(_TURNS, max_size=10), st.booleans())
-def test_a_run_on_disk_leaves_the_same_bytes_as_appends_one_at_a_time(
-    turns: list[NewTurn], bulk: bool
-) -> None:
+def test_a_run_on_disk_leaves_the_same_bytes_as_appends_one_at_a_time(turns: list[Args], bulk: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         homes = [Path(scratch, "one"), Path(scratch, "run")]
         one_store, run_store = (FileSessionStore(home, clock=Clock()) for home in homes)
         with one_store.bulk() if bulk else nullcontext(), run_store.bulk() if bulk else nullcontext():
             one = one_at_a_time(one_store, "s", turns)
-            run = run_store.append_many("s", turns)
+            run = in_a_run(run_store, "s", turns)
         assert shown(run) == shown(one)
         assert files_under(homes[1]) == files_under(homes[0])
 
 
 def test_a_refused_turn_is_its_outcome_and_the_rest_of_the_run_is_appended(store: SessionStore) -> None:
     turns = [
-        NewTurn("user", "question", node_id="q"),
-        NewTurn("assistant", "answer", node_id="a", metadata={"memory_written_dagmem": "forged"}),
-        NewTurn("assistant", "another answer", predecessor="q", node_id="b"),
-        NewTurn("user", "follow-up", predecessor="a", node_id="c"),  # names the refused turn
-        NewTurn("user", "next", node_id="d"),
+        Turn("user", "question", node_id="q"),
+        Turn("assistant", "answer", node_id="a", spawned_from="p/x"),  # not at the session's first append
+        Turn("assistant", "another answer", predecessor="q", node_id="b"),
+        Turn("user", "follow-up", predecessor="a", node_id="c"),  # names the refused turn
+        Turn("user", "next", node_id="d"),
     ]
     outcomes = store.append_many("s", turns)
     assert [type(o).__name__ for o in outcomes] == ["Node", "InvalidInput", "Node", "UnknownNode", "Node"]
-    assert "dagmem's own" in str(outcomes[1])
+    assert "first append" in str(outcomes[1])
     assert "'a'" in str(outcomes[3])
     snapshot = store.load("s")
     assert snapshot.valid
@@ -132,12 +137,12 @@ def test_turns_are_taken_one_at_a_time_each_outcome_told_before_the_next_is_take
 ) -> None:
     events: list[str] = []
 
-    def turns() -> Iterator[NewTurn]:
+    def turns() -> Iterator[Turn]:
         for name in ("a", "b", "c"):
             events.append(f"take {name}")
-            yield NewTurn("user", name, node_id=name, metadata={"bad": float("nan")} if name == "b" else None)
+            yield Turn("user", name, node_id=name, predecessor="gone" if name == "b" else HEAD)
 
-    def told(turn: NewTurn, outcome: Node | InvalidInput) -> None:
+    def told(turn: Turn, outcome: Node | InvalidInput) -> None:
         events.append(f"{turn.node_id} {'added' if isinstance(outcome, Node) else 'refused'}")
 
     store.append_many("s", turns(), on_outcome=told)
@@ -146,14 +151,21 @@ def test_turns_are_taken_one_at_a_time_each_outcome_told_before_the_next_is_take
 
 def test_a_run_whose_every_turn_is_refused_creates_no_session(store: SessionStore) -> None:
     outcomes = store.append_many(
-        "s", [NewTurn("robot", "x"), NewTurn("user", "y", predecessor="elsewhere"), NewTurn("user", "\ud800")]
+        "s", [Turn("user", "y", predecessor="elsewhere"), Turn("user", "z", predecessor="gone")]
     )
     assert all(isinstance(o, InvalidInput) for o in outcomes)
     assert not store.has_session("s")
 
 
+def test_a_run_takes_turns_only(store: SessionStore) -> None:
+    unchecked: Any = {"role": "user", "content": "hi"}
+    with pytest.raises(InvalidInput, match=r"dagmem\.Turn, not dict"):
+        store.append_many("s", [unchecked])
+    assert not store.has_session("s")
+
+
 def test_the_same_turns_again_add_nothing(store: SessionStore) -> None:
-    turns = [NewTurn("user", f"turn {i}", node_id=f"t{i}") for i in range(5)]
+    turns = [Turn("user", f"turn {i}", node_id=f"t{i}") for i in range(5)]
     first = store.append_many("s", turns)
     before = store.load("s")
     again = store.append_many("s", turns)
@@ -169,12 +181,12 @@ def test_a_session_found_unsafe_ends_the_run_with_the_turns_before_it_appended(t
     elsewhere.mkdir()
     told: list[str] = []
 
-    def turns() -> Iterator[NewTurn]:
-        yield NewTurn("user", "written", node_id="t1")
+    def turns() -> Iterator[Turn]:
+        yield Turn("user", "written", node_id="t1")
         # A shard directory replaced by a symlink before the run's next node needs it.
         (tmp_path / "home" / "sessions" / "s" / "history" / "0001").symlink_to(elsewhere)
         for i in range(2, 300):
-            yield NewTurn("user", f"turn {i}", node_id=f"t{i}")
+            yield Turn("user", f"turn {i}", node_id=f"t{i}")
 
     with store.bulk(), pytest.raises(SessionInvalid, match="symbolic link"):
         store.append_many("s", turns(), on_outcome=lambda turn, _o: told.append(str(turn.node_id)))

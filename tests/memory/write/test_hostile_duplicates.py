@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dagmem import FileSessionStore
 from dagmem.memory.format import parse_topic
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.writing import write_home
 
 CLAIM = "User: “I live in Porto.”"
@@ -63,7 +63,7 @@ def test_recall_returns_a_claim_filed_twice_once(tmp_path: Path) -> None:
     before = holders(memory)
     assert sum(len(v) for v in before.values()) >= 2  # the precondition: the claim is filed twice
     assert len(before) >= 2
-    hits = search(RecallIndex.open(memory), "where do I live Porto", k=10)
+    hits = search(RecallIndex.open(memory), RecallQuery("where do I live Porto", k=10))
     assert [h.text for h in hits].count(CLAIM) == 1
 
 
@@ -91,7 +91,7 @@ def test_reorganise_merges_a_claim_filed_twice_carrying_every_citation(tmp_path:
     assert verified["violations"] == []
     assert verified["warnings"] == []
     assert "I live in Porto" in (memory / "core.md").read_text(encoding="utf-8")
-    hits = search(RecallIndex.open(memory), "where do I live Porto", k=10)
+    hits = search(RecallIndex.open(memory), RecallQuery("where do I live Porto", k=10))
     assert [h.text for h in hits].count(CLAIM) == 1
     again = run_cli("reorganise", "--json", home=home)  # nothing more to merge
     assert again.returncode == 0

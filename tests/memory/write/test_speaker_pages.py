@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagmem.memory.format import ArchiveRecord, HomePaths, Topic, anchor_of, is_topic_path, parse_topic
-from dagmem.memory.recall import RecallIndex, search
+from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.store import FileSessionStore
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import ExtractiveDistiller, reorganise
@@ -138,7 +138,9 @@ def test_a_users_update_supersedes_their_older_statement(tmp_path: Path) -> None
 
 def test_recall_asked_about_a_speaker_finds_what_they_said_in_passing(tmp_path: Path) -> None:
     _write(tmp_path)
-    hits = search(RecallIndex.open(HomePaths(tmp_path).memory), "What instruments does Melanie play?", k=1)
+    hits = search(
+        RecallIndex.open(HomePaths(tmp_path).memory), RecallQuery("What instruments does Melanie play?", k=1)
+    )
     assert hits[0].topic == "topics/melanie.md"
     assert [e.node for e in hits[0].evidence] == ["p1t3"]  # one turn of the budget, not its exchange's
 
