@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, SessionStore
+from dagmem.tests._clock import FakeClock
 
 # The BPE table's per-machine cache (`memory/recall/_bpe_cache.py`): the suite's own (each process's, its
 # children inherit it), never the user's `~/.cache/dagmem`. Removed when the process ends.
@@ -82,17 +83,6 @@ def anyio_backend(request: pytest.FixtureRequest) -> Any:
     import looptime
 
     return ("asyncio", {"loop_factory": looptime.new_event_loop})
-
-
-class FakeClock:
-    """A settable epoch clock for stores, so times in files are predictable."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 @pytest.fixture
