@@ -310,8 +310,9 @@ class Runtime:
             raise MemoryOff(f"Runtime.open({str(home)!r})")
         home = Path(home)
         _check_home(home)
-        if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now)
-            distiller = distiller_named(distiller, home)
+        if isinstance(distiller, str):  # "extractive" or "openai" (its settings are read now, off the loop)
+            named = functools.partial(distiller_named, distiller, home)
+            distiller = named() if offload is False else await anyio.to_thread.run_sync(named)
         config = _config_of(
             config, token_threshold=token_threshold, idle_after=idle_after, abandon_after=abandon_after
         )

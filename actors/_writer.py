@@ -24,6 +24,7 @@ import anyio
 import anyio.abc
 
 from ..memory import faults
+from ..memory.format import token_encoding
 from ..memory.recall import load_model
 from ..memory.workspace import Workspace
 from ..memory.write import Applied, BatchWriter, Installed
@@ -66,7 +67,9 @@ class WriterActor:
         closing: list[BatchWriter] = []
         try:
             await ctx.io(load_model)  # every install indexes its blocks: load the model before the first
-            writer = BatchWriter(workspace, ctx.store, ctx.distiller)
+            # The sessions count each turn's tokens on the loop: their table is read here, in a thread.
+            await ctx.io(token_encoding)
+            writer = await ctx.io(BatchWriter, workspace, ctx.store, ctx.distiller)  # opens its caches
             closing.append(writer)
             ctx.status = writer.status
             task_status.started()
@@ -82,9 +85,10 @@ class WriterActor:
                         return
                     marking = await self._handle(writer, envelope, marking, tg)
         finally:
-            for writer in closing:
-                writer.close()
-            workspace.close()
+            with anyio.CancelScope(shield=True):  # closing saves an unsaved status: never cut short
+                for writer in closing:
+                    await ctx.io(writer.close)
+                await ctx.io(workspace.close)
 
     async def _handle(
         self,

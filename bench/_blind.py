@@ -66,7 +66,7 @@ async def _append(item: data.Item, home: Path) -> tuple[dict[tuple[int, int], No
             await rt.end_session(sid)
         await rt.flush(force=True)
         hits = await rt.recall(item.question, k=K)
-        core = rt.core()
+        core = await rt.core_async()
     return nodes, list(hits), core
 
 

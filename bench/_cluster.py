@@ -133,7 +133,8 @@ async def _through_cluster(root: Path, homes: list[str], turns: int) -> dict[str
             first_calls.append(time.perf_counter() - started)
         out = await _timed(client, homes, turns)
         out["first_call_s"] = round(max(first_calls), 3)  # create the actor, start its process, open
-        out["actor_pss_mib"] = round(max([_pss_mib((await client.info(home))["pid"]) for home in homes]), 1)
+        pids = [(await client.info(home))["pid"] for home in homes]
+        out["actor_pss_mib"] = round(max([await anyio.to_thread.run_sync(_pss_mib, pid) for pid in pids]), 1)
         return out
     finally:
         for home in homes:
@@ -256,7 +257,8 @@ async def _served_once(client: Any, root: Path, names: list[str]) -> dict[str, i
     }
     wrong = 0
     for name, pid in pids.items():
-        text = HomePaths(root / name).workspace.serving_lock.read_text().split()
+        lock = HomePaths(root / name).workspace.serving_lock
+        text = (await anyio.to_thread.run_sync(lock.read_text)).split()
         wrong += len(text) > 1 and int(text[1]) != pid
     return {"checked": len(pids), "served_by_another": wrong}
 

@@ -10,6 +10,7 @@ from dagmem.memory.format import anchor_of
 from dagmem.memory.store import FileSessionStore
 from dagmem.memory.write import ExtractiveDistiller
 from dagmem.memory.writing import write_home
+from dagmem.tests._clock import FakeClock
 
 DAY = 86_400.0
 
@@ -21,15 +22,15 @@ def write_two_parts(
 ) -> dict[str, str]:
     """Append `first`, then `second` two days later, to session "chat" and write it all (`write --force`);
     returns each turn's anchor -> the part ("1" or "2") it was said in."""
-    now = [1_750_000_000.0]
-    store = FileSessionStore(home, fsync=False, clock=lambda: now[0])
+    clock = FakeClock(step=0)
+    store = FileSessionStore(home, fsync=False, clock=clock)
     part: dict[str, str] = {}
     for number, turns in (("1", first), ("2", second)):
         for n, (role, text) in enumerate(turns):
-            now[0] += 1.0
+            clock.now += 1.0
             node = f"p{number}t{n}"
             store.append("chat", role, text, node_id=node)
             part[anchor_of(f"chat/{node}")] = number
-        now[0] += 2 * DAY
+        clock.now += 2 * DAY
     write_home(home, force=True, distiller=distiller)
     return part

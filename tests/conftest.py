@@ -1,5 +1,8 @@
 """Shared fixtures. Every async test runs on asyncio and on trio (anyio's own pytest plugin).
 
+Every test fails when dagmem blocks a running event loop on file I/O (`_loop_guard.py`: the calls are
+watched, not timed).
+
 Mark a test `@pytest.mark.virtual_time` to run it on a virtual clock on both backends (trio's
 `MockClock(autojump_threshold=0)`, asyncio with `looptime`): an hour of `anyio.sleep` costs milliseconds.
 Tests marked `slow` run only with `--slow`.
@@ -18,6 +21,8 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, SessionStore
+from dagmem.tests import _loop_guard
+from dagmem.tests._clock import FakeClock
 
 # The BPE table's per-machine cache (`memory/recall/_bpe_cache.py`): the suite's own (each process's, its
 # children inherit it), never the user's `~/.cache/dagmem`. Removed when the process ends.
@@ -70,6 +75,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+_loop_guard.install()
+
+
+@pytest.fixture(autouse=True)
+def _event_loop_never_blocks_on_io() -> Iterator[None]:
+    with _loop_guard.blocking_calls() as calls:
+        yield
+    if calls:
+        shown = "\n  ".join(dict.fromkeys(calls))  # each call once, in order
+        pytest.fail(f"dagmem blocked the event loop on file I/O ({len(calls)} calls):\n  {shown}")
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> Any:
     name = str(request.param)
@@ -82,17 +99,6 @@ def anyio_backend(request: pytest.FixtureRequest) -> Any:
     import looptime
 
     return ("asyncio", {"loop_factory": looptime.new_event_loop})
-
-
-class FakeClock:
-    """A settable epoch clock for stores, so times in files are predictable."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 @pytest.fixture

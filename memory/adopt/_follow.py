@@ -46,10 +46,15 @@ class Follower:
     async def poll(self) -> int:
         """Feed what is new in the files (whole lines only); returns the nodes appended."""
         importer, sink = self.importer, self._sink
-        importer.discover()
-        self.report.files = len(importer.sources)
+
+        def read_new() -> list[Planned]:
+            importer.discover()
+            return importer.poll(final=False)
+
         before = self.report.added
-        self._pending.extend(importer.poll(final=False))
+        with anyio.CancelScope(shield=True):  # the readers move on as they read: what they read is kept
+            self._pending.extend(await anyio.to_thread.run_sync(read_new))
+        self.report.files = len(importer.sources)
         while self._pending:
             node = sink.screen(self._pending.popleft())
             # Shielded: a stop (Ctrl-C) lands between nodes, never after the runtime took one but before the

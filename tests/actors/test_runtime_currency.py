@@ -57,7 +57,7 @@ async def test_the_issue_example_core_and_recall_know_what_is_still_true(tmp_pat
         await rt.end_session("s3")
         await rt.flush(force=True)
 
-        core = rt.core()
+        core = await rt.core_async()
         assert "Berlin" in core
         assert "fish" in core
         assert "I live in Paris" not in core

@@ -73,8 +73,8 @@ async def test_the_order_said_decides_not_the_order_written(tmp_path: Path) -> N
         labelled = await rt.recall(QUESTION, k=10, history=True)
         assert _status_of(labelled, "s", rome) == "current"
         assert _status_of(labelled, "s", berlin) == "superseded"
-        assert "Rome" in rt.core()
-        assert "Berlin" not in rt.core()
+        assert "Rome" in await rt.core_async()
+        assert "Berlin" not in await rt.core_async()
 
 
 async def _edited_city(rt: dagmem.Runtime) -> tuple[str, str, str]:
@@ -137,8 +137,8 @@ async def test_a_later_update_replaces_the_value_said_on_each_alternative(tmp_pa
             assert _first_citing(hits, *said) == ("s2", oslo), reader
         labelled = await rt.recall("I moved to Berlin", session_id="s1", tip=berlin, k=10, history=True)
         assert _status_of(labelled, "s1", berlin) == "superseded"  # Oslo replaced it too
-        assert "Oslo" in rt.core()
-        assert "Berlin" not in rt.core()
+        assert "Oslo" in await rt.core_async()
+        assert "Berlin" not in await rt.core_async()
 
 
 async def test_an_exchange_joining_the_shared_turn_with_an_edited_away_prompt_is_left(tmp_path: Path) -> None:
@@ -165,4 +165,4 @@ async def test_an_exchange_joining_the_shared_turn_with_an_edited_away_prompt_is
         # A reader inside the abandoned branch still has it as its own.
         own = await rt.recall(QUESTION, session_id="s", tip=lisbon, k=10, history=True)
         assert all(h.status == "current" for h in own if _cites(h, "s", lisbon))
-        assert "Lisbon" not in rt.core()
+        assert "Lisbon" not in await rt.core_async()

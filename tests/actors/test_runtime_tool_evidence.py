@@ -32,7 +32,7 @@ async def test_a_host_appends_tool_evidence_and_it_is_a_record(tmp_path: Path) -
         await rt.end_session("s")
         await rt.flush(force=True)
         hits = await rt.recall("Why does the session live test fail? mix test exit 2", session_id="s")
-        context = dagmem.render_context(hits, rt.core())
+        context = dagmem.render_context(hits, await rt.core_async())
     frames = {
         f.node_id: f
         for f in scan_archive((tmp_path / "memory" / "sources" / "s.md").read_bytes(), "s").frames

@@ -3,14 +3,13 @@ through the command (its figures are not judged here, only their shape and that 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from dagmem.bench import _currency as currency
 from dagmem.bench import _currency_data as data
-from dagmem.cli import main
+from dagmem.tests._bench_shape import quick_report
 
 
 def _fork_workload() -> data.Workload:
@@ -140,9 +139,7 @@ def test_dagmem_bench_currency_runs_a_tiny_home_through_the_runtime(
 ) -> None:
     monkeypatch.setattr(currency, "QUICK_HOMES", 1)
     monkeypatch.setattr(currency, "SESSIONS", 3)
-    assert main(["bench", "currency", "--quick", "--json", "--out", str(tmp_path)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["benchmarks"] == ["currency"]
+    printed = quick_report("currency", tmp_path, capsys)
     raw = printed["raw"]["currency"]
     assert raw["homes"] == 1
     assert raw["questions"] > 10

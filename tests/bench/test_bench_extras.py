@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dagmem.bench import report
+from dagmem.tests._bench_shape import stub_runner
 from dagmem.tests._cli import dagmem_run
 
 
@@ -41,6 +42,7 @@ def test_a_run_of_several_leaves_out_the_one_without_its_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "rank_bm25", None)
     monkeypatch.setattr(report, "BENCHMARKS", ("walk", "currency"))  # "all", kept small
+    monkeypatch.setitem(report._RUNNERS, "walk", stub_runner("walk"))  # its one run: test_bench_report.py
     result = dagmem_run("bench", "--quick", "--json", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stdout + result.stderr
     printed = json.loads(result.stdout)

@@ -1,16 +1,23 @@
+"""`dagmem bench runtime --quick`, run once through the command at a tiny size (both modes, two
+thresholds): every figure, the report's lines beside them, the documented shape."""
+
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from dagmem.bench._runtime import MODES, PROFILE_STARTS, SETUPS, run
+from dagmem.bench import _runtime
+from dagmem.bench._runtime import MODES, PROFILE_STARTS, SETUPS
+from dagmem.tests._bench_shape import quick_report, run_tiny
 
 
-@pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_runtime_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path, backend: str) -> None:
-    result = run(
+def test_runtime_benchmark_reports_every_figure_at_a_tiny_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    left = run_tiny(
+        monkeypatch,
+        _runtime,
         small_live=3,
         large_live=12,
         short_turns=3,
@@ -22,13 +29,17 @@ def test_runtime_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path, b
         throughput_sessions=2,
         throughput_turns=6,
         thresholds=(16_000, 200),
-        backend=backend,
-        scratch=tmp_path,
+        modes=MODES,
     )
+    printed = quick_report("runtime", tmp_path, capsys)
+    result = printed["raw"]["runtime"]
 
-    assert json.loads(json.dumps(result)) == result  # one JSON-ready object
-    assert list(tmp_path.iterdir()) == []  # the scratch directory is removed
-    assert (result["benchmark"], result["backend"], result["fsync"]) == ("runtime", backend, True)
+    assert left == [[]]  # the scratch directory is removed
+    names = {r["name"] for r in printed["results"]}
+    assert "writer throughput at threshold 16,000 (fsync on; baseline: durable replaces/s here)" in names
+    for prefix in ("append p50", "append p99", "writer throughput"):
+        assert any(name.startswith(prefix) for name in names), prefix
+    assert (result["benchmark"], result["backend"], result["fsync"]) == ("runtime", "asyncio", True)
     assert (result["small_live"], result["large_live"], result["long_turns"]) == (3, 12, 20)
     assert set(result["modes"]) == set(MODES)
 

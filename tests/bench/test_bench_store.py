@@ -1,16 +1,28 @@
+"""`dagmem bench store --quick`, run once through the command at a tiny size (60 turns): every figure, the
+report's lines beside them, the documented shape."""
+
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from dagmem.bench._store import COMPONENTS, run
+import pytest
+
+from dagmem.bench import _store
+from dagmem.bench._store import COMPONENTS
+from dagmem.tests._bench_shape import quick_report, run_tiny
 
 
-def test_store_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path) -> None:
-    result = run(turns=60, window=5, early=20, scratch=tmp_path)
+def test_store_benchmark_reports_every_figure_at_a_tiny_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    left = run_tiny(monkeypatch, _store, 60, window=5, early=20)
+    printed = quick_report("store", tmp_path, capsys)
+    result = printed["raw"]["store"]
 
-    assert json.loads(json.dumps(result)) == result  # one JSON-ready object
-    assert list(tmp_path.iterdir()) == []  # the scratch directory is removed
+    assert left == [[]]  # the scratch directory is removed
+    names = {r["name"] for r in printed["results"]}
+    for prefix in ("git bytes per turn", "git ms per turn"):
+        assert any(name.startswith(prefix) for name in names), prefix
     assert result["turns"] == 60
     assert result["window"] == 5
     assert isinstance(result["git_version"], str)

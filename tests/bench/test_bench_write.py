@@ -1,20 +1,33 @@
+"""`dagmem bench write --quick`, run once through the command at a tiny size (10 and 50 topic files): every
+figure, the report's lines beside them, the documented shape; and the benchmarks' filler states no core
+fact."""
+
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
+import pytest
+
 from dagmem.bench import _kit as kit
-from dagmem.bench._write import SETUPS, run
+from dagmem.bench import _write
+from dagmem.bench._write import SETUPS
 from dagmem.memory.format import ArchiveRecord
 from dagmem.memory.write._core_facts import core_facts
+from dagmem.tests._bench_shape import quick_report, run_tiny
 
 
-def test_write_benchmark_reports_every_figure_at_a_tiny_size(tmp_path: Path) -> None:
-    result = run(small=10, large=50, reps=3, cold_reps=2, profile_reps=1, scratch=tmp_path)
+def test_write_benchmark_reports_every_figure_at_a_tiny_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    left = run_tiny(monkeypatch, _write, 10, 50, 3, 2, 1)  # small, large, reps, cold_reps, profile_reps
+    printed = quick_report("write", tmp_path, capsys)
+    result = printed["raw"]["write"]
 
-    assert json.loads(json.dumps(result)) == result  # one JSON-ready object
-    assert list(tmp_path.iterdir()) == []  # the scratch directory is removed
+    assert left == [[]]  # the scratch directory is removed
+    names = {r["name"] for r in printed["results"]}
+    for prefix in ("one write", "archive"):
+        assert any(name.startswith(prefix) for name in names), prefix
     assert (result["benchmark"], result["small"], result["large"]) == ("write", 10, 50)
     assert result["fsync"] is True
     assert result["reps"] == {"warmup": 2, "warm": 3, "cold": 2, "profiled": 1}

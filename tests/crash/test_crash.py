@@ -65,6 +65,8 @@ from dagmem.memory.write import (
 )
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
+from dagmem.sim._crashload import find_leftovers
+from dagmem.tests._clock import FakeClock
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60  # tokens: two exchanges (four turns) per batch
@@ -88,15 +90,6 @@ EXERCISED: Counter[str] = Counter()
 
 
 # -- building homes ---------------------------------------------------------------------------------------
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_750_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 def exchange(subject: str, k: int) -> tuple[str, str]:
@@ -152,7 +145,7 @@ def write_pass(home: Path) -> list[SessionResult]:
 
 
 def new_home(root: Path) -> FileSessionStore:
-    store = FileSessionStore(root, clock=Clock())
+    store = FileSessionStore(root, clock=FakeClock())
     Workspace(root / "memory", workspace_id=WSID).close()
     return store
 
@@ -234,15 +227,6 @@ def topic_state(home: Path) -> dict[str, str]:
     return state
 
 
-def leftovers(home: Path) -> list[str]:
-    """Temp files anywhere in the home, and any stage under `.dagmem/stage/`."""
-    found = [p.relative_to(home).as_posix() for p in home.rglob("*") if is_temp_name(p.name)]
-    stage = home / "memory" / ".dagmem" / "stage"
-    if stage.is_dir():
-        found += [p.relative_to(home).as_posix() for p in stage.iterdir()]
-    return sorted(found)
-
-
 def archives(home: Path) -> dict[str, bytes]:
     return {p.stem: p.read_bytes() for p in sorted((home / "memory" / "sources").glob("*.md"))}
 
@@ -316,7 +300,7 @@ def clean_run(template: Path, scratch: Path, action: Callable[[Path], object]) -
 
 def check_final(home: Path, ref: Reference) -> None:
     """The home is exactly what a clean run leaves, and the oracle agrees that nothing is owed."""
-    assert leftovers(home) == []
+    assert find_leftovers(home) == []
     memory = memory_files(home)
     assert sorted(memory) == sorted(ref.memory)
     assert [k for k in memory if memory[k] != ref.memory[k]] == [], "files differ from the clean run"
@@ -340,7 +324,7 @@ def check_crashed(home: Path, ref: Reference) -> None:
     lines = txlog_lines(home)
     assert lines == ref.txlog[: len(lines)], "the txlog is not a prefix of the clean run's"
     assert topic_state(home) == ref.states[len(lines) - ref.base]
-    assert leftovers(home) == []
+    assert find_leftovers(home) == []
     for sid, data in archives(home).items():
         valid = scan_archive(data, sid).valid_end
         assert data[:valid] == ref.memory[f"sources/{sid}.md"][:valid]
@@ -728,7 +712,7 @@ def test_torn_append_leaves_a_loadable_session(site: str, keep: int | None, scra
         store.append("s", "user", "and the lisbon trams?", node_id="m3", predecessor=ids[-1])
     assert [p for p in (home / "sessions").rglob("*") if is_temp_name(p.name)]
     store = open_fresh(home)
-    assert leftovers(home) == []
+    assert find_leftovers(home) == []
     snapshot = store.load("s")
     assert snapshot.problems == []
     assert ("m3" in snapshot.nodes) == (site == "meta:write")
@@ -832,7 +816,7 @@ def test_io_error_at_every_fault_site_is_classified_and_leaves_the_workspace_as_
         try:
             # An error is not a death: the process that met it cleans up after itself. Only a committed
             # transaction's stage may wait (for the next open or write to finish it).
-            left = leftovers(home)
+            left = find_leftovers(home)
             assert [p for p in left if "/.dagmem/stage/" not in f"/{p}"] == []
             assert left == [] or n > commit_point
             # The batch was written; only its report (status) or the recall cache's update failed (readers
@@ -840,7 +824,7 @@ def test_io_error_at_every_fault_site_is_classified_and_leaves_the_workspace_as_
             # transaction, rolled forward in the same call.
             if site.startswith(("status:", "recall:")) or (site.startswith("install:") and n > commit_point):
                 assert result.outcome == "written"
-                assert [p for p in leftovers(home) if "/.dagmem/stage/" in f"/{p}"] == []
+                assert [p for p in find_leftovers(home) if "/.dagmem/stage/" in f"/{p}"] == []
             else:
                 assert (result.outcome, result.reason_code, result.retryable) == ("failed", reason, retryable)
                 status = load_status(home / "memory" / ".dagmem" / "status.json")
@@ -854,7 +838,7 @@ def test_io_error_at_every_fault_site_is_classified_and_leaves_the_workspace_as_
                 owed = check_home(FileSessionStore(home), home / "memory", WSID).owed
                 assert len(owed) == 6  # the whole batch is still owed
             open_fresh(home)
-            assert leftovers(home) == []
+            assert find_leftovers(home) == []
             assert check_home(FileSessionStore(home), home / "memory", WSID).violations == []
             assert one_batch_pass(home).outcome in ("written", "nothing-due")
             check_final(home, ref)
@@ -887,7 +871,7 @@ def test_an_install_that_failed_after_the_commit_point_is_finished_before_any_ma
     assert status.last_failure is not None  # it did fail once
     assert status.last_failure.reason_code is ReasonCode.DISK_FULL
     # Without reopening: no stage waits, and every file of the transaction is the new version.
-    assert leftovers(home) == []
+    assert find_leftovers(home) == []
     line = txlog_lines(home)[-1]
     for path, digest in line["files"].items():
         assert sha((home / "memory" / path).read_bytes()) == digest
@@ -917,7 +901,7 @@ def test_a_committed_transaction_whose_move_fails_once_rolls_forward_in_the_same
     assert result.outcome == "written", result.as_json()
     status = load_status(home / "memory" / ".dagmem" / "status.json")  # read, not opened: no recovery
     assert status.last_failure is None
-    assert leftovers(home) == []
+    assert find_leftovers(home) == []
     line = txlog_lines(home)[-1]
     for path, digest in line["files"].items():
         assert sha((home / "memory" / path).read_bytes()) == digest

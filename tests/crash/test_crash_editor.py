@@ -30,19 +30,11 @@ from dagmem.memory.format import TxlogCorrupt, scan_archive
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
+from dagmem.tests._clock import FakeClock
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60
 NEVER = frozenset({"consumed-twice", "archived-twice", "duplicate-claim"})
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_750_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 def say(store: FileSessionStore, subjects: list[str], prefix: str, after: str | None) -> str | None:
@@ -56,7 +48,7 @@ def say(store: FileSessionStore, subjects: list[str], prefix: str, after: str | 
 
 
 def build(root: Path) -> None:
-    store = FileSessionStore(root, clock=Clock())
+    store = FileSessionStore(root, clock=FakeClock())
     Workspace(root / "memory", workspace_id=WSID).close()
     head = say(store, ["lisbon", "garden", "violin", "python"], "m", None)
     assert [r.outcome for r in write_home(root, force=True, threshold=THRESHOLD)] == ["written"]

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmem.cli import main
-from dagmem.tests._bench_shape import assert_documented_shape
+from dagmem.tests._bench_shape import quick_report
 from dagmem.tests.hooks._claude import Transcript, wait_for_worker
 
 
@@ -116,11 +115,7 @@ PROMPT_NEVER = {
 def test_bench_hooks_reports_each_hook_beside_python_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["bench", "hooks", "--quick", "--json", "--out", str(tmp_path)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["benchmarks"] == ["hooks"]
-    assert not printed["errors"]
-    assert_documented_shape(printed, tmp_path)  # the report's shape (tests/bench/test_bench_report.py)
+    printed = quick_report("hooks", tmp_path, capsys)  # its one run; the report's shape checked
     by_name = {r["name"]: r for r in printed["results"]}
     for event in ("SessionStart", "UserPromptSubmit", "Stop"):
         for q in ("p50", "p95"):

@@ -4,7 +4,6 @@ interpreter, not timed (the hooks' own imports: `tests/hooks/test_hooks_cold.py`
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +11,7 @@ from pathlib import Path
 import pytest
 
 import dagmem
-from dagmem.cli import main
-from dagmem.tests._bench_shape import assert_documented_shape
+from dagmem.tests._bench_shape import quick_report
 from dagmem.tests.package.test_faces import offered
 
 HEAVY = ("numpy", "wordllama", "tiktoken", "httpx", "mcp", "ray")
@@ -89,11 +87,7 @@ def test_help_and_the_write_core_load_no_heavy_library() -> None:
 def test_bench_cold_reports_version_and_import_beside_python_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["bench", "cold", "--quick", "--json", "--out", str(tmp_path)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["benchmarks"] == ["cold"]
-    assert not printed["errors"]
-    assert_documented_shape(printed, tmp_path)  # the report's shape (tests/bench/test_bench_report.py)
+    printed = quick_report("cold", tmp_path, capsys)  # its one run; the report's shape checked
     by_name = {r["name"]: r for r in printed["results"]}
     version = by_name["fresh `dagmem --version` p50 (baseline: python -c pass)"]
     assert version["goal"] == "value <= 150"

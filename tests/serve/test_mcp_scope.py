@@ -119,8 +119,8 @@ async def test_a_scope_without_the_core_is_refused_the_core(tmp_path: Path) -> N
             with pytest.raises(MCPError, match="outside this reader's scope"):
                 await client.call_tool("core", {})
         # The owner's core holds facts of every session; a scope to a* gets only a*'s.
-        assert "Braga" in runtime.core()
-        scoped = runtime.core(scope=Scope(sessions=("a*",)))
+        assert "Braga" in await runtime.core_async()
+        scoped = await runtime.core_async(scope=Scope(sessions=("a*",)))
         assert "Aveiro" in scoped
         assert "Braga" not in scoped
 
@@ -164,11 +164,11 @@ async def test_a_scoped_or_read_only_reader_is_given_current_core_facts_only(tmp
         await rt.flush(force=True)
         master = (home / "memory" / "topics" / "core.md").read_text()
         assert all(word in master for word in ("Aveiro", "**Superseded**", "tram."))
-        owner = rt.core()
+        owner = await rt.core_async()
         assert "Coimbra" in owner
         assert not any(word in owner for word in ("Aveiro", "tram."))
         for scope in (Scope(read_only=True), Scope(sessions=("a*",)), Scope(origins=("user",))):
-            scoped = rt.core(scope=scope)
+            scoped = await rt.core_async(scope=scope)
             async with Client(build_server(MemoryTools(rt, home, scope=scope))) as client:
                 served = json.dumps(dump(await client.call_tool("core", {})), ensure_ascii=False)
             for text in (scoped, served):

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, Runtime
@@ -25,6 +24,7 @@ from dagmem.memory.writing import write_home
 from dagmem.sim import EPOCH, OracleReport, SimConfig, check_home, measure, plan_session, run, run_virtual
 from dagmem.sim import _report as report
 from dagmem.sim._gitgrowth import commits as count_commits
+from dagmem.tests._clock import FakeClock
 
 REQUIRED = {
     "seed",
@@ -399,8 +399,7 @@ def test_end_session_survives_a_session_actor_crash_in_the_middle(tmp_path: Path
     """A crash of the session actor as it marked a boundary batch made `end_session` return at once,
     while the session still owed records: the restarted actor had forgotten the boundary."""
 
-    def epoch() -> float:
-        return EPOCH + anyio.current_time()
+    epoch = FakeClock(EPOCH, follows_loop=True)
 
     async def main() -> None:
         store = MemorySessionStore(clock=epoch)

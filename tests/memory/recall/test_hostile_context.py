@@ -70,7 +70,7 @@ async def test_the_readme_example_never_injects_the_other_branch_unlabelled(tmp_
         await rt.end_session("s1")
         await rt.flush(force=True)
         hits = await rt.recall("Porto or Lisbon?", session_id="s1", tip=other)
-        block = dagmem.render_context(hits, rt.core())
+        block = dagmem.render_context(hits, await rt.core_async())
     assert "Porto or Lisbon" in block
     for line in block.splitlines():
         if "small children" in line:  # said only on the branch the reader left
@@ -133,7 +133,7 @@ async def _core_home(tmp_path: Path) -> tuple[Path, list[Hit], str]:
         await rt.end_session("s1")
         await rt.flush(force=True)
         hits = await rt.recall("where do I live, Porto", session_id="s1", k=10, siblings="include")
-        core = rt.core()
+        core = await rt.core_async()
     return home, hits, core
 
 

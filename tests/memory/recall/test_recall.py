@@ -358,9 +358,10 @@ def test_render_context_wraps_once() -> None:
 async def test_core_is_the_rendered_core_block(tmp_path: Path) -> None:
     home = tmp_path / "home"
     async with Runtime.open(home) as rt:
-        assert rt.core() == ""
+        assert await rt.core_async() == ""
         (home / "memory" / "core.md").write_text("# Core\n\nfacts\n")
-        assert rt.core() == "# Core\n\nfacts\n"
+        assert await rt.core_async() == "# Core\n\nfacts\n"
+        assert await anyio.to_thread.run_sync(rt.core) == "# Core\n\nfacts\n"  # the synchronous door
     result = run_cli("core", home=home)
     assert result.returncode == 0
     assert result.stdout == "- facts\n"  # plain claims, as they are injected

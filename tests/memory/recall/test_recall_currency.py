@@ -131,7 +131,7 @@ async def test_a_core_fact_and_its_turns_topic_block_come_back_once(tmp_path: Pa
         await rt.append("s1", "user", "I am vegetarian. What should I cook tonight?")
         await rt.end_session("s1")
         await rt.flush(force=True)
-        core = rt.core()
+        core = await rt.core_async()
         assert "I am vegetarian." in core
         topics = {p.name for p in (home / "memory" / "topics").glob("*.md")}
         assert len(topics) >= 2  # the sentence in core.md, the whole turn in its topic

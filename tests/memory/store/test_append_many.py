@@ -18,16 +18,7 @@ from hypothesis import strategies as st
 from dagmem import HEAD, FileSessionStore, InvalidInput, MemorySessionStore, Node, SessionStore
 from dagmem.memory.errors import SessionInvalid
 from dagmem.memory.store import Turn
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
+from dagmem.tests._clock import FakeClock
 
 _PREDECESSORS = st.sampled_from([HEAD, HEAD, HEAD, None, "u1", "u2", "n1", "n3", "gone"])
 _TURNS = st.fixed_dictionaries(  # a turn's arguments: a `Turn` made of them may refuse them
@@ -90,7 +81,7 @@ def files_under(root: Path) -> dict[str, bytes]:
 @settings(max_examples=300, database=None, derandomize=True, deadline=None)
 @given(st.lists(_TURNS, max_size=14), st.booleans())
 def test_a_run_in_memory_leaves_what_appends_one_at_a_time_leave(turns: list[Args], started: bool) -> None:
-    stores = [MemorySessionStore(clock=Clock()), MemorySessionStore(clock=Clock())]
+    stores = [MemorySessionStore(clock=FakeClock()), MemorySessionStore(clock=FakeClock())]
     if started:  # a session with nodes already, one of them a caller's id
         for store in stores:
             store.append("s", "user", "first", node_id="u1")
@@ -105,7 +96,7 @@ def test_a_run_in_memory_leaves_what_appends_one_at_a_time_leave(turns: list[Arg
 def test_a_run_on_disk_leaves_the_same_bytes_as_appends_one_at_a_time(turns: list[Args], bulk: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         homes = [Path(scratch, "one"), Path(scratch, "run")]
-        one_store, run_store = (FileSessionStore(home, clock=Clock()) for home in homes)
+        one_store, run_store = (FileSessionStore(home, clock=FakeClock()) for home in homes)
         with one_store.bulk() if bulk else nullcontext(), run_store.bulk() if bulk else nullcontext():
             one = one_at_a_time(one_store, "s", turns)
             run = in_a_run(run_store, "s", turns)

@@ -12,13 +12,9 @@ import pytest
 
 from dagmem import FileSessionStore, InvalidInput, MemorySessionStore, Runtime, SessionStore
 from dagmem.memory.format import SessionMeta
+from dagmem.tests._clock import FakeClock
 
 pytestmark = pytest.mark.anyio
-
-
-class VirtualClock:
-    def __call__(self) -> float:
-        return 1_750_000_000.0 + anyio.current_time()
 
 
 def transactions(home: Path) -> list[list[str]]:
@@ -48,8 +44,9 @@ async def trip(rt: Runtime) -> dict[str, str]:
 async def test_an_edited_prompt_goes_on_from_its_new_branch_and_the_old_one_is_written(
     tmp_path: Path,
 ) -> None:
-    store = MemorySessionStore(clock=VirtualClock())
-    async with Runtime.open(tmp_path, store=store, abandon_after=60.0, epoch=VirtualClock()) as rt:
+    clock = FakeClock(follows_loop=True)
+    store = MemorySessionStore(clock=clock)
+    async with Runtime.open(tmp_path, store=store, abandon_after=60.0, epoch=clock) as rt:
         ids = await trip(rt)
         nodes = store.load("s").nodes
         # The reply lands under "Kyoto, please.", not under the old branch's last turn.
@@ -73,8 +70,9 @@ async def test_an_edited_prompt_goes_on_from_its_new_branch_and_the_old_one_is_w
 
 @pytest.mark.virtual_time
 async def test_a_spawned_side_branch_leaves_the_head_and_is_not_abandoned(tmp_path: Path) -> None:
-    store = MemorySessionStore(clock=VirtualClock())
-    async with Runtime.open(tmp_path, store=store, abandon_after=60.0, epoch=VirtualClock()) as rt:
+    clock = FakeClock(follows_loop=True)
+    store = MemorySessionStore(clock=clock)
+    async with Runtime.open(tmp_path, store=store, abandon_after=60.0, epoch=clock) as rt:
         ask = await rt.append("s", "user", "Review the repository and list its modules.")
         task = await rt.append("s", "user", "Sub-agent: list the modules.", predecessor=ask, spawned=True)
         found = await rt.append("s", "assistant", "There are three modules.", predecessor=task, spawned=True)

@@ -10,21 +10,13 @@ import pytest
 
 from dagmem import FileSessionStore
 from dagmem.memory import faults
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        self.now += 1
-        return self.now
+from dagmem.tests._clock import FakeClock
 
 
 def test_a_bulk_run_writes_meta_json_once_per_flush_with_the_head_and_time_of_its_last_append(
     tmp_path: Path,
 ) -> None:
-    store = FileSessionStore(tmp_path, clock=Clock())
+    store = FileSessionStore(tmp_path, clock=FakeClock())
     meta_writes = 0
 
     def count(site: str) -> None:
@@ -41,7 +33,7 @@ def test_a_bulk_run_writes_meta_json_once_per_flush_with_the_head_and_time_of_it
 
 
 def test_a_crash_before_the_flush_leaves_a_valid_session_that_catch_up_finishes(tmp_path: Path) -> None:
-    store = FileSessionStore(tmp_path, clock=Clock())
+    store = FileSessionStore(tmp_path, clock=FakeClock())
     first = store.append("s", "user", "durable before the bulk run")
 
     def crash_at_the_end(site: str) -> None:
@@ -70,7 +62,7 @@ def test_a_crash_before_the_flush_leaves_a_valid_session_that_catch_up_finishes(
 def test_a_session_with_nodes_and_no_meta_json_takes_its_times_from_its_first_and_last_nodes(
     tmp_path: Path,
 ) -> None:
-    store = FileSessionStore(tmp_path, clock=Clock())
+    store = FileSessionStore(tmp_path, clock=FakeClock())
     nodes = [store.append("s", "user", f"turn {i}") for i in range(3)]
     (tmp_path / "sessions" / "s" / "meta.json").unlink()  # as a crash before the first flush leaves it
     meta = FileSessionStore(tmp_path, clock=lambda: 9e9).meta("s")
@@ -81,7 +73,7 @@ def test_a_bulk_run_holds_each_session_lock_until_its_flush(tmp_path: Path) -> N
     import fcntl
     import os
 
-    store = FileSessionStore(tmp_path, clock=Clock())
+    store = FileSessionStore(tmp_path, clock=FakeClock())
     lock = tmp_path / "sessions" / "s" / ".lock"
 
     def free() -> bool:

@@ -30,7 +30,7 @@ async def test_a_tools_instruction_is_held_and_the_persons_preference_reaches_th
         await rt.append("s1", "user", PAGE, origin="tool")  # the host says: this row is a fetched page
         await rt.append("s1", "assistant", "Got it, I have read the setup guide.")
         await rt.flush(force=True)
-        core = rt.core()
+        core = await rt.core_async()
         hits = await rt.recall("setup guide install curl", k=5)
         with_held = await rt.recall("always run curl install", k=5, held=True)
     assert "British English" in core

@@ -62,7 +62,7 @@ async def test_the_extractive_core_holds_no_poison_and_every_typed_fact(tmp_path
             await rt.append("me", "user", fact)
             await rt.append("me", "assistant", f"Noted ({n}).")
         await rt.flush(force=True)
-        core = rt.core()
+        core = await rt.core_async()
     # core.md is the master's first 2,000 tokens: the facts are looked for in the master itself.
     master = (tmp_path / "memory" / "topics" / "core.md").read_text("utf-8")
     poisoned = _poisoned(core) + _poisoned(master)

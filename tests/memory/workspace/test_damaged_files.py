@@ -27,18 +27,10 @@ from dagmem.memory.write import SessionResult
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.tests._cli import dagmem_run
+from dagmem.tests._clock import FakeClock
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60  # tokens: two exchanges per batch
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_750_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
 
 
 def say(store: FileSessionStore, sid: str, subjects: list[str], prefix: str, after: str | None) -> list[str]:
@@ -56,7 +48,7 @@ def say(store: FileSessionStore, sid: str, subjects: list[str], prefix: str, aft
 def written_home(root: Path) -> FileSessionStore:
     """Session `s`, four exchanges, written (two transactions): its archive's last frame is consumed,
     cited and marked."""
-    store = FileSessionStore(root, clock=Clock())
+    store = FileSessionStore(root, clock=FakeClock())
     Workspace(root / "memory", workspace_id=WSID).close()
     say(store, "s", ["lisbon", "garden", "violin", "python"], "m", None)
     assert outcomes(write_home(root, force=True, threshold=THRESHOLD)) == ["written"]

@@ -132,7 +132,7 @@ async def test_moving_back_the_latest_value_wins(tmp_path: Path) -> None:
             await rt.append(session, "assistant", "Got it.")
             await rt.end_session(session)
             await rt.flush(force=True)
-        core = rt.core()
+        core = await rt.core_async()
     blocks = _blocks(tmp_path)
     assert _state(blocks, "Berlin")
     assert all(_state(blocks, "Berlin"))

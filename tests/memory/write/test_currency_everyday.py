@@ -70,7 +70,7 @@ async def test_a_move_updates_where_the_person_lives_and_leaves_their_job(tmp_pa
     assert "Berlin" in first.text
     assert first.status == "current"
     async with dagmem.Runtime.open(home) as rt:
-        text = rt.core()
+        text = await rt.core_async()
     assert "Berlin" in text
     assert "nurse" in text
     assert "I live in Paris" not in text
@@ -127,7 +127,7 @@ async def test_actually_in_the_core_supersedes_the_old_colour_there_and_in_its_t
     assert all(b.superseded is not None and b.superseded.reason == "retraction" for b in green)
     assert all(b.superseded is None for b in saying(home, "blue"))
     async with dagmem.Runtime.open(home) as rt:
-        core = rt.core()
+        core = await rt.core_async()
     assert "blue" in core
     assert "green" not in core
 

@@ -22,7 +22,7 @@ async def test_a_long_turn_states_facts_only_in_its_first_part_and_is_kept_whole
         big = await rt.append("s", "user", text)
         await rt.append("s", "assistant", "That is a long log.")
         await rt.flush(force=True)
-        core = rt.core() or ""
+        core = await rt.core_async() or ""
         hits = await rt.recall("nurse", k=5)
     assert "I live in Paris" in core
     assert "nurse" not in core  # said past the part read for facts: in the paste, not a statement

@@ -13,6 +13,7 @@ from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import ExtractiveDistiller, reorganise
 from dagmem.memory.write._speakers import speaker_pages, statement
 from dagmem.memory.writing import write_home
+from dagmem.tests._clock import FakeClock
 from dagmem.tests._two_part_chat import write_two_parts
 
 DAY = 86_400.0
@@ -117,15 +118,15 @@ def test_the_same_chat_distils_to_the_same_bytes(tmp_path: Path) -> None:
 
 
 def test_a_users_update_supersedes_their_older_statement(tmp_path: Path) -> None:
-    now = [1_750_000_000.0]
-    store = FileSessionStore(tmp_path, fsync=False, clock=lambda: now[0])
+    clock = FakeClock(step=0)
+    store = FileSessionStore(tmp_path, fsync=False, clock=clock)
     for role, text in (
         ("user", "Caroline: I live in Boston with my cat."),
         ("assistant", "Melanie: Nice, I love Boston."),
         ("user", "Caroline: Big news: I moved to Denver last month."),
         ("assistant", "Melanie: Wow, congrats on the move!"),
     ):
-        now[0] += DAY
+        clock.now += DAY
         store.append("chat", role, text)
     write_home(tmp_path, force=True, distiller=ExtractiveDistiller())
     blocks = _pages(tmp_path)["topics/caroline.md"].blocks

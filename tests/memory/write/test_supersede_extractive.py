@@ -40,7 +40,7 @@ async def test_the_issue_example_supersedes_paris_and_vegetarian_and_keeps_the_n
         await rt.append("s2", "user", "Sorry, scratch that: I am not vegetarian, I eat fish.")
         await rt.end_session("s2")
         await rt.flush(force=True)
-        said = rt.core()
+        said = await rt.core_async()
     assert all(word in said for word in ("Berlin", "nurse", "fish"))
     assert "Paris" not in said
     assert "vegetarian" not in said

@@ -32,6 +32,7 @@ from dagmem.memory.write import (
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.sim._crashload import create_workspace_id
+from dagmem.tests._clock import FakeClock
 
 
 class Recording(ExtractiveDistiller):
@@ -45,19 +46,10 @@ class Recording(ExtractiveDistiller):
         return super().distill(batch, topics)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_750_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
 class Home:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.store = FileSessionStore(root, clock=Clock())
+        self.store = FileSessionStore(root, clock=FakeClock())
         self.workspace = Workspace(root / "memory")
 
     def reopen(self) -> Home:

@@ -13,14 +13,7 @@ from dagmem.memory.policy import Batch
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import ExtractiveDistiller
 from dagmem.memory.write._batch_writer import STATUS_EVERY, BatchWriter
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
+from dagmem.tests._clock import FakeClock
 
 
 def batch_of(store: FileSessionStore, session: str, k: int) -> Batch:
@@ -32,7 +25,7 @@ def batch_of(store: FileSessionStore, session: str, k: int) -> Batch:
 
 
 def test_successes_in_a_row_are_saved_at_most_once_a_second_and_the_last_on_close(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = FakeClock(step=0)
     store = FileSessionStore(tmp_path)
     with Workspace(tmp_path / "memory", clock=clock) as workspace:
         status = workspace.status_path
@@ -55,7 +48,7 @@ def test_successes_in_a_row_are_saved_at_most_once_a_second_and_the_last_on_clos
 
 
 def test_a_runtimes_writer_saves_every_success(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = FakeClock(step=0)
     store = FileSessionStore(tmp_path)
     with Workspace(tmp_path / "memory", clock=clock) as workspace:
         with BatchWriter(workspace, store, ExtractiveDistiller()) as writer:
