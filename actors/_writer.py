@@ -67,8 +67,7 @@ class WriterActor:
         closing: list[BatchWriter] = []
         try:
             await ctx.io(load_model)  # every install indexes its blocks: load the model before the first
-            # The sessions count each turn's tokens on the loop: their table is read here, in a thread.
-            await ctx.io(token_encoding)
+            await ctx.io(token_encoding)  # the sessions count tokens on the loop: read their table here
             writer = await ctx.io(BatchWriter, workspace, ctx.store, ctx.distiller)  # opens its caches
             closing.append(writer)
             ctx.status = writer.status
