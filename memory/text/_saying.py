@@ -235,16 +235,22 @@ def read(sentence: str, lang: str | None = None) -> Said:
 
 
 def _without_names(sentence: str, table: Saying) -> str:
-    """The sentence with the capitalised words inside it left out, where capitals mark names: a cue's word
+    """The sentence with the names inside it left out (`_named`), where capitals mark names: a cue's word
     inside a name ("New Gary Old Town", "New Year's Eve", "Back Bay") is no cue."""
     if not table.spaced or table.nouns_capitalised:
         return sentence
     words = sentence.split()
-    return " ".join(
-        w
-        for n, w in enumerate(words)
-        if not (n and w[:1].isupper() and not words[n - 1].endswith((".", "!", "?", ":")))
-    )
+    return " ".join(w for n, w in enumerate(words) if not _named(words, n, after=_CUE_ENDS))
+
+
+_NAME_ENDS: Final = (".", "!", "?")  # a capital after these opens a sentence, not a name
+_CUE_ENDS: Final = (*_NAME_ENDS, ":")  # ... and for cues after a colon too ("Big news: Now I live ...")
+
+
+def _named(words: list[str], n: int, *, after: tuple[str, ...] = _NAME_ENDS) -> bool:
+    """Is the `n`th of a sentence's words a name: capitalised inside it, not after a sentence's end?"""
+    token = words[n].strip(".,;:!?()\"'“”‘’«»")
+    return bool(n) and token[:1].isupper() and token[1:2].islower() and not words[n - 1].endswith(after)
 
 
 def _fold(text: str) -> str:
@@ -441,7 +447,7 @@ def _values(sentence: str, table: Saying) -> frozenset[str]:
     words = stripped.split()
     for n, word in enumerate(words):
         token = word.strip(".,;:!?()\"'“”‘’«»")
-        if n and token[:1].isupper() and token[1:2].islower() and not words[n - 1].endswith((".", "!", "?")):
+        if _named(words, n):
             addressed = words[n - 1].endswith(",") and (n == len(words) - 1 or word.endswith((".", "!", "?")))
             if not addressed and _fold(token) not in calendar:
                 found.add(token.casefold())
