@@ -10,26 +10,30 @@ from typing import TYPE_CHECKING
 
 from ..memory.durable import read_below
 from ..memory.format import CORE_FILE, CORE_MASTER, TOPIC_INDEX, HomePaths, count_tokens
-from ..memory.recall import render_context, render_sections
+from ..memory.recall import QUOTED, render_context, render_sections
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..memory.checkout import Checkout, GitReader
     from ..memory.currency import SessionShape
-    from ..memory.format import TopicSummary
     from ..memory.recall import Found, Line
     from ..memory.write import BriefLine
 
 __all__ = ["DEFAULT_BUDGET", "TOPIC_INDEX", "prompt_context", "start_context"]
 
 DEFAULT_BUDGET = 3000  # tokens (cl100k_base) of one injected block: the 2,000-token core and a few hits
+# Characters of one injected block, at most, whatever its budget: Claude Code keeps a hook's output in
+# the model's context only up to 10,000 characters (longer, the model gets a 2,000-character preview and
+# a file's path instead), so a block stays under it with room for the host's own wrapping.
+HOST_CHARS = 9_500
 # Characters of a prompt's recalled hits, at most (its core, when given, comes on top): each prompt's block
 # stays in the transcript, so what recall adds is kept to the few passages that answer.
 PROMPT_CHARS = 3000
 # Characters of passages shared out over the hits, where the query's words are (`find_hits`'s
 # `spread_chars`): with each hit's date, labels and evidence, about `PROMPT_CHARS` in all.
 PROMPT_PASSAGES = 2000
+_QUOTE_OPEN, _QUOTE_CLOSE = f"<{QUOTED} ", f"</{QUOTED}>"  # a quotation's own lines, in a start's block
 
 
 def _read(memory: Path, name: str) -> str:
@@ -45,7 +49,7 @@ def start_context(
     cwd: str | None = None,
     code_check: bool = True,
 ) -> str | None:
-    """What a session starts with, as one block within `budget` tokens: the core facts, the project's
+    """What a session starts with, as one block within `budget` tokens (and `HOST_CHARS`): the core facts, the project's
     brief (its conventions, open threads, where the last session ended, commands, fixes, what did not
     work, decisions, files; newest first) and the topics (newest first), as plain text. With `session`
     (a start after that session's compaction), what the brief holds of that session comes first: what
@@ -110,8 +114,14 @@ def _brief_sections(
         mine = mine[:_THIS_SESSION]
         out.append(("Before the compaction (this session)", [_line(x, labelled=True) for x in mine]))
         lines = [line for line in lines if sid not in line.sessions]
+    said: list[str] = []  # what the lines given so far say: a line inside one of them says nothing new
     for section, heading in _SECTIONS:
-        chosen = [line for line in lines if line.section == section][: _PER_SECTION.get(section, 40)]
+        chosen: list[BriefLine] = []
+        for line in (line for line in lines if line.section == section):
+            words = " ".join(line.text.casefold().split())
+            if len(chosen) < _PER_SECTION.get(section, 40) and not any(words in other for other in said):
+                chosen.append(line)
+                said.append(words)
         out.append((heading, [_line(x, labelled=False) for x in chosen]))
     return out
 
@@ -273,13 +283,18 @@ def _ask_refresh(home: Path, cwd: str | None) -> None:
         start_worker(home)
 
 
+_TOPIC_CLAIMS = 2  # a topic's newest current blocks a session's start quotes
+_CLAIM_CHARS = 240  # of each quoted claim
+
+
 def _topic_lines(home: Path, text: str) -> list[Line]:
-    """The topic index's entries as true now (only topics with a current block; a branch the
-    conversation left since their last write is left out, as from the core), newest first, each as a
-    model reads it: its title and what it holds, no link or Markdown escape. A file that is no index
-    written by dagmem (one placed by hand) is given as it is, a line each."""
+    """The topics as true now (only topics with a current block; a branch the conversation left since
+    their last write is left out, as from the core), newest first, each as a model reads it: its title
+    and what its newest current blocks say, no link or Markdown escape (a claim read from a tool's output
+    quoted as such). A file that is no index written by dagmem (one placed by hand) is given as it is, a
+    line each."""
     # The topic models load here, for a session's start, not for every prompt.
-    from ..memory.format import TopicFormatError, newest_first, parse_topic_index
+    from ..memory.format import TopicFormatError, newest_first, parse_topic_index, uninert
 
     try:
         index = parse_topic_index(text)
@@ -288,29 +303,34 @@ def _topic_lines(home: Path, text: str) -> list[Line]:
     if not index.entries:
         return []
     from ..memory.shapes import shapes_for
-    from ..memory.write import current_index
+    from ..memory.write import current_topics
 
     memory = HomePaths(home).memory
     with shapes_for(home) as shapes:
-        entries = current_index(memory, index, shapes.current)
+        found = current_topics(memory, index, shapes.current)
+    topics = {entry.path: (entry, blocks) for entry, blocks in found}
     # Lines only, counted by the block's own budget (`_within`): fewer entries than the file's never
     # outgrow it, and not counting tokens here keeps tiktoken out of a session's start.
     # Newest first, and within a day the larger topics first (a day's topics in path order would be an
     # alphabetical list of one project's work).
+    entries = [entry for entry, _ in topics.values()]
     ordered = sorted(newest_first(entries), key=lambda e: (e.last or "", e.blocks), reverse=True)
-    lines: list[Line] = [(None, _plain_entry(entry), None) for entry in ordered]
+    lines: list[Line] = []
+    for entry in ordered:
+        newest = topics[entry.path][1][-_TOPIC_CLAIMS:][::-1]
+        said = " · ".join(_cut(uninert(block.claim), _CLAIM_CHARS) for block in newest)
+        quoted = any(s.label.startswith("tool ") for b in newest for c in b.citations for s in c.sources)
+        lines.append((entry.last, f"{uninert(entry.title)}: {said}", "tool" if quoted else None))
     if index.left_out:
         lines.append((None, f"({index.left_out} more topics left out.)", None))
     return lines
 
 
-def _plain_entry(entry: TopicSummary) -> str:
-    """An index entry as a model reads it: no link, no Markdown escapes."""
-    from ..memory.format import uninert
-
-    about = f" — {uninert(entry.description)}" if entry.description else ""
-    count = f"{entry.blocks} block" + ("" if entry.blocks == 1 else "s")
-    return f"{uninert(entry.title)}{about} · {count}" + (f" · {entry.last}" if entry.last else "")
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit] + " …"
 
 
 def _branch(own: SessionShape | None, tips: Sequence[str]) -> tuple[str | None, str | None]:
@@ -324,15 +344,27 @@ def _branch(own: SessionShape | None, tips: Sequence[str]) -> tuple[str | None, 
 
 def _fits(block: str, budget: int) -> bool:
     # A token is at least one byte: a block of no more bytes than the budget fits without counting.
-    return len(block.encode()) <= budget or count_tokens(block) <= budget
+    return len(block) <= HOST_CHARS and (len(block.encode()) <= budget or count_tokens(block) <= budget)
 
 
 def _within(block: str, budget: int) -> str:
-    """A block over the budget (a core alone larger than it) cut at a line, still closed."""
+    """A block over the budget (a core alone larger than it) cut after its longest run of whole lines
+    that fits, still closed: a quotation the cut falls inside is closed, a heading left with no line
+    under it goes."""
     if _fits(block, budget):
         return block
     lines = block.split("\n")
-    body, close = lines[1:-1], lines[-1]
-    while body and not _fits("\n".join([lines[0], *body, close]), budget):
-        body = body[: len(body) * 3 // 4]
-    return "\n".join([lines[0], *body, close])
+    head, body, close = lines[0], lines[1:-1], lines[-1]
+
+    def cut(n: int) -> str:
+        kept = body[:n]
+        while kept and (kept[-1].startswith("## ") or kept[-1].startswith(_QUOTE_OPEN)):
+            kept = kept[:-1]
+        opened = next((ln for ln in reversed(kept) if ln.startswith((_QUOTE_OPEN, _QUOTE_CLOSE))), "")
+        return "\n".join([head, *kept, *([_QUOTE_CLOSE] if opened.startswith(_QUOTE_OPEN) else []), close])
+
+    low, high = 0, len(body)  # the most lines that fit, by halves: O(log lines) counts of the block
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if _fits(cut(middle), budget) else (low, middle - 1)
+    return cut(low)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ._query import check_floor as check_floor
     from ._query import check_query as check_query
     from ._render import HELD_LABEL as HELD_LABEL
+    from ._render import QUOTED as QUOTED
     from ._render import QUOTED_NOTE as QUOTED_NOTE
     from ._render import Line as Line
     from ._render import code_label as code_label
@@ -108,6 +109,7 @@ else:
             "MAX_QUERY_CHARS": "._query",
             "check_query": "._query",
             "HELD_LABEL": "._render",
+            "QUOTED": "._render",
             "QUOTED_NOTE": "._render",
             "Line": "._render",
             "code_label": "._render",

@@ -30,6 +30,7 @@ name, so that name is no longer `memory-context` to any reader.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
@@ -231,7 +232,9 @@ Line = tuple[str | None, str, str | None]  # (date YYYY-MM-DD or None, text, the
 def render_sections(sections: Sequence[tuple[str, Sequence[Line]]], core: str | None = None) -> str:
     """One `<memory-context>` block of headed sections (a session's start: the brief's sections, the
     topics), the core facts first. A line that quotes text of `origin` (a tool's output) is wrapped as
-    quoted material, after the note saying what that is; no text can open or close either tag."""
+    quoted material, after the note saying what that is; no text can open or close either tag. A run of
+    lines quoting one origin is wrapped once (a section of commands is one quotation, not one per line:
+    the tags cost a start's budget)."""
     parts = _core_part(core)
     if any(origin for _, lines in sections for _, _, origin in lines):
         parts.append(QUOTED_NOTE)
@@ -239,11 +242,12 @@ def render_sections(sections: Sequence[tuple[str, Sequence[Line]]], core: str | 
         if not lines:
             continue
         parts.append(f"## {_neutral(heading)}")
-        for date, text, origin in lines:
-            said = _neutral(text)
-            if origin is not None:
-                said = f'<{QUOTED} origin="{_neutral(origin)}">{said}</{QUOTED}>'
-            parts.append(f"- [{_neutral(date)}] {said}" if date else f"- {said}")
+        for origin, run in itertools.groupby(lines, key=lambda line: line[2]):
+            said = [f"- [{_neutral(d)}] {_neutral(t)}" if d else f"- {_neutral(t)}" for d, t, _ in run]
+            if origin is None:
+                parts += said
+            else:
+                parts += [f'<{QUOTED} origin="{_neutral(origin)}">', *said, f"</{QUOTED}>"]
     return "\n".join([OPEN, *parts, CLOSE]) if parts else f"{OPEN}\n{CLOSE}"
 
 

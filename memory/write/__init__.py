@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._current import BriefLine as BriefLine
     from ._current import core_after as core_after
     from ._current import current_brief as current_brief
-    from ._current import current_index as current_index
+    from ._current import current_topics as current_topics
     from ._distill import RESERVED_TOPIC_SLUGS as RESERVED_TOPIC_SLUGS
     from ._distill import TOPIC_FILE_LIMIT as TOPIC_FILE_LIMIT
     from ._distill import BatchInput as BatchInput
@@ -75,7 +75,7 @@ else:
             "BriefLine": "._current",
             "core_after": "._current",
             "current_brief": "._current",
-            "current_index": "._current",
+            "current_topics": "._current",
             "RESERVED_TOPIC_SLUGS": "._distill",
             "TOPIC_FILE_LIMIT": "._distill",
             "BatchInput": "._distill",

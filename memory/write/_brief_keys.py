@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import re
 import shlex
+from itertools import pairwise
 from typing import Final, Literal
 
 from ..format import Block, uninert
 
-__all__ = ["SECTIONS", "Section", "base_command", "brief_subject", "project_steps", "purpose_of"]
+__all__ = [
+    "SECTIONS",
+    "Section",
+    "all_done",
+    "base_command",
+    "brief_subject",
+    "closes_only",
+    "project_steps",
+    "purpose_of",
+]
 
 Section = Literal["convention", "command", "decision", "fix", "failed", "file", "open", "ended"]
 # Each section's label: a brief block's claim opens with it (`<label>: ...`), which is how a reader tells
@@ -25,6 +35,20 @@ SECTIONS: Final[dict[Section, str]] = {
     "open": "Open",
     "ended": "Where it ended",
 }
+_ALL_DONE: Final = re.compile(r"all \d+ to-do items done")
+
+
+def all_done(items: int) -> str:
+    """An `Open` entry's words when a session's to-do list is all done."""
+    return f"all {items} to-do items done"
+
+
+def closes_only(label: str, text: str) -> bool:
+    """An entry that only closes what an older one left open (its to-do list all done): it supersedes the
+    session's older open threads but is no open thread to give a reader."""
+    return label == SECTIONS["open"] and _ALL_DONE.fullmatch(text) is not None
+
+
 # What a command does to the project, by the words of its command line (the first that matches wins).
 _PURPOSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (purpose, re.compile(pattern, re.IGNORECASE))
@@ -59,6 +83,8 @@ _GIT_LOOKING: Final = frozenset(
 )
 # A program that runs a script or a module: the script (or `-m module`) is part of what the command is.
 _INTERPRETERS: Final = frozenset({"node", "python", "python3", "ruby", "bash", "sh", "deno", "bun", "perl"})
+# What makes an interpreter run a program written on the command line (`-c "…"`, `-e`, a heredoc's `-`).
+_INLINE: Final = frozenset({"-c", "-e", "--eval", "-p", "--print", "-"})
 _ENV: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _SUBCOMMAND: Final = re.compile(r"^[a-z][\w:.-]*$")
 _FILE_LIKE: Final = re.compile(
@@ -89,6 +115,8 @@ def project_steps(command: str) -> list[tuple[str, str, str]]:
         if not words or not _SUBCOMMAND.match(words[0].rsplit("/", 1)[-1]):
             continue
         program = words[0].rsplit("/", 1)[-1]
+        if any(w.rsplit("/", 1)[-1] in _INTERPRETERS and next_ in _INLINE for w, next_ in pairwise(words)):
+            continue  # a program written inline (`uv run python -c "…"`): a one-off, not the project's
         if program in _LOOKING or (program == "git" and (len(words) < 2 or words[1] in _GIT_LOOKING)):
             continue
         base = [program]
@@ -99,7 +127,7 @@ def project_steps(command: str) -> list[tuple[str, str, str]]:
             elif not rest[0].startswith("-"):
                 base.append(rest[0].rsplit("/", 1)[-1])
             else:
-                continue  # `python -c ...`: a one-off, no command of the project
+                continue  # `python -u …`: no script named first, nothing to tell its runs apart by
         else:
             for word in rest:
                 if len(base) >= 4 or not _SUBCOMMAND.match(word) or _FILE_LIKE.search(word):

@@ -49,7 +49,7 @@ __all__ = [
     "core_after",
     "current_brief",
     "current_core",
-    "current_index",
+    "current_topics",
 ]
 
 
@@ -104,10 +104,13 @@ def current_core(master_text: str, blocks: TopicBlocks, shapes: ShapeSource) -> 
     )
 
 
-def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[TopicSummary]:
+def current_topics(
+    memory: Path, index: TopicIndex, shapes: ShapeSource
+) -> list[tuple[TopicSummary, list[Block]]]:
     """The entries of `index` as nobody in particular should read them (read-only: no lock, no cache
-    written): a topic with no current block (every one superseded, or said only on branches the
-    conversation left) is not listed, and each is described by its first current block."""
+    written), each with its current blocks in file order: a topic with no current block (every one
+    superseded, or said only on branches the conversation left) is not listed, and each is described
+    by its current blocks."""
     shape_of = functools.cache(shapes)  # each session's shape read once, for the reader and the anchors
     anchors: dict[str, dict[str, str]] = {}  # session -> anchor -> source id, from its shape's nodes
 
@@ -120,7 +123,7 @@ def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[
 
     blocks = TopicBlocks(TopicLookup(lambda relpath: read_below(memory, relpath)), source_of)
     reader = Reader(shape_of)  # nobody in particular, as the core
-    out: list[TopicSummary] = []
+    out: list[tuple[TopicSummary, list[Block]]] = []
     for entry in index.entries:
         try:
             data = read_below(memory, entry.path)
@@ -129,12 +132,9 @@ def current_index(memory: Path, index: TopicIndex, shapes: ShapeSource) -> list[
             topic = parse_topic(data.decode("utf-8"), entry.path)
         except (TopicFormatError, UnicodeDecodeError, OSError, UnsafePath):
             continue  # `verify` reports it
-
-        def current(block: Block, path: str = entry.path) -> bool:
-            return blocks.status(path, block.id, reader)[0] == "current"
-
-        if any(current(block) for block in topic.blocks):
-            out.append(summarise_topic(entry.path, topic, current))
+        kept = [b for b in topic.blocks if blocks.status(entry.path, b.id, reader)[0] == "current"]
+        if kept:
+            out.append((summarise_topic(entry.path, topic, kept.__contains__), kept))
     return out
 
 
@@ -158,7 +158,7 @@ def current_brief(memory: Path, shapes: ShapeSource, *, limit: int = 120) -> lis
     """The brief's current entries, newest first (read-only: no lock, no cache written): its parts read
     from the newest back, each entry once per subject (a newer run of a command over an older one, in
     whichever part the older one is), none superseded or said only on a branch the conversation left."""
-    from ._brief_keys import brief_subject  # here: only a session's start reads the brief
+    from ._brief_keys import brief_subject, closes_only  # here: only a session's start reads the brief
 
     shape_of = functools.cache(shapes)
     blocks = TopicBlocks(TopicLookup(lambda relpath: read_below(memory, relpath)), _anchor_source(shape_of))
@@ -182,6 +182,8 @@ def current_brief(memory: Path, shapes: ShapeSource, *, limit: int = 120) -> lis
                 continue
             subjects.add(subject or "")
             texts.add(plain)
+            if closes_only(label, text):
+                continue  # the older open threads it closes stay hidden behind its subject
             sessions = frozenset(s.session_id for c in block.citations for s in c.sources)
             labels = [s.label for c in block.citations for s in c.sources]
             cites = tuple((s.session_id, s.anchor) for c in block.citations for s in c.sources)

@@ -42,7 +42,7 @@ def test_no_memory_gives_nothing_and_creates_nothing(tmp_path: Path) -> None:
     assert not home.exists()
 
 
-def test_session_start_gives_the_index_the_writer_keeps_one_line_a_topic(tmp_path: Path) -> None:
+def test_session_start_gives_each_topic_with_what_its_newest_blocks_say(tmp_path: Path) -> None:
     from dagmem import FileSessionStore
     from dagmem.memory.format import parse_topic_index
     from dagmem.memory.write import write_pass
@@ -56,7 +56,58 @@ def test_session_start_gives_the_index_the_writer_keeps_one_line_a_topic(tmp_pat
     block = start_context(tmp_path)
     assert block is not None
     body = block.split("## Topics\n", 1)[1]
-    assert body.startswith("- Lisbon — ")  # its lines as plain text, without the file's title and comment
+    # Its title, its date and what it says, as plain text, without the index file's title and comment.
+    assert body.startswith(f"- [{entry.last}] Lisbon: User: “We fly to Lisbon on May 3.”")
     assert "dagmem-topic-index" not in block
     assert "# Topic index" not in block
-    assert f"· {entry.blocks} block · {entry.last}" in body
+
+
+def _working_session(home: Path, commands: int) -> None:
+    """A session that ran `commands` distinct project commands (each a brief entry quoting a tool's
+    output) and finished its to-do list, written."""
+    from dagmem import FileSessionStore
+    from dagmem.memory.format import ToolEvidence
+    from dagmem.memory.writing import write_home
+
+    store = FileSessionStore(home)
+    store.append("s", "user", "Get the build green.")
+    for n in range(commands):
+        text = ToolEvidence("Bash", f"make target{n} && make check{n}", True, 0, (), "ok").render()
+        store.append("s", "tool", text, metadata={"evidence": "tool"})
+    todo = ToolEvidence("TodoWrite", "☑ fix the build; ☑ run the checks", True, None, (), "").render()
+    store.append("s", "tool", todo, metadata={"evidence": "tool"})
+    write_home(home, force=True)
+
+
+def test_a_start_cut_by_its_budget_closes_the_quotation_it_cuts(tmp_path: Path) -> None:
+    _working_session(tmp_path, 12)
+    whole = start_context(tmp_path)
+    assert whole is not None
+    assert whole.count("<quoted-material ") >= 1
+    for budget in (120, 160, 200, 260):
+        block = start_context(tmp_path, budget=budget)
+        assert block is not None
+        assert count_tokens(block) <= budget
+        assert block.count("<quoted-material ") == block.count("</quoted-material>")
+        assert not block.split("\n")[-2].startswith("## ")  # no heading left without a line
+
+
+def test_a_to_do_list_all_done_is_no_open_thread_at_a_start(tmp_path: Path) -> None:
+    _working_session(tmp_path, 1)
+    brief = (tmp_path / "memory" / "topics" / "brief.md").read_text()
+    assert "all 2 to-do items done" in brief  # written: it closes the session's older open threads
+    block = start_context(tmp_path)
+    assert block is not None
+    assert "to-do items done" not in block
+    assert "## Open threads" not in block
+
+
+def test_a_block_stays_under_what_the_host_keeps_inline_whatever_its_budget(tmp_path: Path) -> None:
+    # Claude Code keeps at most 10,000 characters of a hook's output in context (a preview otherwise).
+    from dagmem.hooks._context import HOST_CHARS
+
+    _index(tmp_path, "".join(f"- topic {n}: a line about subject number {n}\n" for n in range(5000)))
+    block = start_context(tmp_path, budget=100_000)
+    assert block is not None
+    assert 0.9 * HOST_CHARS <= len(block) <= HOST_CHARS < 10_000
+    assert block.endswith("\n</memory-context>")
