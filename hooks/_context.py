@@ -5,6 +5,7 @@ that only queues a sync never imports it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -178,8 +179,13 @@ def _on_the_checkout(
     return own + elsewhere
 
 
+_TABLE_RULE = re.compile(r"\|?(?:\s*:?-{3,}:?\s*\|)+(?:\s*:?-{3,}:?\s*)?")  # a Markdown table's `|---|---|`
+
+
 def _line(line: BriefLine, *, labelled: bool) -> Line:
-    text = f"{line.section}: {line.text}" if labelled else line.text
+    # Plain text: a summary's bold marks and its tables' rules say nothing to a model and cost the budget.
+    plain = _TABLE_RULE.sub("", line.text.replace("**", ""))
+    text = f"{line.section}: {plain}" if labelled else plain
     # A line that quotes a tool's output (a command's error line) is material, not an instruction.
     return (line.date, text, "tool" if line.quotes_tool else None)
 

@@ -111,3 +111,24 @@ def test_a_block_stays_under_what_the_host_keeps_inline_whatever_its_budget(tmp_
     assert block is not None
     assert 0.9 * HOST_CHARS <= len(block) <= HOST_CHARS < 10_000
     assert block.endswith("\n</memory-context>")
+
+
+def test_a_start_gives_a_summary_as_plain_text_without_bold_marks_or_table_rules(tmp_path: Path) -> None:
+    from dagmem import FileSessionStore
+    from dagmem.memory.format import ToolEvidence
+    from dagmem.memory.writing import write_home
+
+    store = FileSessionStore(tmp_path)
+    store.append("s", "user", "Finish the epic.")
+    ran = ToolEvidence("Bash", "mix test", True, 0, ("410 tests",), "ok").render()
+    store.append("s", "tool", ran, metadata={"evidence": "tool"})
+    table = "| Commit | Task |\n|--------|------|\n| `3bb8701` | **renderer** metadata |\n"
+    store.append("s", "assistant", "The **epic** is complete.\n\n" + table + "All tests pass. " * 30)
+    write_home(tmp_path, force=True)
+    block = start_context(tmp_path)
+    assert block is not None
+    ended = block.split("## Where the last sessions ended\n", 1)[1].split("\n", 1)[0]
+    assert "The epic is complete." in ended
+    assert "renderer metadata" in ended
+    assert "**" not in ended
+    assert "---" not in ended
