@@ -43,7 +43,7 @@ from ..text import (
     is_open_thread,
     work_sentences,
 )
-from ._brief_keys import SECTIONS, Section, all_done, project_steps
+from ._brief_keys import SECTIONS, Section, all_done, project_steps, written_inline
 
 __all__ = ["BRIEF_SLUG", "BRIEF_TITLE", "BriefEntry", "brief_entries", "entry_key"]
 
@@ -183,6 +183,8 @@ def _commands(
     last: dict[tuple[str, str], _Run] = {}
     forms: dict[tuple[str, str], Counter[str]] = {}
     for _, run in runs:
+        if written_inline(run.step):
+            continue  # a one-off check: no command of the project (a fix it shows is kept below)
         last[(run.purpose, run.base)] = run
         forms.setdefault((run.purpose, run.base), Counter())[run.step] += 1
     for (purpose, base), run in last.items():

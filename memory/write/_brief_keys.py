@@ -20,6 +20,7 @@ __all__ = [
     "closes_only",
     "project_steps",
     "purpose_of",
+    "written_inline",
 ]
 
 Section = Literal["convention", "command", "decision", "fix", "failed", "file", "open", "ended"]
@@ -115,8 +116,6 @@ def project_steps(command: str) -> list[tuple[str, str, str]]:
         if not words or not _SUBCOMMAND.match(words[0].rsplit("/", 1)[-1]):
             continue
         program = words[0].rsplit("/", 1)[-1]
-        if any(w.rsplit("/", 1)[-1] in _INTERPRETERS and next_ in _INLINE for w, next_ in pairwise(words)):
-            continue  # a program written inline (`uv run python -c "…"`): a one-off, not the project's
         if program in _LOOKING or (program == "git" and (len(words) < 2 or words[1] in _GIT_LOOKING)):
             continue
         base = [program]
@@ -138,6 +137,13 @@ def project_steps(command: str) -> list[tuple[str, str, str]]:
         if purpose is not None:
             out.append((purpose, named, _REDIRECT.sub("", part.strip())))
     return out
+
+
+def written_inline(step: str) -> bool:
+    """A step that runs a program written on its command line (`uv run python -c "…"`, a heredoc): a
+    one-off check, not how the project is built or run (its failure and fix still tell what was wrong)."""
+    words = _tokens(step)
+    return any(w.rsplit("/", 1)[-1] in _INTERPRETERS and next_ in _INLINE for w, next_ in pairwise(words))
 
 
 def base_command(command: str) -> str | None:
