@@ -1,11 +1,13 @@
-"""Lazy re-exports: a package's face names what it offers and each name loads its module on first use, so
-a process pays only for the surfaces it touches (`import dagmem` loads no numpy, a hook no pydantic).
+"""Package faces, each written once. A lazy face names what it offers and each name loads its module on
+first use, so a process pays only for the surfaces it touches (`import dagmem` loads no numpy, a hook no
+pydantic); an eager face imports its names (`from ._x import X as X`, what the type checker exports) and
+`eager(globals())` derives its `__all__` from them (tests/package/test_faces.py holds the two together).
 
-A face's table is the one list of what it offers: its `__getattr__`, `__dir__` and `__all__` come from it.
-The type checker, which runs nothing, reads the same names as imports under `TYPE_CHECKING`, and
+A lazy face's table is the one list of what it offers: its `__getattr__`, `__dir__` and `__all__` come
+from it. The type checker, which runs nothing, reads the same names as imports under `TYPE_CHECKING`, and
 tests/package/test_faces.py holds those to the table. The runtime's part sits in the `else:` branch, out
-of the type checker's sight: it would read a computed `__all__` as exporting nothing, and a module
-`__getattr__` as answering any name (a name missing from the imports would go unnoticed).
+of the type checker's sight: it would read a module `__getattr__` as answering any name (a name missing
+from the imports would go unnoticed).
 
     if TYPE_CHECKING:
         from ._hit import Hit as Hit
@@ -21,6 +23,7 @@ A table value is `MODULE` (its attribute of the same name), `MODULE:ATTRIBUTE` (
 so every layer may use it."""
 
 from __future__ import annotations
+import __future__
 
 import sys
 
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-__all__ = ["lazy"]
+__all__ = ["eager", "lazy"]
 
 
 def lazy(
@@ -51,6 +54,21 @@ def lazy(
         return sorted(set(namespace) | set(table))
 
     return __getattr__, __dir__, sorted(table)
+
+
+def eager(namespace: dict[str, Any]) -> None:
+    """Set the `__all__` of an eager face (whose globals are `namespace`), once its imports ran: every name
+    they bound but those that build it (`_` names, a submodule under its own name, `from __future__`'s,
+    this helper). Set, not returned: a computed `__all__` is no list to the linter."""
+    package = namespace["__name__"]
+    namespace["__all__"] = sorted(
+        name
+        for name, value in namespace.items()
+        if not name.startswith("_")
+        and value is not eager
+        and not isinstance(value, __future__._Feature)
+        and not (isinstance(value, type(sys)) and value.__name__ == f"{package}.{name}")
+    )
 
 
 def _load(name: str, package: str) -> Any:

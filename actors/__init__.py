@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._lazy import eager
 from ._context import RuntimeConfig as RuntimeConfig
 from ._mailbox import ActorStopped as ActorStopped
 from ._mailbox import MailboxClosed as MailboxClosed
@@ -12,14 +13,4 @@ from ._runtime import RuntimeCrashed as RuntimeCrashed
 from ._runtime import RuntimeStatus as RuntimeStatus
 from ._session import SessionCrashed as SessionCrashed
 
-__all__ = [
-    "ActorStopped",
-    "EventHandler",
-    "MailboxClosed",
-    "Runtime",
-    "RuntimeClosed",
-    "RuntimeConfig",
-    "RuntimeCrashed",
-    "RuntimeStatus",
-    "SessionCrashed",
-]
+eager(globals())

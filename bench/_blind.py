@@ -51,9 +51,9 @@ async def _append(item: data.Item, home: Path) -> tuple[dict[tuple[int, int], No
     """Append `item` to a fresh home through the runtime; returns its nodes by place, the hits of its
     question and the core."""
     from ..actors import Runtime
-    from ..memory.store import FileSessionStore
+    from ..memory.store import FakeClock, FileSessionStore
 
-    clock = kit.Clock(EPOCH)
+    clock = FakeClock(EPOCH)
     nodes: dict[tuple[int, int], Node] = {}
     # The store gets the clock too: `epoch` alone dates the runtime's own files, not the turns.
     async with Runtime.open(home, epoch=clock, store=FileSessionStore(home, clock=clock)) as rt:

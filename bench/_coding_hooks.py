@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..hooks import worker_idle
+from ..hooks import wait_for_worker
 from . import _kit as kit
 
 __all__ = ["Answer", "Hooks", "Timings", "install"]
@@ -163,14 +163,9 @@ class Hooks:
     def wait_for_worker(self) -> str | None:
         """Until the hooks' worker is idle (polled, bounded); a problem when it never was."""
         started = time.perf_counter()
-        deadline = time.monotonic() + WORKER_BOUND
-        while not worker_idle(self.home):
-            if time.monotonic() > deadline:
-                self.timings.worker.append((time.perf_counter() - started) * 1000)
-                return f"the hooks' worker was still busy after {WORKER_BOUND:g} s"
-            time.sleep(0.02)
+        idle = wait_for_worker(self.home, WORKER_BOUND)
         self.timings.worker.append((time.perf_counter() - started) * 1000)
-        return None
+        return None if idle else f"the hooks' worker was still busy after {WORKER_BOUND:g} s"
 
 
 def _read_answer(event: str, stdout: bytes) -> tuple[str, str | None]:

@@ -166,8 +166,9 @@ async def _home(
 
     from ..actors import Runtime
     from ..memory.recall import analyse
+    from ..memory.store import FakeClock
 
-    clock = kit.Clock(EPOCH)
+    clock = FakeClock(EPOCH)
     async with Runtime.open(home, token_threshold=THRESHOLD, epoch=clock) as rt:
         session: str | None = None
         for turn in workload.turns:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..hooks import state_dir, worker_idle
+from ..hooks import state_dir, wait_for_worker
 from ..memory.adopt import Importer, SourceClock, import_into_store
 from ..memory.store import FileSessionStore
 from ..memory.writing import write_home
@@ -75,12 +75,8 @@ def _payload(event: str, project: Path, transcript: Path) -> bytes:
 
 
 def _wait_idle(home: Path, bound: float = 300.0) -> None:
-    deadline = time.monotonic() + bound
-    while time.monotonic() < deadline:
-        if worker_idle(home):
-            return
-        time.sleep(0.01)
-    raise RuntimeError(f"the hooks' worker did not finish within {bound} s")
+    if not wait_for_worker(home, bound):
+        raise RuntimeError(f"the hooks' worker did not finish within {bound} s")
 
 
 def _once(args: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> float:

@@ -71,17 +71,6 @@ def scratch(name: str, parent: Path | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-class Clock:
-    """Deterministic epoch seconds from `start`, one tick per call, so that runs write the same bytes."""
-
-    def __init__(self, start: float) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
 # -- statistics and cProfile ----------------------------------------------------------------------------
 
 

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.format import SHARD_SIZE, Node, Role, SessionMeta, node_filename
+from ..memory.store import FakeClock, FileSessionStore, SessionGit
 from ..memory.store import FileBackend as _FileBackend
-from ..memory.store import FileSessionStore, SessionGit
 from ..memory.store import git_env as _env
 from . import _kit as kit
 
@@ -243,7 +243,7 @@ class _StoreSubject(_Subject):
         super().__init__()
         self.name = name
         self.git = git
-        self.store = FileSessionStore(home, git=git, clock=kit.Clock(EPOCH))
+        self.store = FileSessionStore(home, git=git, clock=FakeClock(EPOCH))
         self.repo = self.store.path(SESSION)
         backend = self.store._backend
         assert isinstance(backend, _FileBackend)
@@ -262,7 +262,7 @@ class _FlatSubject(_Subject):
         super().__init__()
         self.name = "flat"
         self.git = True
-        self.clock = kit.Clock(EPOCH)
+        self.clock = FakeClock(EPOCH)
         self.backend = _FileBackend(home, git=True, fsync=True)
         self.bulk_backend = _FileBackend(home, git=False, fsync=False)
         self.repo = self.backend.path(SESSION)

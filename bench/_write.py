@@ -59,7 +59,7 @@ from typing import Any
 
 from ..memory.audit import check_home
 from ..memory.format import TOPIC_INDEX, ArchiveRecord, HomePaths, Node, WorkspacePaths, is_topic_path
-from ..memory.store import FileSessionStore
+from ..memory.store import FakeClock, FileSessionStore
 from ..memory.workspace import Workspace
 from ..memory.write import TOPIC_FILE_LIMIT, ExtractiveDistiller, mark_nodes, records_of, write_batch
 from ..memory.writing import open_for_writing
@@ -209,7 +209,7 @@ class _Setup:
     topics: int  # topic files before the first measured write
     archive_turns: int  # turns in a measured session's archive before its first measured write
     workspace_id: str
-    clock: kit.Clock = field(default_factory=lambda: kit.Clock(EPOCH))
+    clock: FakeClock = field(default_factory=lambda: FakeClock(EPOCH))
     build_seconds: float = 0.0
     samples: dict[str, list[float]] = field(default_factory=dict)
     profiles: dict[str, _Profile] = field(default_factory=dict)

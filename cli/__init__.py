@@ -3,6 +3,7 @@ implementation, and one way errors are shown."""
 
 from __future__ import annotations
 
+from .._lazy import eager
 from ._main import main as main
 
-__all__ = ["main"]
+eager(globals())

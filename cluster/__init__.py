@@ -8,6 +8,7 @@ second implementation; a home goes to the actor rendezvous hashing picks over th
 
 from __future__ import annotations
 
+from .._lazy import eager
 from ._actor import DEFAULT_LIMITS as DEFAULT_LIMITS
 from ._client import ACTOR_PREFIX as ACTOR_PREFIX
 from ._client import DEFAULT_ACTORS as DEFAULT_ACTORS
@@ -26,22 +27,4 @@ from ._ray import HomeUnavailable as HomeUnavailable
 from ._ray import RayMissing as RayMissing
 from ._ray import require_ray as require_ray
 
-__all__ = [
-    "ACTOR_PREFIX",
-    "DEFAULT_ACTORS",
-    "DEFAULT_LIMITS",
-    "INSTALL",
-    "NAMESPACE",
-    "Cluster",
-    "ClusterError",
-    "HomeUnavailable",
-    "Load",
-    "RayMissing",
-    "actor_name",
-    "audit",
-    "connect",
-    "drive",
-    "fault_run",
-    "rendezvous",
-    "require_ray",
-]
+eager(globals())

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._home import hook_home as hook_home
     from ._home import project_home as project_home
     from ._home import state_dir as state_dir
+    from ._queue import wait_for_worker as wait_for_worker
     from ._queue import worker_idle as worker_idle
     from ._state import queue_state as queue_state
 
@@ -45,6 +46,7 @@ else:
             "hook_home": "._home",
             "project_home": "._home",
             "state_dir": "._home",
+            "wait_for_worker": "._queue",
             "worker_idle": "._queue",
             "queue_state": "._state",
         },

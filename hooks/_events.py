@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ._payload import PayloadError, read_tail, regular_file, text
-from ._queue import enqueue, start_worker
+from ._queue import enqueue, start_worker, wait_for_worker
 
 TYPE_CHECKING = False  # not `typing`'s: a hook that only queues a job imports almost nothing
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def session_start(home: Path, knobs: Knobs, payload: dict[str, Any] | None = Non
     session = None
     if payload is not None and text(payload, "source", required=False) == "compact":
         session = text(payload, "session_id", required=False)
-        _wait_for_worker(home, COMPACT_WAIT)
+        wait_for_worker(home, COMPACT_WAIT)
     return _context.start_context(
         home,
         knobs.get("budget") or _context.DEFAULT_BUDGET,
@@ -61,16 +61,6 @@ def session_start(home: Path, knobs: Knobs, payload: dict[str, Any] | None = Non
 
 
 COMPACT_WAIT = 5.0  # seconds a post-compaction start waits for the writer, at most
-
-
-def _wait_for_worker(home: Path, bound: float) -> None:
-    import time
-
-    from ._queue import worker_idle
-
-    deadline = time.monotonic() + bound
-    while not worker_idle(home) and time.monotonic() < deadline:
-        time.sleep(0.05)
 
 
 def prompt(

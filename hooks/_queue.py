@@ -50,6 +50,7 @@ __all__ = [
     "start_worker",
     "try_lock",
     "unmark_worker",
+    "wait_for_worker",
     "worker_idle",
     "worker_running",
 ]
@@ -223,3 +224,16 @@ def worker_idle(home: Path) -> bool:
     """Nothing queued and no worker running: a worker takes a job off the queue only once it holds the
     lock, so both at once mean every sync handed over so far is done."""
     return not queued(home) and lock_free(home)
+
+
+def wait_for_worker(home: Path, bound: float) -> bool:
+    """Until the worker is idle (`worker_idle`), polled every 10 ms for at most `bound` seconds; whether it
+    is. The caller says what a worker still busy means: a hook goes on, a benchmark or a test fails."""
+    import time  # here: a hook that only queues a job never waits
+
+    deadline = time.monotonic() + bound
+    while not worker_idle(home):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True

@@ -6,12 +6,13 @@ extra (`pip install 'dagmem[mcp]'`)."""
 
 from __future__ import annotations
 
-from ..memory.errors import ExtraMissing
+from .._lazy import eager
+from ..memory.errors import ExtraMissing as _ExtraMissing
 
 try:
     import mcp as _mcp  # noqa: F401  (the optional extra: refused here, once, with how to install it)
 except ImportError:
-    raise ExtraMissing("dagmem.serve needs the MCP SDK: pip install 'dagmem[mcp]'") from None
+    raise _ExtraMissing("dagmem.serve needs the MCP SDK: pip install 'dagmem[mcp]'") from None
 
 from ._server import DagmemServer as DagmemServer
 from ._server import build_server as build_server
@@ -19,4 +20,4 @@ from ._server import serve as serve
 from ._tools import ArgumentError as ArgumentError
 from ._tools import MemoryTools as MemoryTools
 
-__all__ = ["ArgumentError", "DagmemServer", "MemoryTools", "build_server", "serve"]
+eager(globals())

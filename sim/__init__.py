@@ -9,10 +9,10 @@ real git; `report` prints, saves and plots. `bench*` and `crashload` reuse the o
 
 from __future__ import annotations
 
+from .._lazy import eager
 from ..memory.audit import OracleReport as OracleReport
 from ..memory.audit import check_home as check_home
-from . import _gitgrowth as gitgrowth  # the git replay `dagmem sim` runs after the simulation
-from . import _report as report  # the summary, the JSON report and the plot
+from . import _gitgrowth, _report
 from ._content import load_content as load_content
 from ._determinism import run_virtual as run_virtual
 from ._gitgrowth import measure as measure
@@ -23,18 +23,6 @@ from ._runner import SimResult as SimResult
 from ._shards import run as run
 from ._workload import plan_session as plan_session
 
-__all__ = [
-    "EPOCH",
-    "OracleReport",
-    "SimConfig",
-    "SimResult",
-    "check_home",
-    "gitgrowth",
-    "load_content",
-    "measure",
-    "peak_rss_bytes",
-    "plan_session",
-    "report",
-    "run",
-    "run_virtual",
-]
+gitgrowth = _gitgrowth  # the git replay `dagmem sim` runs after the simulation
+report = _report  # the summary, the JSON report and the plot
+eager(globals())

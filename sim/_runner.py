@@ -38,6 +38,7 @@ from ..memory.durable import ensure_workspace_id
 from ..memory.errors import InvalidInput
 from ..memory.format import HEAD, HomePaths, clear_caches
 from ..memory.recall import clear_caches as clear_recall_caches
+from ..memory.store import FakeClock
 from ..memory.write import ExtractiveDistiller
 from ..supervision import SupervisorEvent
 from ._content import Content, load_content
@@ -180,13 +181,6 @@ class Home:
         return str(config.seed) if config.homes == 1 else f"{config.seed}:{self.index}/{config.homes}"
 
 
-class _VirtualEpoch:
-    """Epoch seconds that follow the event loop's virtual clock (times written into files)."""
-
-    def __call__(self) -> float:
-        return EPOCH + anyio.current_time()
-
-
 class Observer(Protocol):
     """Told how a run goes (a progress bar): never part of the trace."""
 
@@ -208,7 +202,7 @@ class _Run:
         self.plan = FaultPlan(shard.key(config), config.faults)
         self.plan.observer = self._fault
         self.store = SimStore(
-            clock=_VirtualEpoch(),
+            clock=FakeClock(EPOCH, follows_loop=True),
             home=home if config.real_fs else None,
             fsync=config.fsync,
             sample=shard.sample,
@@ -382,7 +376,7 @@ class _Run:
                 store=self.store,
                 config=runtime_config,
                 trace=self.on_trace,
-                epoch=_VirtualEpoch(),
+                epoch=FakeClock(EPOCH, follows_loop=True),
                 on_event=self.on_supervisor,
                 offload=False,
             ) as rt:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from .._lazy import eager
 from ._backoff import Backoff as Backoff
 from ._spec import ChildInfo as ChildInfo
 from ._spec import ChildSpec as ChildSpec
@@ -15,14 +16,4 @@ from ._spec import Strategy as Strategy
 from ._spec import SupervisorEvent as SupervisorEvent
 from ._supervisor import Supervisor as Supervisor
 
-__all__ = [
-    "Backoff",
-    "ChildInfo",
-    "ChildSpec",
-    "EventKind",
-    "Restart",
-    "RestartIntensityExceeded",
-    "Strategy",
-    "Supervisor",
-    "SupervisorEvent",
-]
+eager(globals())

@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dagmem.memory.format import anchor_of
-from dagmem.memory.store import FileSessionStore
+from dagmem.memory.store import FakeClock, FileSessionStore
 from dagmem.memory.write import ExtractiveDistiller
 from dagmem.memory.writing import write_home
-from dagmem.tests._clock import FakeClock
 
 DAY = 86_400.0
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from dagmem import FileSessionStore, MemorySessionStore, SessionStore
+from dagmem.memory.store import FakeClock
 from dagmem.tests import _loop_guard
-from dagmem.tests._clock import FakeClock
 
 # The BPE table's per-machine cache (`memory/recall/_bpe_cache.py`): the suite's own (each process's, its
 # children inherit it), never the user's `~/.cache/dagmem`. Removed when the process ends.

@@ -7,6 +7,7 @@ writer's status are on the page too."""
 
 from __future__ import annotations
 
+from .._lazy import eager
 from ._layout import MIN_RUN as MIN_RUN
 from ._layout import Item as Item
 from ._layout import Layout as Layout
@@ -19,16 +20,4 @@ from ._read import SessionView as SessionView
 from ._read import TopicView as TopicView
 from ._read import read_home as read_home
 
-__all__ = [
-    "MIN_RUN",
-    "HomeView",
-    "Item",
-    "Layout",
-    "PageStats",
-    "SessionView",
-    "TopicView",
-    "layout",
-    "plain_claim",
-    "read_home",
-    "render_page",
-]
+eager(globals())

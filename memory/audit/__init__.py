@@ -8,10 +8,11 @@ their homes with it too.
 
 from __future__ import annotations
 
+from ..._lazy import eager
 from ._oracle import UNCITED_SHOWN as UNCITED_SHOWN
 from ._oracle import OracleReport as OracleReport
 from ._oracle import Violation as Violation
 from ._oracle import check_home as check_home
 from ._oracle import check_workspace as check_workspace
 
-__all__ = ["UNCITED_SHOWN", "OracleReport", "Violation", "check_home", "check_workspace"]
+eager(globals())

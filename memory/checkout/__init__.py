@@ -8,31 +8,26 @@ label and rank by it)."""
 
 from __future__ import annotations
 
-from ._cited import CITED_LINES, READ_BYTES, CodeCheck, check, cited_of
-from ._label import GitLabel, GitReader
-from ._merged import MERGED_FILE, Facts, RepoFacts, load_facts, reader_at, refresh
-from ._read import Checkout, Location, branch_tip, head_at, locate, read_checkout
-from ._where import Whereabouts
+from ..._lazy import eager
+from ._cited import CITED_LINES as CITED_LINES
+from ._cited import READ_BYTES as READ_BYTES
+from ._cited import CodeCheck as CodeCheck
+from ._cited import check as check
+from ._cited import cited_of as cited_of
+from ._label import GitLabel as GitLabel
+from ._label import GitReader as GitReader
+from ._merged import MERGED_FILE as MERGED_FILE
+from ._merged import Facts as Facts
+from ._merged import RepoFacts as RepoFacts
+from ._merged import load_facts as load_facts
+from ._merged import reader_at as reader_at
+from ._merged import refresh as refresh
+from ._read import Checkout as Checkout
+from ._read import Location as Location
+from ._read import branch_tip as branch_tip
+from ._read import head_at as head_at
+from ._read import locate as locate
+from ._read import read_checkout as read_checkout
+from ._where import Whereabouts as Whereabouts
 
-__all__ = [
-    "CITED_LINES",
-    "MERGED_FILE",
-    "READ_BYTES",
-    "Checkout",
-    "CodeCheck",
-    "Facts",
-    "GitLabel",
-    "GitReader",
-    "Location",
-    "RepoFacts",
-    "Whereabouts",
-    "branch_tip",
-    "check",
-    "cited_of",
-    "head_at",
-    "load_facts",
-    "locate",
-    "read_checkout",
-    "reader_at",
-    "refresh",
-]
+eager(globals())

@@ -10,6 +10,7 @@ It sits on the store, the workspace, the write core's claim rule and recall's re
 
 from __future__ import annotations
 
+from ..._lazy import eager
 from ._forget import ForgetPlan as ForgetPlan
 from ._forget import ForgetReport as ForgetReport
 from ._forget import finish_pending as finish_pending
@@ -20,14 +21,4 @@ from ._forget import verify_forgotten as verify_forgotten
 from ._forms import MIN_BYTES as MIN_BYTES
 from ._scan import Copy as Copy
 
-__all__ = [
-    "MIN_BYTES",
-    "Copy",
-    "ForgetPlan",
-    "ForgetReport",
-    "finish_pending",
-    "forget",
-    "forgotten_check",
-    "plan_forget",
-    "verify_forgotten",
-]
+eager(globals())

@@ -5,6 +5,7 @@ performs the actions it returns."""
 
 from __future__ import annotations
 
+from ..._lazy import eager
 from ._dagview import DagView as DagView
 from ._dagview import Unwritten as Unwritten
 from ._planner import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
@@ -21,20 +22,4 @@ from .machine import Carryover as Carryover
 from .machine import SessionMachine as SessionMachine
 from .machine import SessionSnapshot as SessionSnapshot
 
-__all__ = [
-    "DEFAULT_THRESHOLD",
-    "Batch",
-    "Carryover",
-    "DagView",
-    "SessionMachine",
-    "SessionPlanner",
-    "SessionSnapshot",
-    "Unwritten",
-    "check_threshold",
-    "drop_marker",
-    "exponential_backoff",
-    "is_marked",
-    "is_record_node",
-    "split_batches",
-    "with_marker",
-]
+eager(globals())

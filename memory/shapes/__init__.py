@@ -6,7 +6,8 @@ own session reads its session fresh (`reading_from`). `shapes_for(home)` opens o
 
 from __future__ import annotations
 
+from ..._lazy import eager
 from ._cache import ShapeCache as ShapeCache
 from ._cache import shapes_for as shapes_for
 
-__all__ = ["ShapeCache", "shapes_for"]
+eager(globals())

@@ -1,5 +1,6 @@
 """The session store: one interface (`SessionStore`) over two backends, files on disk (optionally
-committed to git) and memory (for the simulator)."""
+committed to git) and memory (for the simulator), and `FakeClock`, the clock of runs that must write the
+same bytes (the simulator's, the benchmarks', the tests')."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ..._lazy import lazy
 if TYPE_CHECKING:
     from ._base import SessionStore as SessionStore
     from ._base import _Backend, _Held
+    from ._clock import FakeClock as FakeClock
     from ._file import FileSessionStore as FileSessionStore
     from ._file import _FileBackend
     from ._git import GitError as GitError
@@ -35,6 +37,7 @@ else:
             "SessionStore": "._base",
             "Backend": "._base:_Backend",
             "Held": "._base:_Held",
+            "FakeClock": "._clock",
             "FileSessionStore": "._file",
             "FileBackend": "._file:_FileBackend",
             "GitError": "._git",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..._lazy import eager
 from ._archive import SessionArchive as SessionArchive
 from ._serving import HomeBusy as HomeBusy
 from ._serving import ServingLock as ServingLock
@@ -11,12 +12,4 @@ from ._workspace import TxInstalled as TxInstalled
 from ._workspace import Workspace as Workspace
 from ._workspace import check_workspace_paths as check_workspace_paths
 
-__all__ = [
-    "HomeBusy",
-    "InstallHook",
-    "ServingLock",
-    "SessionArchive",
-    "TxInstalled",
-    "Workspace",
-    "check_workspace_paths",
-]
+eager(globals())

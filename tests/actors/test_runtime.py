@@ -17,9 +17,9 @@ from dagmem.actors import RuntimeConfig, SessionCrashed
 from dagmem.memory import faults
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import token_encoding
+from dagmem.memory.store import FakeClock
 from dagmem.memory.write import BatchInput, Edits, ExtractiveDistiller, TopicReader
 from dagmem.sim import OracleReport, check_home
-from dagmem.tests._clock import FakeClock
 from dagmem.tests._loop_guard import blocking_calls
 
 pytestmark = pytest.mark.anyio

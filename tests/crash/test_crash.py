@@ -53,6 +53,7 @@ from dagmem.memory.durable import _atomic as durable
 from dagmem.memory.durable import is_temp_name, load_status
 from dagmem.memory.format import Topic, inert, make_block, parse_node, parse_topic, render_topic, scan_archive
 from dagmem.memory.outcomes import ReasonCode
+from dagmem.memory.store import FakeClock
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import (
     BatchInput,
@@ -66,7 +67,6 @@ from dagmem.memory.write import (
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.sim._crashload import find_leftovers
-from dagmem.tests._clock import FakeClock
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60  # tokens: two exchanges (four turns) per batch

@@ -27,10 +27,10 @@ import pytest
 
 from dagmem import FileSessionStore, ReasonCode
 from dagmem.memory.format import TxlogCorrupt, scan_archive
+from dagmem.memory.store import FakeClock
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
-from dagmem.tests._clock import FakeClock
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60

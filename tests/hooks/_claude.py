@@ -1,6 +1,7 @@
 """Driving the hooks as Claude Code does: a transcript written line by line in its format, and each hook
 run as a fresh `python -m dagmem hook claude-code EVENT` process with the event's JSON on stdin
-(https://code.claude.com/docs/en/hooks); the detached worker waited for on a condition, with a bound."""
+(https://code.claude.com/docs/en/hooks); the detached worker is waited for by the product's own
+`dagmem.hooks.wait_for_worker`, with a bound."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from dagmem.hooks import worker_idle
+__all__ = ["WORKER_BOUND", "Transcript", "hook"]
 
-__all__ = ["Transcript", "hook", "wait_for_worker"]
-
+WORKER_BOUND = 120.0  # seconds a test waits for the detached worker (`dagmem.hooks.wait_for_worker`)
 SESSION = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
 
 
@@ -147,14 +146,3 @@ def context_of(result: subprocess.CompletedProcess[bytes], event: str) -> str:
     assert set(answer) == {"hookSpecificOutput"}
     assert answer["hookSpecificOutput"]["hookEventName"] == event
     return str(answer["hookSpecificOutput"]["additionalContext"])
-
-
-def wait_for_worker(home: Path, bound: float = 120.0) -> None:
-    """Until the queue is empty and no worker holds the lock (a worker takes its job off the queue only
-    once it holds the lock, so both at once mean it is done), polling, for at most `bound` seconds."""
-    deadline = time.monotonic() + bound
-    while time.monotonic() < deadline:
-        if worker_idle(home):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the hooks' worker did not finish within {bound} s")

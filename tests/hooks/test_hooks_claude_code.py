@@ -10,9 +10,10 @@ import subprocess
 from pathlib import Path
 
 from dagmem import FileSessionStore
+from dagmem.hooks import wait_for_worker
 from dagmem.memory.recall._render import SIBLING_LABEL
 from dagmem.tests._cli import dagmem_run
-from dagmem.tests.hooks._claude import SESSION, Transcript, context_of, hook, wait_for_worker
+from dagmem.tests.hooks._claude import SESSION, WORKER_BOUND, Transcript, context_of, hook
 
 ARGS = ("--threshold", "20")  # small batches, so turns are written while the session goes on
 
@@ -47,7 +48,7 @@ def replay(project: Path, t: Transcript) -> dict[str, str]:
         stop = hook("Stop", t.payload("Stop", stop_hook_active=False), project=project, args=ARGS)
         assert stop.returncode == 0, stop.stderr
         assert stop.stdout == b""
-        wait_for_worker(home)
+        assert wait_for_worker(home, WORKER_BOUND)
         return u, a
 
     _, a1 = turn(
@@ -73,7 +74,7 @@ def replay(project: Path, t: Transcript) -> dict[str, str]:
         ).stdout
         == b""
     )
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     # A compaction: PreCompact first, then the boundary and the summary lines it writes.
     assert (
         hook(
@@ -84,7 +85,7 @@ def replay(project: Path, t: Transcript) -> dict[str, str]:
         ).stdout
         == b""
     )
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     summary = t.compaction(a4, "Summary: the staging server and its port were discussed.")
     turn(summary, "Thanks, that is all for today about nimbus-seven deployments.", "Glad to help.", "t5")
     assert (
@@ -93,7 +94,7 @@ def replay(project: Path, t: Transcript) -> dict[str, str]:
         ).stdout
         == b""
     )
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     seen["a2"], seen["a3"] = a2, a3
     return seen
 
@@ -145,7 +146,7 @@ def test_a_replayed_session_grows_memory_injects_it_branch_aware_and_a_second_re
     # The same conversation replayed (a second import of every line): nothing is added anywhere.
     for event in ("Stop", "SubagentStop", "PreCompact", "SessionEnd"):
         assert hook(event, t.payload(event), project=project, args=ARGS).returncode == 0
-        wait_for_worker(home)
+        assert wait_for_worker(home, WORKER_BOUND)
     assert _memory_and_sessions(home) == before
     assert not (home / "hooks" / "hooks.log").exists(), (home / "hooks" / "hooks.log").read_text()
 
@@ -159,7 +160,7 @@ def test_a_new_sessions_first_prompt_gets_memory_before_its_transcript_exists(tm
     said = earlier.user(None, "My daughter Lina is allergic to peanuts.")
     earlier.assistant(said, "Noted: no peanuts for Lina.")
     assert hook("SessionEnd", earlier.payload("SessionEnd"), project=tmp_path).returncode == 0
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     new = {
         "session_id": "0f0e0d0c-0b0a-4909-8807-060504030201",
         "transcript_path": str(tmp_path / "not-yet" / "0f0e0d0c-0b0a-4909-8807-060504030201.jsonl"),
@@ -210,7 +211,7 @@ def test_hooks_installed_in_a_project_that_shadows_the_standard_library_still_wr
     for event in ("Stop", "SessionEnd"):
         result = run(event, t.payload(event))
         assert result.returncode == 0, result.stderr
-        wait_for_worker(project / ".dagmem")
+        assert wait_for_worker(project / ".dagmem", WORKER_BOUND)
     log = project / ".dagmem" / "hooks" / "hooks.log"
     assert not log.exists(), log.read_text()
     asked = run("UserPromptSubmit", {**t.payload("UserPromptSubmit"), "prompt": "When is the release cut?"})
@@ -229,7 +230,7 @@ def test_a_hook_installed_without_isolation_still_keeps_the_project_off_its_path
     t.assistant(u, "Noted: heron-db.")
     result = hook("SessionEnd", t.payload("SessionEnd"), project=project)  # `python -m dagmem`, no -P
     assert result.returncode == 0, result.stderr
-    wait_for_worker(project / ".dagmem")
+    assert wait_for_worker(project / ".dagmem", WORKER_BOUND)
     assert not (project / ".dagmem" / "hooks" / "hooks.log").exists()
     assert "heron-db" in "".join(
         p.read_text() for p in (project / ".dagmem" / "memory" / "topics").glob("*.md")
@@ -250,7 +251,7 @@ def test_a_resumed_copy_of_a_forgotten_transcript_never_brings_its_text_back(tmp
     pasted = t.user(said, f"The billing db password is {secret} by the way.")
     t.assistant(pasted, "Thanks, noted for the billing service.")
     assert hook("Stop", t.payload("Stop"), project=project, args=ARGS).returncode == 0
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     forgot = dagmem_run("forget", "--home", str(home), "--match", secret, "--yes")
     assert forgot.returncode == 0, forgot.stdout + forgot.stderr
 
@@ -259,7 +260,7 @@ def test_a_resumed_copy_of_a_forgotten_transcript_never_brings_its_text_back(tmp
     lines = [json.loads(line) for line in t.path.read_text().splitlines()]
     resumed.path.write_text("".join(json.dumps({**line, "sessionId": other}) + "\n" for line in lines))
     assert hook("Stop", resumed.payload("Stop"), project=project, args=ARGS).returncode == 0
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
 
     assert FileSessionStore(home).has_session(other)  # the copy was imported, but not the secret
     assert [str(p) for p in home.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()] == []

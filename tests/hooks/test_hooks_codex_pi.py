@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from dagmem import FileSessionStore
-from dagmem.tests.hooks._claude import wait_for_worker
+from dagmem.hooks import wait_for_worker
+from dagmem.tests.hooks._claude import WORKER_BOUND
 
 THREAD = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
 
@@ -59,7 +60,7 @@ def test_codex_notify_imports_the_thread_s_rollout_and_writes_it(tmp_path: Path)
     assert done.returncode == 0
     assert done.stdout == b""
     home = project / ".dagmem"  # the notification's cwd names the project
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     assert "Friday at noon" in (home / "memory" / "sources" / f"{THREAD}.md").read_text()
     other = _run(
         ["codex", "notify", json.dumps({"type": "approval-requested"})],
@@ -90,7 +91,7 @@ def test_pi_extension_events_import_the_session_and_give_context_as_text(tmp_pat
     end = _run(["pi", "SessionEnd"], project, json.dumps(payload).encode())
     assert end.returncode == 0
     assert end.stdout == b""
-    wait_for_worker(project / ".dagmem")
+    assert wait_for_worker(project / ".dagmem", WORKER_BOUND)
     assert FileSessionStore(project / ".dagmem").has_session("4f1c2e3d-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
     asked = _run(
         ["pi", "UserPromptSubmit"],
@@ -135,7 +136,7 @@ def test_pi_prompts_are_answered_on_the_branch_pi_last_wrote(tmp_path: Path) -> 
     session.write_text("".join(json.dumps(e) + "\n" for e in entries))
     payload = {"transcript_path": str(session), "cwd": str(project)}
     assert _run(["pi", "SessionEnd"], project, json.dumps(payload).encode()).returncode == 0
-    wait_for_worker(project / ".dagmem")
+    assert wait_for_worker(project / ".dagmem", WORKER_BOUND)
     ask = {**payload, "prompt": "What colour did I pick for the dashboard theme?"}
 
     def teal_lines() -> list[str]:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from dagmem.hooks import wait_for_worker
 from dagmem.tests._bench_shape import quick_report
-from dagmem.tests.hooks._claude import Transcript, wait_for_worker
+from dagmem.tests.hooks._claude import WORKER_BOUND, Transcript
 
 
 def _modules(event: str, project: Path, payload: dict[str, object]) -> tuple[str, set[str]]:
@@ -71,7 +72,7 @@ def test_each_hook_imports_only_what_its_event_needs(tmp_path: Path) -> None:
         assert out == ""
         assert {n for n in stop if n.startswith("dagmem")} <= QUEUE_ONLY, event
         assert stop - bare - QUEUE_ONLY <= QUEUE_STDLIB, event
-        wait_for_worker(tmp_path / ".dagmem")
+        assert wait_for_worker(tmp_path / ".dagmem", WORKER_BOUND)
     # The worker wrote the core: the session's start renders it without pydantic, the search or tiktoken.
     out, start = _modules("SessionStart", tmp_path, t.payload("SessionStart", source="startup"))
     assert "I work on the build team" in json.loads(out)["hookSpecificOutput"]["additionalContext"]

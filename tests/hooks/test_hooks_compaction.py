@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagmem.tests.hooks._claude import Transcript, context_of, hook, wait_for_worker
+from dagmem.hooks import wait_for_worker
+from dagmem.tests.hooks._claude import WORKER_BOUND, Transcript, context_of, hook
 
 ARGS = (
     "--threshold",
@@ -28,7 +29,7 @@ def test_a_start_after_a_compaction_gives_back_what_was_written_before_it(tmp_pa
         u2, "We decided to use Oban instead of a GenServer queue, because jobs must survive restarts."
     )
     assert hook("Stop", t.payload("Stop", stop_hook_active=False), project=project, args=ARGS).returncode == 0
-    wait_for_worker(project / ".dagmem")
+    assert wait_for_worker(project / ".dagmem", WORKER_BOUND)
     assert not list((project / ".dagmem").glob("memory/topics/*.md"))  # under the threshold: nothing written
 
     pre = hook(

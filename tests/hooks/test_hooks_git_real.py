@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from dagmem.hooks import wait_for_worker
 from dagmem.tests._cli import dagmem_run
 from dagmem.tests._git_repo import Repo
-from dagmem.tests.hooks._claude import context_of, hook, wait_for_worker
+from dagmem.tests.hooks._claude import WORKER_BOUND, context_of, hook
 
 SAMPLE = Path("/work/shared/data/transcripts/claude-code-log/sample")
 ROOT = "/Users/dain/workspace/claude-code-log"  # where the sessions were said (every line's `cwd`)
@@ -61,7 +62,7 @@ def _ask(where: Path, home: Path, session: str) -> list[str]:
         "prompt": ASK[session],
     }
     context = context_of(hook("UserPromptSubmit", payload, project=where), "UserPromptSubmit")
-    wait_for_worker(home)  # a refresh of the merge facts the prompt asked for, if any
+    assert wait_for_worker(home, WORKER_BOUND)  # a refresh of the merge facts the prompt asked for, if any
     lines = context.splitlines()
     return [
         line
@@ -96,7 +97,7 @@ def test_two_worktrees_decisions_are_labelled_with_their_branch_until_both_merge
         payload = {"session_id": session, "transcript_path": str(transcript), "cwd": str(worktree)}
         ended = hook("SessionEnd", {**payload, "hook_event_name": "SessionEnd"}, project=worktree)
         assert ended.returncode == 0, ended.stderr
-        wait_for_worker(home)
+        assert wait_for_worker(home, WORKER_BOUND)
     assert (home / "memory").is_dir()  # one home, the main worktree's, for both worktrees
     assert not any((worktree / ".dagmem").exists() for worktree, _ in sides.values())
 

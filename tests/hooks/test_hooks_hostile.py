@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dagmem.tests.hooks._claude import Transcript, hook, wait_for_worker
+from dagmem.hooks import wait_for_worker
+from dagmem.tests.hooks._claude import WORKER_BOUND, Transcript, hook
 
 LOG = Path(".dagmem") / "hooks" / "hooks.log"
 
@@ -67,7 +68,7 @@ def test_a_100_mb_transcript_line_is_reported_and_the_rest_remembered(tmp_path: 
     end = hook("SessionEnd", t.payload("SessionEnd"), project=tmp_path)
     assert end.returncode == 0
     assert end.stdout == b""
-    wait_for_worker(home)
+    assert wait_for_worker(home, WORKER_BOUND)
     log = (tmp_path / LOG).read_text()
     assert len(log.splitlines()) == 1
     assert "big" not in (home / "memory" / "sources" / f"{t.session}.md").read_text()

@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import dagmem
-from dagmem.tests._source import package_sources
+from dagmem.tests._source import ROOT, package_sources
 
-ROOT = Path(dagmem.__file__).parent
 LAYERS = ("memory/write", "memory/workspace")
 
 

@@ -20,11 +20,11 @@ from dagmem.memory import faults
 from dagmem.memory.durable import read_workspace_id
 from dagmem.memory.format import MARKER_KEY
 from dagmem.memory.policy import DagView, SessionPlanner
+from dagmem.memory.store import FakeClock
 from dagmem.memory.writing import write_home
 from dagmem.sim import EPOCH, OracleReport, SimConfig, check_home, measure, plan_session, run, run_virtual
 from dagmem.sim import _report as report
 from dagmem.sim._gitgrowth import commits as count_commits
-from dagmem.tests._clock import FakeClock
 
 REQUIRED = {
     "seed",

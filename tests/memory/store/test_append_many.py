@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 
 from dagmem import HEAD, FileSessionStore, InvalidInput, MemorySessionStore, Node, SessionStore
 from dagmem.memory.errors import SessionInvalid
-from dagmem.memory.store import Turn
-from dagmem.tests._clock import FakeClock
+from dagmem.memory.store import FakeClock, Turn
 
 _PREDECESSORS = st.sampled_from([HEAD, HEAD, HEAD, None, "u1", "u2", "n1", "n3", "gone"])
 _TURNS = st.fixed_dictionaries(  # a turn's arguments: a `Turn` made of them may refuse them

@@ -12,7 +12,7 @@ import pytest
 
 from dagmem import FileSessionStore, InvalidInput, MemorySessionStore, Runtime, SessionStore
 from dagmem.memory.format import SessionMeta
-from dagmem.tests._clock import FakeClock
+from dagmem.memory.store import FakeClock
 
 pytestmark = pytest.mark.anyio
 

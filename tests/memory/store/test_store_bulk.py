@@ -10,7 +10,7 @@ import pytest
 
 from dagmem import FileSessionStore
 from dagmem.memory import faults
-from dagmem.tests._clock import FakeClock
+from dagmem.memory.store import FakeClock
 
 
 def test_a_bulk_run_writes_meta_json_once_per_flush_with_the_head_and_time_of_its_last_append(

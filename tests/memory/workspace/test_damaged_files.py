@@ -22,12 +22,12 @@ from dagmem import FileSessionStore, ReasonCode, Runtime
 from dagmem.cli import main as cli
 from dagmem.memory.format import TxlogCorrupt, scan_archive
 from dagmem.memory.outcomes import classify
+from dagmem.memory.store import FakeClock
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import SessionResult
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.tests._cli import dagmem_run
-from dagmem.tests._clock import FakeClock
 
 WSID = "w-0123456789abcdef"
 THRESHOLD = 60  # tokens: two exchanges per batch

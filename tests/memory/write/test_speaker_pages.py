@@ -8,12 +8,11 @@ from pathlib import Path
 
 from dagmem.memory.format import ArchiveRecord, HomePaths, Topic, anchor_of, is_topic_path, parse_topic
 from dagmem.memory.recall import RecallIndex, RecallQuery, search
-from dagmem.memory.store import FileSessionStore
+from dagmem.memory.store import FakeClock, FileSessionStore
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import ExtractiveDistiller, reorganise
 from dagmem.memory.write._speakers import speaker_pages, statement
 from dagmem.memory.writing import write_home
-from dagmem.tests._clock import FakeClock
 from dagmem.tests._two_part_chat import write_two_parts
 
 DAY = 86_400.0

@@ -18,6 +18,7 @@ from dagmem.memory.durable import ensure_workspace_id
 from dagmem.memory.format import MARKER_KEY
 from dagmem.memory.outcomes import ReasonCode, WriteFailure
 from dagmem.memory.policy import with_marker
+from dagmem.memory.store import FakeClock
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import (
     BatchInput,
@@ -32,7 +33,6 @@ from dagmem.memory.write import (
 from dagmem.memory.writing import write_home
 from dagmem.sim import check_home
 from dagmem.sim._crashload import create_workspace_id
-from dagmem.tests._clock import FakeClock
 
 
 class Recording(ExtractiveDistiller):

@@ -10,10 +10,10 @@ from pathlib import Path
 from dagmem import FileSessionStore
 from dagmem.memory.durable import load_status
 from dagmem.memory.policy import Batch
+from dagmem.memory.store import FakeClock
 from dagmem.memory.workspace import Workspace
 from dagmem.memory.write import ExtractiveDistiller
 from dagmem.memory.write._batch_writer import STATUS_EVERY, BatchWriter
-from dagmem.tests._clock import FakeClock
 
 
 def batch_of(store: FileSessionStore, session: str, k: int) -> Batch:
