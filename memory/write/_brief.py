@@ -43,7 +43,7 @@ from ..text import (
     is_open_thread,
     work_sentences,
 )
-from ._brief_keys import SECTIONS, Section, all_done, project_steps, written_inline
+from ._brief_keys import SECTIONS, Section, all_done, project_steps
 
 __all__ = ["BRIEF_SLUG", "BRIEF_TITLE", "BriefEntry", "brief_entries", "entry_key"]
 
@@ -52,7 +52,6 @@ BRIEF_TITLE: Final = "Project brief"
 _ENTRY_CHARS: Final = 360  # of an entry's words after its label
 _ENDED_CHARS: Final = 800  # of a session's last summary: what it finished, the counts, what is left
 _SUMMARY_CHARS: Final = 500  # a summary is at least this long
-_INTERJECTION: Final = 40  # a summary's opening sentence this short that narrates says nothing of it
 _PER_BATCH: Final = {"convention": 8, "decision": 6, "failed": 6, "file": 12, "fix": 6}
 
 _ERROR_LINE: Final = re.compile(
@@ -92,24 +91,10 @@ def _cut(text: str, limit: int) -> str:
     return text[: cut if cut > limit // 2 else limit] + " …"
 
 
-_OTHER_FORMS: Final = 2  # forms of a command with flags of their own an entry names besides its usual one
+def _date(record: ArchiveRecord) -> str:
+    from datetime import UTC, datetime
 
-
-def _flags(step: str) -> frozenset[str]:
-    return frozenset(word.partition("=")[0] for word in step.split() if word.startswith("-"))
-
-
-def _other_flags(usual: str, last: str, steps: Sequence[str]) -> list[str]:
-    """The forms among `steps` (most run first) that ran with flags neither `usual` nor `last` has
-    (`mix compile --warnings-as-errors` beside `mix compile`): how else the project runs it."""
-    known = _flags(usual) | _flags(last)
-    out: list[str] = []
-    for step in steps:
-        flags = _flags(step)
-        if not flags <= known and len(out) < _OTHER_FORMS:
-            out.append(step)
-            known |= flags
-    return out
+    return datetime.fromtimestamp(record.created_at, UTC).strftime("%Y-%m-%d")
 
 
 def _words_key(text: str) -> str:
@@ -183,21 +168,14 @@ def _commands(
     last: dict[tuple[str, str], _Run] = {}
     forms: dict[tuple[str, str], Counter[str]] = {}
     for _, run in runs:
-        if written_inline(run.step):
-            continue  # a one-off check: no command of the project (a fix it shows is kept below)
         last[(run.purpose, run.base)] = run
         forms.setdefault((run.purpose, run.base), Counter())[run.step] += 1
     for (purpose, base), run in last.items():
-        # The form the project runs it in (its flags), the most frequent, and the last run's outcome (its
-        # date is the entry's: the run is what it cites); the other forms it ran with other flags.
-        ranked = sorted(forms[(purpose, base)].items(), key=lambda item: (item[1], item[0] == run.step))
-        usual = ranked[-1][0]
-        text = f"{purpose}: `{usual}` {_outcome(run.evidence)}"
+        # The form the project runs it in (its flags), the most frequent; the last run's outcome and date.
+        usual = max(forms[(purpose, base)].items(), key=lambda item: (item[1], item[0] == run.step))[0]
+        text = f"{purpose}: `{usual}` {_outcome(run.evidence)} on {_date(run.record)}"
         if usual != run.step:
             text += f" (last run as `{run.step}`)"
-        others = _other_flags(usual, run.step, [step for step, _ in reversed(ranked)])
-        if others:
-            text += " (also run as " + ", ".join(f"`{step}`" for step in others) + ")"
         out.append(BriefEntry("command", entry_key("command", f"{purpose}:{base}"), text, (run.record,)))
     out += _fixes(records, runs)
     return out
@@ -226,7 +204,7 @@ def _fixes(records: Sequence[ArchiveRecord], runs: list[tuple[int, _Run]]) -> li
                 text += f"; fixed by editing {', '.join(edited[:4])}"
             if why:
                 text += f" ({why})"
-            text += "; then passed"
+            text += f"; then passed on {_date(passed.record)}"
             cited = (run.record, *([] if why is None else [_why_record(records, n, m)]), passed.record)
             fixes.append(
                 BriefEntry("fix", entry_key("fix", f"{run.base}:{_words_key(error)}"), text, _once(cited))
@@ -350,7 +328,7 @@ def _files(
         first = where[0][0]
         said = _said_before(records, first)
         times = len(where)
-        text = f"`{path}` edited" + (f" {times} times" if times > 1 else "")
+        text = f"`{path}` edited" + (f" {times} times" if times > 1 else "") + f" on {_date(where[-1][1])}"
         cited = [r for _, r in where[-3:]]
         if said is not None:
             text += f": {said[1]}"
@@ -414,8 +392,5 @@ def _ended(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:
     last = _last_summary(records)
     if last is None:
         return []
-    sentences = work_sentences(last.content)
-    while sentences[1:] and len(sentences[0]) <= _INTERJECTION and is_narration(sentences[0]):
-        sentences = sentences[1:]  # "Perfect!", "Excellent!": the summary starts after them
-    head = " ".join(sentences[:24])
+    head = " ".join(work_sentences(last.content)[:24])
     return [BriefEntry("ended", entry_key("ended", last.session_id), head, (last,))]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from itertools import pairwise
 from typing import Final, Literal
 
 from ..format import Block, uninert
@@ -20,7 +19,6 @@ __all__ = [
     "closes_only",
     "project_steps",
     "purpose_of",
-    "written_inline",
 ]
 
 Section = Literal["convention", "command", "decision", "fix", "failed", "file", "open", "ended"]
@@ -84,8 +82,6 @@ _GIT_LOOKING: Final = frozenset(
 )
 # A program that runs a script or a module: the script (or `-m module`) is part of what the command is.
 _INTERPRETERS: Final = frozenset({"node", "python", "python3", "ruby", "bash", "sh", "deno", "bun", "perl"})
-# What makes an interpreter run a program written on the command line (`-c "…"`, `-e`, a heredoc's `-`).
-_INLINE: Final = frozenset({"-c", "-e", "--eval", "-p", "--print", "-"})
 _ENV: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 _SUBCOMMAND: Final = re.compile(r"^[a-z][\w:.-]*$")
 _FILE_LIKE: Final = re.compile(
@@ -126,7 +122,7 @@ def project_steps(command: str) -> list[tuple[str, str, str]]:
             elif not rest[0].startswith("-"):
                 base.append(rest[0].rsplit("/", 1)[-1])
             else:
-                continue  # `python -u …`: no script named first, nothing to tell its runs apart by
+                continue  # `python -c ...`: a one-off, no command of the project
         else:
             for word in rest:
                 if len(base) >= 4 or not _SUBCOMMAND.match(word) or _FILE_LIKE.search(word):
@@ -137,13 +133,6 @@ def project_steps(command: str) -> list[tuple[str, str, str]]:
         if purpose is not None:
             out.append((purpose, named, _REDIRECT.sub("", part.strip())))
     return out
-
-
-def written_inline(step: str) -> bool:
-    """A step that runs a program written on its command line (`uv run python -c "…"`, a heredoc): a
-    one-off check, not how the project is built or run (its failure and fix still tell what was wrong)."""
-    words = _tokens(step)
-    return any(w.rsplit("/", 1)[-1] in _INTERPRETERS and next_ in _INLINE for w, next_ in pairwise(words))
 
 
 def base_command(command: str) -> str | None:
