@@ -62,8 +62,11 @@ def start_context(
     if not memory.is_dir():
         return None
     core = _read(memory, CORE_FILE)
-    brief = _brief_sections(home, session, _checkout_of(cwd), code=code_check)
-    sections = [*brief, ("Topics", _topic_lines(home, _read(memory, TOPIC_INDEX)))]
+    sid = _session_id(session)
+    brief = _brief_sections(home, sid, _checkout_of(cwd), code=code_check)
+    mine, topics = _topic_lines(home, _read(memory, TOPIC_INDEX), sid)
+    # After a compaction: what the brief and the topics hold of this session first (what it took).
+    sections = [*brief[:1], (_THIS_SESSION_TOPICS, mine), *brief[1:], ("Topics", topics)]
     block = render_sections(sections, core)
     if block.count("\n") < 2:  # nothing between the tags
         return None
@@ -93,10 +96,19 @@ _PER_SECTION = {
     "File": 16,
 }
 _THIS_SESSION = 30  # entries of the compacted session given first, at most
+_THIS_SESSION_TOPICS = "What this session said before the compaction"
+
+
+def _session_id(session: str | None) -> str | None:
+    if session is None:
+        return None
+    from ..memory.adopt import to_id
+
+    return to_id(session)
 
 
 def _brief_sections(
-    home: Path, session: str | None, checkout: Checkout | None = None, *, code: bool = True
+    home: Path, sid: str | None, checkout: Checkout | None = None, *, code: bool = True
 ) -> list[tuple[str, list[Line]]]:
     from ..memory.shapes import shapes_for
     from ..memory.write import current_brief
@@ -107,10 +119,7 @@ def _brief_sections(
     if checkout is not None:
         lines = _on_the_checkout(memory, lines, checkout, code=code)
     out: list[tuple[str, list[Line]]] = []
-    if session is not None and lines:
-        from ..memory.adopt import to_id
-
-        sid = to_id(session)
+    if sid is not None:
         mine = [line for line in lines if sid in line.sessions]
         mine = mine[:_THIS_SESSION]
         out.append(("Before the compaction (this session)", [_line(x, labelled=True) for x in mine]))
@@ -293,21 +302,22 @@ _TOPIC_CLAIMS = 2  # a topic's newest current blocks a session's start quotes
 _CLAIM_CHARS = 240  # of each quoted claim
 
 
-def _topic_lines(home: Path, text: str) -> list[Line]:
+def _topic_lines(home: Path, text: str, sid: str | None = None) -> tuple[list[Line], list[Line]]:
     """The topics as true now (only topics with a current block; a branch the conversation left since
     their last write is left out, as from the core), newest first, each as a model reads it: its title
     and what its newest current blocks say, no link or Markdown escape (a claim read from a tool's output
-    quoted as such). A file that is no index written by dagmem (one placed by hand) is given as it is, a
-    line each."""
+    quoted as such). With `sid` (a start after that session's compaction), the topics with blocks of that
+    session come apart, first, each by what its blocks of that session say. A file that is no index
+    written by dagmem (one placed by hand) is given as it is, a line each."""
     # The topic models load here, for a session's start, not for every prompt.
-    from ..memory.format import TopicFormatError, newest_first, parse_topic_index, uninert
+    from ..memory.format import Block, TopicFormatError, newest_first, parse_topic_index, uninert
 
     try:
         index = parse_topic_index(text)
     except TopicFormatError:
-        return [(None, line.strip(), None) for line in text.splitlines() if line.strip()]
+        return [], [(None, line.strip(), None) for line in text.splitlines() if line.strip()]
     if not index.entries:
-        return []
+        return [], []
     from ..memory.shapes import shapes_for
     from ..memory.write import current_topics
 
@@ -321,15 +331,25 @@ def _topic_lines(home: Path, text: str) -> list[Line]:
     # alphabetical list of one project's work).
     entries = [entry for entry, _ in topics.values()]
     ordered = sorted(newest_first(entries), key=lambda e: (e.last or "", e.blocks), reverse=True)
-    lines: list[Line] = []
-    for entry in ordered:
-        newest = topics[entry.path][1][-_TOPIC_CLAIMS:][::-1]
+
+    def line(title: str, date: str | None, blocks: list[Block]) -> Line:
+        newest = blocks[-_TOPIC_CLAIMS:][::-1]
         said = " · ".join(_cut(uninert(block.claim), _CLAIM_CHARS) for block in newest)
         quoted = any(s.label.startswith("tool ") for b in newest for c in b.citations for s in c.sources)
-        lines.append((entry.last, f"{uninert(entry.title)}: {said}", "tool" if quoted else None))
+        return (date, f"{uninert(title)}: {said}", "tool" if quoted else None)
+
+    mine: list[Line] = []
+    lines: list[Line] = []
+    for entry in ordered:
+        blocks = topics[entry.path][1]
+        said_here = [b for b in blocks if any(s.session_id == sid for c in b.citations for s in c.sources)]
+        if said_here:
+            mine.append(line(entry.title, max(c.date for b in said_here for c in b.citations), said_here))
+        else:
+            lines.append(line(entry.title, entry.last, blocks))
     if index.left_out:
         lines.append((None, f"({index.left_out} more topics left out.)", None))
-    return lines
+    return mine, lines
 
 
 def _cut(text: str, limit: int) -> str:

@@ -132,3 +132,27 @@ def test_a_start_gives_a_summary_as_plain_text_without_bold_marks_or_table_rules
     assert "renderer metadata" in ended
     assert "**" not in ended
     assert "---" not in ended
+
+
+def test_after_a_compaction_the_start_gives_what_that_session_said_first(tmp_path: Path) -> None:
+    from dagmem import FileSessionStore
+    from dagmem.memory.writing import write_home
+
+    store = FileSessionStore(tmp_path)
+    store.append("s1", "user", "We deploy the billing service with Helm charts.")
+    store.append("s1", "assistant", "Helm it is: the chart lives in deploy/billing.")
+    store.append("s2", "user", "The parser must accept tab-separated exports from the bank.")
+    store.append("s2", "assistant", "The parser now splits on tabs when the header has them.")
+    write_home(tmp_path, force=True)
+    block = start_context(tmp_path, session="s2")
+    assert block is not None
+    head, _, rest = block.partition("## What this session said before the compaction\n")
+    assert "## Topics" not in head  # this session's part comes before the other topics
+    mine, _, others = rest.partition("## Topics\n")
+    assert "tab-separated exports" in mine
+    assert "Helm" not in mine
+    assert "Helm" in others
+    plain = start_context(tmp_path)  # a start that follows no compaction: no such part
+    assert plain is not None
+    assert "before the compaction" not in plain
+    assert "tab-separated exports" in plain
