@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from ..format import ToolEvidence, tool_kind
+from ..format import ANSWERED, ToolEvidence, tool_kind
 from ._claude_chrome import bash_input, bash_output, read_user_text
 from ._entries import BadLine, Turn, block_text, joined, render_json
 from ._evidence import UNKNOWN, Call, call_of, evidence, evidence_turn
@@ -164,6 +164,9 @@ def _result(call: Call, block: dict[str, Any], structured: object) -> ToolEviden
             exit_code = structured["exitCode"]
     elif kind == "agent" and structured.get("content") is not None:
         text = block_text(structured["content"])
+    elif kind == "ask" and isinstance(structured.get("answers"), dict):
+        # The person's answers, each to its question: what they chose, in their words.
+        text = "\n".join(f"{q} {ANSWERED} {a}" for q, a in structured["answers"].items()) or text
     file = structured.get("file")
     if isinstance(file, dict) and isinstance(file.get("content"), str):
         file_text = file["content"]

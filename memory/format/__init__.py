@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from ._session import walk_branch as walk_branch
     from ._tokens import count_tokens as count_tokens
     from ._tokens import encoding
+    from ._tool_evidence import ANSWERED as ANSWERED
     from ._tool_evidence import EVIDENCE_KEY as EVIDENCE_KEY
     from ._tool_evidence import EVIDENCE_TOOL as EVIDENCE_TOOL
     from ._tool_evidence import EXCERPT_CHARS as EXCERPT_CHARS
@@ -213,6 +214,7 @@ else:
             "count_tokens": "._tokens",
             "token_encoding": "._tokens:encoding",
             "EVIDENCE_KEY": "._tool_evidence",
+            "ANSWERED": "._tool_evidence",
             "EVIDENCE_TOOL": "._tool_evidence",
             "EXCERPT_CHARS": "._tool_evidence",
             "INPUT_CHARS": "._tool_evidence",

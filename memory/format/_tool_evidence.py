@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 __all__ = [
+    "ANSWERED",
     "EVIDENCE_KEY",
     "EVIDENCE_TOOL",
     "EXCERPT_CHARS",
@@ -41,11 +42,12 @@ __all__ = [
 
 EVIDENCE_KEY: Final = "evidence"  # node metadata: {"evidence": "tool"} makes a tool row a record
 EVIDENCE_TOOL: Final = "tool"
+ANSWERED: Final = "→"  # between a question an `ask` tool put to the person and their answer, a line each
 INPUT_CHARS: Final = 400
 EXCERPT_CHARS: Final = 2000
 _HEAD_LINES, _TAIL_LINES, _LINE_CHARS = 12, 8, 240
 
-ToolKind = Literal["shell", "edit", "read", "search", "agent", "todo", "web", "other"]
+ToolKind = Literal["shell", "edit", "read", "search", "agent", "todo", "ask", "web", "other"]
 
 # Tool names as hosts spell them (Claude Code, Codex, pi, the usual MCP and editor agents), by what the call
 # does. Matched case-insensitively on the name, and on its last `__` part for an MCP tool (`mcp__x__bash`).
@@ -62,6 +64,8 @@ TOOL_KINDS: Final[dict[ToolKind, frozenset[str]]] = {
     "search": frozenset({"grep", "glob", "ls", "find", "search", "list_dir", "codebase_search", "file_search"}),
     "agent": frozenset({"task", "agent", "subagent", "dispatch_agent"}),
     "todo": frozenset({"todowrite", "todo_write", "update_plan", "todoread"}),
+    # The agent asks the person and the result holds the person's answers (`question → answer` lines).
+    "ask": frozenset({"askuserquestion", "ask_user_question", "request_user_input", "ask_followup_question"}),
     "web": frozenset({"webfetch", "websearch", "web_search", "fetch", "browser"}),
 }  # fmt: skip
 

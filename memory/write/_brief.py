@@ -17,7 +17,8 @@ The rules (deterministic, offline; the words are `memory.text`'s):
   error line, the files edited between, the sentence that explained it); one that failed and never
   passed did not work (its error line and the explanation), as does a sentence saying so.
 - **Conventions**: the person's own sentences that set how the work is done (`is_instruction`).
-- **Decisions**: sentences of the person or the assistant that state a choice (`is_decision`).
+- **Decisions**: sentences of the person or the assistant that state a choice (`is_decision`), and the
+  person's answers when the agent asked them (an `ask` tool's `question → answer` lines).
 - **Files**: each file an edit changed, with the narration that said what for.
 - **Open threads**: the batch's last to-do list with what is not done (or that all of it is), and the
   sentences of its last summary that leave work for later.
@@ -33,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..format import BRIEF_SLUG, ArchiveRecord, ToolEvidence, parse_tool_evidence
+from ..format import ANSWERED, BRIEF_SLUG, ArchiveRecord, ToolEvidence, parse_tool_evidence
 from ..text import (
     is_cause,
     is_decision,
@@ -144,6 +145,7 @@ def brief_entries(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:
     out: list[BriefEntry] = []
     out += _commands(records, evidence)
     out += _conventions(records)
+    out += _answered(evidence)
     out += _decisions(records)
     out += _files(records, evidence)
     out += _open(records, evidence)
@@ -289,6 +291,23 @@ def _conventions(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:
                     )
                 )
     return _distinct(out)[: _PER_BATCH["convention"]]
+
+
+def _answered(evidence: list[tuple[int, ArchiveRecord, ToolEvidence]]) -> list[BriefEntry]:
+    """What the person chose when the agent asked (an `ask` tool's result: `question → answer` lines): a
+    decision in the person's words, quoted from the tool's record that relays them."""
+    out: list[BriefEntry] = []
+    for _, record, found in evidence:
+        if found.kind != "ask" or not found.ok:
+            continue
+        for line in found.excerpt.split("\n"):
+            question, arrow, answer = line.rpartition(f" {ANSWERED} ")
+            if arrow and question.strip() and answer.strip():
+                text = f"asked “{_cut(question.strip(), 200)}”, the person answered “{answer.strip()}”"
+                out.append(
+                    BriefEntry("decision", entry_key("decision", _words_key(question)), text, (record,))
+                )
+    return _distinct(out)[-_PER_BATCH["decision"] :]
 
 
 def _decisions(records: Sequence[ArchiveRecord]) -> list[BriefEntry]:

@@ -263,7 +263,17 @@ def test_a_failed_shell_run_states_its_exit_status_and_its_error_output(tmp_path
                 'User has answered your questions: "How should we proceed?"="fix the issues".',
                 {"answers": {"How should we proceed?": "fix the issues"}},
                 'AskUserQuestion: {"questions":[{"question":"How should we proceed?","header":"Commit"}]}\n→ ok\n'
-                'User has answered your questions: "How should we proceed?"="fix the issues".',
+                "How should we proceed? → fix the issues",
+            ),
+            id="ask: each question with the person's answer",
+        ),
+        pytest.param(
+            (
+                "EnterWorktree",
+                {"name": "fix-renderer", "base": "main"},
+                "Entered the worktree fix-renderer.",
+                {"path": "/x/fix-renderer"},
+                'EnterWorktree: {"name":"fix-renderer","base":"main"}\n→ ok\nEntered the worktree fix-renderer.',
             ),
             id="other: the input as compact JSON",
         ),
@@ -404,3 +414,22 @@ def test_a_real_transcript_s_test_runs_are_evidence_with_their_outcomes(tmp_path
     failed = [r for r in runs if not r.ok]
     assert failed
     assert all(r.exit not in (None, 0) for r in failed)
+
+
+def test_the_person_s_answer_to_a_question_the_agent_asked_is_kept_with_its_question(
+    tmp_path: Path,
+) -> None:
+    c = Claude()
+    ask = c.user(None, "Commit the renderer work.")
+    question = "Pre-commit hook blocks on pre-existing credo issues. How should we proceed?"
+    tool_input = {"questions": [{"question": question, "header": "Commit", "options": []}]}
+    shown = f'User has answered your questions: "{question}"="main was clean; fix the issues".'
+    structured = {
+        "questions": tool_input["questions"],
+        "answers": {question: "main was clean; fix the issues"},
+    }
+    _, result = call_and_result(c, ask, "AskUserQuestion", tool_input, shown, structured=structured)
+    record = parse_tool_evidence(imported(tmp_path, c)[result].content)
+    assert record is not None
+    assert record.kind == "ask"
+    assert record.excerpt == f"{question} → main was clean; fix the issues"

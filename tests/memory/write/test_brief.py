@@ -193,3 +193,16 @@ def test_code_the_person_pasted_is_no_convention(tmp_path: Path) -> None:
     s.write()
     conventions = [c for c, _ in brief(tmp_path) if c.startswith("Convention:")]
     assert conventions == ["Convention: “Always run the tui tests with -m tui.”"]
+
+
+def test_what_the_person_answered_when_the_agent_asked_is_a_decision(tmp_path: Path) -> None:
+    s = Session(tmp_path)
+    s.say("user", "Commit the renderer work.")
+    question = "Pre-commit hook blocks on pre-existing credo issues. How should we proceed?"
+    s.ran("AskUserQuestion", question, True, f"{question} → main was clean; fix the issues")
+    s.ran("Bash", "mix credo --strict", True, "no issues", exit=0)
+    s.write()
+    decisions = [c for c, _ in brief(tmp_path) if c.startswith("Decision:")]
+    assert decisions == [
+        f"Decision: asked “{question}”, the person answered “main was clean; fix the issues”"
+    ]
