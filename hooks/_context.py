@@ -195,6 +195,8 @@ def _line(line: BriefLine, *, labelled: bool) -> Line:
     # Plain text: a summary's bold marks and its tables' rules say nothing to a model and cost the budget.
     plain = _TABLE_RULE.sub("", line.text.replace("**", ""))
     text = f"{line.section}: {plain}" if labelled else plain
+    if line.block:  # the entry's id in the brief, whose footnotes cite the turns and runs it was read from
+        text += f" [{line.block.rpartition('#')[2]}]"
     # A line that quotes a tool's output (a command's error line) is material, not an instruction.
     return (line.date, text, "tool" if line.quotes_tool else None)
 

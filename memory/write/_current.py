@@ -149,6 +149,7 @@ class BriefLine:
     sessions: frozenset[str]
     quotes_tool: bool
     cites: tuple[tuple[str, str], ...] = ()  # (session, anchor) of each cited record, in citation order
+    block: str = ""  # `<topic path>#<block id>`: where the entry and its citations are
 
 
 _PARTS_READ = 16  # parts of the brief a session's start reads at most, newest first
@@ -195,6 +196,7 @@ def current_brief(memory: Path, shapes: ShapeSource, *, limit: int = 120) -> lis
                     sessions,
                     any(x.startswith("tool ") for x in labels),
                     cites,
+                    f"{relpath}#{block.id}",
                 )
             )
             if len(out) >= limit:

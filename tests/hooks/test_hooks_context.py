@@ -132,6 +132,10 @@ def test_a_start_gives_a_summary_as_plain_text_without_bold_marks_or_table_rules
     assert "renderer metadata" in ended
     assert "**" not in ended
     assert "---" not in ended
+    # Each brief line names its entry, whose footnotes in the brief cite the turns it was read from.
+    block_id = ended.rsplit(" [", 1)[1].rstrip("]")
+    brief = (tmp_path / "memory" / "topics" / "brief.md").read_text()
+    assert f"^{block_id}" in brief
 
 
 def test_after_a_compaction_the_start_gives_what_that_session_said_first(tmp_path: Path) -> None:
