@@ -100,7 +100,7 @@ class WriterActor:
         once no batch is in flight. Returns the event of the marks now under way, if any."""
         message, reply = envelope.message, envelope.reply
         if isinstance(message, RunOnWorkspace):
-            await self._run(writer.workspace, message, reply, marking)
+            await self._run(writer, message, reply, marking)
             return None
         batch = message.batch
         try:
@@ -124,19 +124,20 @@ class WriterActor:
 
     async def _run(
         self,
-        workspace: Workspace,
+        writer: BatchWriter,
         message: RunOnWorkspace,
         reply: Reply[object] | None,
         marking: anyio.Event | None,
     ) -> None:
-        """Run a job between two batches: after the marks under way, before the next install. Its own
-        failure is its caller's answer (the writer carries on); a death stops the writer."""
+        """Run a job between two batches: after the marks under way, before the next install, with the
+        writer's slot index let go (a forget deletes its file). Its own failure is its caller's answer (the
+        writer carries on); a death stops the writer."""
         try:
             if marking is not None:
                 await marking.wait()
             self._raise_death()
             try:
-                answer = await self.ctx.io(message.job, workspace)
+                answer = await self.ctx.io(_let_go_and_run, writer, message.job)
             except Exception as exc:  # InjectedCrash is a BaseException: a simulated death propagates
                 if reply is not None:
                     reply.fail(exc)
@@ -183,6 +184,11 @@ class WriterActor:
             )
         if reply is not None:
             reply.set(applied)
+
+
+def _let_go_and_run(writer: BatchWriter, job: Callable[[Workspace], T]) -> T:
+    writer.let_go()
+    return job(writer.workspace)
 
 
 def _stopped(reply: Reply[object] | None, doing: str, exc: BaseException) -> None:

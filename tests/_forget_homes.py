@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 from dagmem import FileSessionStore
 from dagmem.memory.writing import write_home
 
-__all__ = ["build_home"]
+__all__ = ["build_home", "open_deleted"]
 
 _WORDS = ["harbour", "lantern", "orchard", "quarry", "meadow", "glacier", "canyon", "violet"]
 
@@ -38,3 +39,17 @@ def build_home(home: Path, seed: int, *, sessions: int = 2, turns: int = 6) -> d
             texts[f"{sid}/{node.id}"] = text
     write_home(home, force=True)
     return texts
+
+
+def open_deleted(name: str) -> list[str]:
+    """The files named `name` this process holds open although they were deleted (Linux: /proc/self/fd)."""
+    found: list[str] = []
+    fds = Path("/proc/self/fd")
+    for fd in list(fds.iterdir()) if fds.is_dir() else []:
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+        if target.endswith(" (deleted)") and Path(target.removesuffix(" (deleted)")).name == name:
+            found.append(target)
+    return found

@@ -5,7 +5,6 @@ left it, and (`finish`, when following stops) a boundary write of every session 
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -56,19 +55,18 @@ class Follower:
             self._pending.extend(await anyio.to_thread.run_sync(read_new))
         self.report.files = len(importer.sources)
         while self._pending:
-            node = sink.screen(self._pending.popleft())
             # Shielded: a stop (Ctrl-C) lands between nodes, never after the runtime took one but before the
             # report counted it (the actor applies a request whose caller was cancelled).
             with anyio.CancelScope(shield=True):
+                # Screened as it is taken (the forget journal read again if a forget changed it meanwhile):
+                # a forgotten text's turn reaches the runtime as the tombstone an import stores, marked.
+                node = await anyio.to_thread.run_sync(sink.screen, self._pending[0])
+                self._pending.popleft()
                 if await anyio.to_thread.run_sync(sink.skip, node):
                     continue
                 self._clock.now = node.time
                 try:
                     turn = await anyio.to_thread.run_sync(sink.turn, node)
-                    if turn.forgotten_at is not None:
-                        # Through the runtime a forgotten text's turn has always been an empty one, without
-                        # the tombstone's mark an import into the store gives it.
-                        turn = dataclasses.replace(turn, forgotten_at=None)
                     await self.runtime.append_turn(node.session, turn)
                 except InvalidInput as exc:
                     sink.refused(node, exc)

@@ -8,14 +8,16 @@ session's last turn, and `dagmem write` treats an old transcript as the idle ses
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 from ..errors import InvalidInput, SessionInvalid
 from ..forget import forgotten_check
-from ..format import Node, Role, is_tool_evidence
+from ..format import HomePaths, Node, Role, is_tool_evidence
 from ..store import FileSessionStore, SessionStore, Turn
 from ._entries import Problem
 from ._mapper import Planned, text_digest
@@ -36,6 +38,17 @@ def _stored_digest(node: Node) -> bytes:
     if node.role == Role.TOOL and not is_tool_evidence(node.metadata):
         return _PLAIN_TOOL_ROW
     return text_digest(node.content)
+
+
+def _journal_state(path: Path | None) -> tuple[int, int, int] | None:
+    """What tells one version of the forget journal from the next: inode, size, modification time."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _same_turn(stored: bytes, planned: Planned) -> bool:
@@ -109,13 +122,30 @@ class StoreSink:
         self._alias: dict[tuple[str, str], str | None] = {}
         self._spawned_from: dict[str, str | None] = {}  # session -> what it was spawned from on disk
         # Forgotten stays forgotten: a text `dagmem forget` removed (by its hashes in the journal) is
-        # never brought back by an import, whatever session id its transcript now has.
+        # never brought back by an import, whatever session id its transcript now has; nor by a follow that
+        # was running when it was forgotten (the journal is read again whenever it changed).
         home = store.home if isinstance(store, FileSessionStore) else None
+        self._home = home
+        self._journal: Path | None = None if home is None else HomePaths(home).workspace.forgotten
+        self._journal_seen: tuple[int, int, int] | None = _journal_state(self._journal)
         self._forgotten: Callable[[str], bool] | None = None if home is None else forgotten_check(home)
+
+    def _forgotten_now(self) -> Callable[[str], bool] | None:
+        """The forget journal's test, read again when the journal changed since it was read (every forget
+        saves it anew: temp file, rename). Blocking: called off the event loop."""
+        if self._home is not None:
+            state = _journal_state(self._journal)
+            if state != self._journal_seen:
+                self._forgotten = forgotten_check(self._home)
+                self._journal_seen = state
+        return self._forgotten
 
     def screen(self, planned: Planned) -> Planned:
         """`planned`, or its tombstone when its text holds a forgotten one (reported, never its text)."""
-        if self._forgotten is None or not planned.content or not self._forgotten(planned.content):
+        if not planned.content:
+            return planned
+        forgotten = self._forgotten_now()
+        if forgotten is None or not forgotten(planned.content):
             return planned
         source = planned.metadata.get("source", {})
         self.report.problems.append(

@@ -158,6 +158,13 @@ class BatchWriter:
         self.shapes.close()
         self.slots.close()
 
+    def let_go(self) -> None:
+        """Close the slot index before a job runs on the workspace between two batches (`RunOnWorkspace`):
+        a forget deletes its file, to be rebuilt from the topic files, and an index kept open would hold the
+        deleted file (the forgotten words its rows name) until the next batch. The next batch opens the file
+        as the job left it."""
+        self.slots.close()
+
     def __enter__(self) -> BatchWriter:
         return self
 

@@ -8,11 +8,16 @@ are read again, so a write costs O(its own transactions), never O(workspace). A 
 foreign file (or a txlog shorter than the offset: a rewritten log) is rebuilt from the topic files.
 Deleting it is always safe. Rows are hints: the writer reads each block it names again, in the file as
 this write leaves it, before it supersedes anything.
+
+A forget deletes the file (it names the subjects of the blocks it lists) while a writer, in this process or
+another, may hold it open: each batch first checks that the file it has open is still the one at its path,
+and opens the one there (or rebuilds it) if not, so no write goes on in a deleted file.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -47,6 +52,7 @@ class SlotIndex:
         self.paths = WorkspacePaths.of(memory)
         self.file = self.paths.slots
         self._db: sqlite3.Connection | None = None
+        self._opened: tuple[int, int] | None = None  # (device, inode) of the file `_db` has open
         self._caught_up = False
 
     def next_batch(self) -> None:
@@ -54,9 +60,11 @@ class SlotIndex:
         self._caught_up = False
 
     def close(self) -> None:
+        """Let go of the file (the next use opens it again, as it is then)."""
         if self._db is not None:
             self._db.close()
             self._db = None
+            self._opened = None
 
     def lookup(self, key: str) -> list[tuple[str, str]]:
         """(topic path, block id) of the newest current blocks stating `key` (at most `LOOKUP_LIMIT`), as of
@@ -143,8 +151,17 @@ class SlotIndex:
         return max(float(t[0]) for t in times if t is not None)
 
     def _ready(self) -> sqlite3.Connection:
+        if self._db is not None and not self._caught_up:
+            now = _identity(self.file)
+            if now is None or now != self._opened:
+                # Deleted or replaced since it was opened (a forget, in this process or another): the
+                # connection would go on in the old file, which no other opener sees and whose writes SQLite
+                # refuses ("attempt to write a readonly database").
+                log.info("the slot index was deleted or replaced since it was opened: opening the file there")
+                self.close()
         if self._db is None:
             self._db = self._open()
+            self._opened = _identity(self.file)
         if not self._caught_up:
             self._catch_up(self._db)
             self._caught_up = True
@@ -242,3 +259,13 @@ class SlotIndex:
             for key in sorted({fact.key for fact in keys_of(words)} | said_keys(words))
         ]
         db.executemany("INSERT INTO slots (key, path, block) VALUES (?, ?, ?)", rows)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, None when there is none. While a connection holds its file
+    open, that inode cannot be reused: another file there has another identity."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

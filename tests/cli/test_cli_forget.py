@@ -1,10 +1,14 @@
 """`dagmem forget` and `dagmem verify --forgotten`: the acceptance (a fake secret pasted into a
 conversation is found nowhere under the home afterwards, git included), the dry run, bad input, and a
-runtime serving the home while another process forgets (no text written back from its stale view)."""
+runtime serving the home while another process forgets (no text written back from its stale view, its
+slot index the file the forget left)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +17,9 @@ import anyio
 import pytest
 
 import dagmem
+from dagmem.memory.format import anchor_of
 from dagmem.tests._cli import dagmem_run
+from dagmem.tests._forget_homes import open_deleted
 
 SECRET = "sk-test-4f9a8b7c6d5e1a2b"
 
@@ -95,6 +101,38 @@ async def test_a_serving_runtime_does_not_write_back_what_another_process_forgot
         await rt.flush(force=True)
     assert _grep(home) == ""
     assert dagmem_run("verify", "--home", str(home), "--forgotten", "--strict").returncode == 0
+
+
+@pytest.mark.anyio
+async def test_a_serving_runtime_writes_on_in_the_slot_index_another_process_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The forget deletes the slot index under the serving runtime's writer, which holds it open: its next
+    batch opens the file at the path (rebuilt from the topics), keeps its said times there, and holds no
+    deleted file."""
+    home = tmp_path / "home"
+    slots = home / "memory" / ".dagmem" / "slots.sqlite3"
+    async with dagmem.Runtime.open(home) as rt:
+        await rt.append("chat", "user", f"I live in Lisbon and my api key is {SECRET} for the pipeline")
+        await rt.append("chat", "assistant", "Lisbon, and the key, noted.")
+        await rt.flush(force=True)
+        assert slots.is_file()
+        other = await anyio.run_process(
+            [sys.executable, "-m", "dagmem", "forget", "--home", str(home), "--match", SECRET, "--yes"],
+            check=False,
+        )
+        assert other.returncode == 0, other.stdout + other.stderr
+        assert not slots.exists()
+        with caplog.at_level(logging.INFO, logger="dagmem"):
+            await rt.append("chat", "user", "I live in Porto now, we moved last week.")
+            await rt.append("chat", "assistant", "Porto, how exciting.")
+            await rt.flush(force=True)
+        assert not [r for r in caplog.records if "slot index is unusable" in r.getMessage()]
+        assert open_deleted("slots.sqlite3") == []
+        with contextlib.closing(sqlite3.connect(slots)) as db:
+            said = set(db.execute("SELECT session, anchor FROM said"))
+        assert {("chat", anchor_of("chat/n3")), ("chat", anchor_of("chat/n4"))} <= said
+    assert _grep(home) == ""
 
 
 def test_a_damaged_forgotten_json_is_refused_in_one_line(tmp_path: Path) -> None:

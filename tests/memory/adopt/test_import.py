@@ -25,7 +25,8 @@ import dagmem
 from dagmem import FileSessionStore, Node
 from dagmem.memory.adopt import Follower, Importer, SourceClock, import_into_store
 from dagmem.memory.durable import read_workspace_id
-from dagmem.memory.format import MARKER_KEY, scan_archive
+from dagmem.memory.forget import verify_forgotten
+from dagmem.memory.format import FORGOTTEN_KEY, MARKER_KEY, anchor_of, parse_topic, scan_archive
 from dagmem.sim import check_home
 from dagmem.tests._cli import dagmem_run
 
@@ -889,6 +890,68 @@ async def test_a_stop_during_a_poll_lands_between_nodes_and_the_report_counts_ev
         assert follower.report.added == taken
         assert await follower.poll() == 1  # the next poll goes on from there, nothing twice
         assert follower.report.added == len(store.load(SESSION).nodes) == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("started", ["before the forget", "after the forget"])
+async def test_a_forgotten_turn_seen_again_through_follow_is_a_tombstone_never_memory(
+    tmp_path: Path, started: str
+) -> None:
+    """A turn followed, written and forgotten, then seen again through follow (the host resumes the session
+    as a new transcript holding the same lines): the runtime stores it as the tombstone an import stores
+    (empty, `forgotten_at`), whether the follow was running when the forget happened or started after;
+    nothing owes it, no block cites it, and no copy of its text is anywhere under the home."""
+    secret = "hunter2-s3cr3t-db-password"
+    c = Claude()
+    asked = c.user(None, "Which database do we use for the billing service?")
+    said = c.text(asked, "msg_1", "Postgres 16 for the billing service, on the db host.")
+    pasted = c.user(said, f"The billing db password is {secret} by the way.")
+    c.text(pasted, "msg_2", "Thanks, noted for the billing service.")
+    folder = tmp_path / "project"
+    write_jsonl(folder / f"{SESSION}.jsonl", c.lines)
+    home = tmp_path / "home"
+    clock = SourceClock()
+    store = FileSessionStore(home, clock=clock)
+    other = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    async with dagmem.Runtime.open(home, store=store) as rt:
+        wsid = rt.workspace_id
+        follower = Follower(Importer("claude-code", [folder]), rt, store, clock)
+        assert await follower.poll() == 4
+        await rt.flush(force=True)
+        report = await rt.forget(match=secret)
+        assert report.clean, report.copies
+        assert report.targets == [f"{SESSION}/{pasted}"]
+        if started == "after the forget":  # `dagmem import --follow` started again
+            follower = Follower(Importer("claude-code", [folder]), rt, store, clock)
+        write_jsonl(folder / f"{other}.jsonl", [{**line, "sessionId": other} for line in c.lines])
+        assert await follower.poll() == 4
+        await follower.finish()
+        await rt.flush(force=True)
+        hits = await rt.recall("billing db password", k=10)
+    assert follower.report.count(other).forgotten == 1
+    assert any(f"{other}/{pasted}" in p.reason and "forgotten" in p.reason for p in follower.report.problems)
+    for sid in (SESSION, other):
+        node = FileSessionStore(home).load(sid).nodes[pasted]
+        assert node.content == ""
+        assert node.metadata.get(FORGOTTEN_KEY) is not None  # a tombstone, as an import stores it
+        # Written before it was forgotten, the first keeps its mark (markers stay true); the copy is no
+        # record: never written, never marked.
+        assert (MARKER_KEY in node.metadata) is (sid == SESSION)
+    cited = {
+        (source.session_id, source.anchor)
+        for path in (home / "memory" / "topics").glob("*.md")
+        if path.name != "index.md"
+        for block in parse_topic(path.read_text("utf-8"), f"topics/{path.name}").blocks
+        for citation in block.citations
+        for source in citation.sources
+    }
+    assert (other, anchor_of(f"{other}/{asked}")) in cited  # the resumed copy's other turns were written
+    assert (other, anchor_of(f"{other}/{pasted}")) not in cited
+    assert all(secret not in hit.text for hit in hits)
+    assert [str(p) for p in home.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()] == []
+    assert verify_forgotten(home) == []
+    oracle = check_home(FileSessionStore(home), home / "memory", wsid, drained=True)
+    assert oracle.ok, oracle.violations
 
 
 def test_follow_on_the_command_line_stops_cleanly_on_ctrl_c_with_a_boundary_write(tmp_path: Path) -> None:
