@@ -120,21 +120,26 @@ def _write(conversation: Conversation, home: Path, distiller: Distiller) -> str:
     return session
 
 
+_Row = tuple[int, list[bool], list[bool], float, int]  # category, all@k, any@k, reciprocal rank, half
+
+
 class _Tally:
     def __init__(self) -> None:
-        self.rows: list[tuple[int, list[bool], list[bool], float]] = []
+        self.rows: list[_Row] = []
         self.seconds: list[float] = []
 
-    def add(self, category: int, ranked: Sequence[str], evidence: Sequence[str], seconds: float) -> None:
+    def add(
+        self, category: int, ranked: Sequence[str], evidence: Sequence[str], seconds: float, half: int
+    ) -> None:
         wanted = set(evidence)
         every = [wanted <= set(ranked[:k]) for k in KS]
         some = [bool(wanted & set(ranked[:k])) for k in KS]
         rank = next((i for i, turn in enumerate(ranked[: KS[-1]]) if turn in wanted), None)
-        self.rows.append((category, every, some, 0.0 if rank is None else 1.0 / (rank + 1)))
+        self.rows.append((category, every, some, 0.0 if rank is None else 1.0 / (rank + 1), half))
         self.seconds.append(seconds)
 
     def summary(self) -> dict[str, Any]:
-        def figures(rows: list[tuple[int, list[bool], list[bool], float]]) -> dict[str, Any]:
+        def figures(rows: list[_Row]) -> dict[str, Any]:
             n = max(len(rows), 1)
             out: dict[str, Any] = {"questions": len(rows)}
             for i, k in enumerate(KS):
@@ -144,10 +149,17 @@ class _Tally:
             out["mrr"] = round(sum(r[3] for r in rows) / n, 3)
             return out
 
-        main = figures([r for r in self.rows if 1 <= r[0] <= 4])
-        main["per_category"] = {
-            str(c): figures([r for r in self.rows if r[0] == c]) for c in sorted({r[0] for r in self.rows})
-        }
+        def with_categories(rows: list[_Row]) -> dict[str, Any]:
+            out = figures([r for r in rows if 1 <= r[0] <= 4])
+            out["per_category"] = {
+                str(c): figures([r for r in rows if r[0] == c]) for c in sorted({r[0] for r in rows})
+            }
+            return out
+
+        main = with_categories(self.rows)
+        # Each figure on each half of the conversations apart: a constant that helps only one half was
+        # tuned to it, not found (what carries over holds on both).
+        main["halves"] = [with_categories([r for r in self.rows if r[4] == half]) for half in (0, 1)]
         ordered = sorted(self.seconds)
         if ordered:
             main["query_ms_p50"] = round(kit.quantile(ordered, 0.5) * 1e3, 3)
@@ -164,7 +176,9 @@ def run(data: Path, distiller_name: str, progress: kit.Progress, home: Path | No
     skipped = 0
     shapes: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="dagmem-bench-locomo-") as scratch:
+        first_half = (len(conversations) + 1) // 2  # conversations 1..first_half, then the rest
         for number, conversation in enumerate(conversations, 1):
+            half = 0 if number <= first_half else 1
             progress(f"conversation {number}/{len(conversations)} ({conversation.name}): writing memory")
             home = Path(scratch) / f"home-{number}"
             distiller = distiller_named(distiller_name, home)
@@ -190,11 +204,11 @@ def run(data: Path, distiller_name: str, progress: kit.Progress, home: Path | No
                     for source in hit.evidence:
                         if source.node is not None and source.node not in turns:
                             turns.append(source.node)
-                memory.add(category, [_dia_of(t) for t in turns], evidence, memory_s)
+                memory.add(category, [_dia_of(t) for t in turns], evidence, memory_s, half)
                 clock = time.perf_counter()
                 scores = bm25.get_scores(analyse(question))
                 ranked = sorted(range(len(ids)), key=lambda i: -scores[i])[: KS[-1]]
-                baseline.add(category, [ids[i] for i in ranked], evidence, time.perf_counter() - clock)
+                baseline.add(category, [ids[i] for i in ranked], evidence, time.perf_counter() - clock, half)
     return {
         "data": str(data),
         "distiller": distiller_name,
@@ -249,6 +263,16 @@ def print_report(result: dict[str, Any]) -> None:
             f"{base['recall_all@1']:.3f} / {base['recall_all@10']:.3f} / {base['mrr']:.3f}",
         )
     console.print(per)
+    halves = kit.table(
+        "by halves of the conversations (all@1 / all@10; multi-hop all@10)", "half", "memory", "baseline"
+    )
+    for n, (mine, base) in enumerate(
+        zip(result["memory"]["halves"], result["baseline"]["halves"], strict=True)
+    ):
+        halves.add_row(
+            f"{'first' if n == 0 else 'second'} ({mine['questions']} questions)", *map(_half, (mine, base))
+        )
+    console.print(halves)
     form = result["shape"]
     table = kit.table("the shape of memory (topic files, as a person reads them)", "figure", "value", "goal")
     goals = {
@@ -265,6 +289,12 @@ def print_report(result: dict[str, Any]) -> None:
         f"{result['baseline']['recall_all@10']:.3f} (goal: at least the baseline, and >= 0.60 on the dev "
         f"split); all@1 {result['memory']['recall_all@1']:.3f} (goal >= 0.30). {result['wall_s']} s."
     )
+
+
+def _half(row: dict[str, Any]) -> str:
+    hop = row["per_category"].get("1", {}).get("recall_all@10")
+    multi = "—" if hop is None else f"{hop:.3f}"
+    return f"{row['recall_all@1']:.3f} / {row['recall_all@10']:.3f}; {multi}"
 
 
 def main(args: argparse.Namespace) -> int:
