@@ -46,9 +46,9 @@ CJK_INDEX_RANGES: Final[_Ranges] = tuple(r for r in CJK_RANGES if r != HALFWIDTH
 # letter beside a trigger or a value makes it part of a longer word); counting them CJK would change which
 # sentences it relates.
 CJK_FACT_RANGES: Final[_Ranges] = tuple(r for r in CJK_RANGES if r not in (HANGUL_JAMO, HANGUL_COMPAT_JAMO))
-# A value's type in an update (`_update`): Chinese and Japanese only, narrower than the facts'. So it has
-# always been: a Korean value or a compatibility ideograph typed "cjk" instead of "word" would change which
-# values of two sentences compare.
+# A value's type in an update (`_update._types`): Chinese and Japanese only, narrower than the facts'. So it
+# has always been: a Korean value or a compatibility ideograph typed "cjk" instead of "word" would change
+# when two sentences' values are of one type, and so which sentences update which.
 CJK_VALUE_RANGES: Final[_Ranges] = (KANA, HAN_EXT_A, HAN)
 
 
