@@ -10,21 +10,18 @@ asking turn first whenever a question named the speaker who asked (category 5, a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
-from typing import Final
 
+from ..text import sentence_runs
 from ._entries import Source
 from ._text import term_set
 
 __all__ = ["answers_first", "only_asks"]
 
-_SENTENCE: Final = re.compile(r"[^.!?。！？]+[.!?。！？]*")
-
 
 def only_asks(text: str, terms: Collection[str]) -> bool:
     """Does every sentence of `text` that holds one of `terms` end with a question mark (and one does)?"""
-    holding = [s for s in _SENTENCE.findall(text) if not term_set(s).isdisjoint(terms)]
+    holding = [s for s in sentence_runs(text) if not term_set(s).isdisjoint(terms)]
     return bool(holding) and all(s.rstrip().rstrip("\"')]”’").endswith(("?", "？")) for s in holding)
 
 

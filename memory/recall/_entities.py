@@ -22,18 +22,18 @@ question's evidence is rarely on the subject page it names, and the page's other
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ..format import CORE_MASTER, HELD_TOPIC, is_topic_slug
+from ..text import slug_of
 
 if TYPE_CHECKING:
     from ._index import RecallIndex
 
-__all__ = ["BONUS", "EXPAND", "entity_pages", "entity_rows", "slug_of"]
+__all__ = ["BONUS", "EXPAND", "entity_pages", "entity_rows"]
 
 EXPAND: Final = True
 BONUS: Final = 1.0 / 12.0  # half what a good conversational neighbour lends
@@ -41,12 +41,6 @@ _RUN: Final = 3  # words in an entity's name, at most
 _PARTS: Final = 64  # continuation files of one page followed, at most
 _NOT_ENTITIES: Final = frozenset({CORE_MASTER, HELD_TOPIC, "topics/rejected.md"})
 _WORD: Final = re.compile(r"[^\W_]+")
-
-
-def slug_of(words: list[str]) -> str:
-    """How a topic file is named after words ("Belém Tower" -> "belem-tower")."""
-    folded = unicodedata.normalize("NFKD", " ".join(words).casefold()).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:48]
 
 
 def entity_pages(index: RecallIndex, query: str) -> list[str]:

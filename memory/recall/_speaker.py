@@ -8,7 +8,8 @@ did I park?", a turn of the person's own. The speakers are known from the data, 
   when at least two records among the query's `PEEK` best lexical matches carry it (one "Note: ..." is no
   speaker);
 - a query asks about a speaker when it holds the speaker's name (as recall's terms: case, possessives and
-  stems aside), or, for the user-role speaker, a first-person word ("I", "me", "my", "mine", "myself").
+  stems aside), or, for the user-role speaker, a first-person word ("I", "me", "my", "mine", "myself":
+  `memory.text`'s `FIRST_PERSON_WORDS`).
   A query naming several asks about the one it names first (the question's subject: "what did Caroline
   tell Melanie").
 
@@ -33,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ..text import FIRST_PERSON_WORDS
 from ._entries import Entry, Source
 from ._text import analyse
 
@@ -50,7 +52,6 @@ __all__ = [
 
 PEEK: Final = 8  # best lexical matches whose speakers a query may name (each an index entry read)
 USER_ROLE: Final = "user"
-FIRST_PERSON: Final = frozenset({"i", "me", "my", "mine", "myself"})
 # "Caroline: ...", "Mary Ann: ...": one to three capitalised words, then a colon and a space.
 _LABEL: Final = re.compile(r"\s*([^\W\d_][\w'’.-]{0,30}(?: [^\W\d_][\w'’.-]{0,30}){0,2}):\s")
 _WORD: Final = re.compile(r"[^\W\d_]+")  # "I'm" -> "i", "m"
@@ -90,7 +91,7 @@ def name_of(label: str) -> tuple[str, ...]:
 
 
 def _first_person(token: str) -> bool:
-    return any(word in FIRST_PERSON for word in _WORD.findall(token.casefold()))
+    return any(word in FIRST_PERSON_WORDS for word in _WORD.findall(token.casefold()))
 
 
 def speakers(entries: Iterable[Entry]) -> list[str]:

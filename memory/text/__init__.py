@@ -1,8 +1,9 @@
 """What words say, pure and below every layer that reads them: what a person's sentence states (a fact of
 now, a question, a hypothetical, a plan, a past, someone else's words), about whom, with which cue of a
 change; when a newer statement updates an older one; and the kinds of sentence a working session holds
-(narration, the person's standing instructions, decisions, what did not work, causes, open threads).
-Languages are data (`lang/<code>.py`), read by one set of rules."""
+(narration, the person's standing instructions, decisions, what did not work, causes, open threads); what a
+search index reads of a text (its words and CJK runs, the function words it leaves out, the words of "I",
+its sentences) and how words name a file. Languages are data (`lang/<code>.py`), read by one set of rules."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     from ._saying import language_of as language_of
     from ._saying import of_speaker as of_speaker
     from ._saying import sayings as sayings
+    from ._slug import slug_of as slug_of
+    from ._terms import FIRST_PERSON_WORDS as FIRST_PERSON_WORDS
+    from ._terms import INDEX_STOPWORDS as INDEX_STOPWORDS
+    from ._terms import cjk_bigrams as cjk_bigrams
+    from ._terms import index_words as index_words
+    from ._terms import sentence_runs as sentence_runs
     from ._update import COMMON_STATEMENTS as COMMON_STATEMENTS
     from ._update import Change as Change
     from ._update import Update as Update
@@ -51,6 +58,12 @@ else:
             "language_of": "._saying",
             "of_speaker": "._saying",
             "sayings": "._saying",
+            "slug_of": "._slug",
+            "FIRST_PERSON_WORDS": "._terms",
+            "INDEX_STOPWORDS": "._terms",
+            "cjk_bigrams": "._terms",
+            "index_words": "._terms",
+            "sentence_runs": "._terms",
             "COMMON_STATEMENTS": "._update",
             "Change": "._update",
             "Update": "._update",

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ._lexicon import Lexicon
+from ._script import CJK_FACT_RANGES, char_class
 from .lang import de, en, es, fr, ja, zh
 
 __all__ = ["ATTRIBUTES", "Attribute", "attributes_of", "single", "value_words"]
@@ -90,7 +91,7 @@ def _attribute(name: str, one: bool) -> Attribute:
 
 ATTRIBUTES: Final[tuple[Attribute, ...]] = tuple(_attribute(name, one) for name, one in _SHAPE)
 
-_CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
+_CJK: Final = char_class(CJK_FACT_RANGES)
 _HAS_CJK: Final = re.compile(f"[{_CJK}]")
 # A letter or a digit of a spaced language: the same word goes on (a Chinese or Japanese character does not
 # make "notion" of "我用notion" part of a longer word).

@@ -26,6 +26,7 @@ from typing import Final, Literal
 
 from ._facts import attributes_of, single, value_words
 from ._saying import Said, _fold, sayings
+from ._script import CJK_VALUE_RANGES, char_class
 
 __all__ = [
     "Change",
@@ -394,4 +395,4 @@ def _types(values: frozenset[str]) -> frozenset[str]:
     )
 
 
-_CJK: Final = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK: Final = re.compile(f"[{char_class(CJK_VALUE_RANGES)}]")  # Chinese and Japanese (`_script`)

@@ -241,9 +241,9 @@ def test_text_without_cjk_has_the_terms_the_cjk_patterns_give_it() -> None:
     import string
     import unicodedata
 
-    from dagmem.memory.recall import _text
+    from dagmem.memory.text import _terms
 
-    word, cjk_run = _text._cjk_patterns()
+    word, cjk_run = _terms._cjk_patterns()
     rng = random.Random(12)
     alphabet = string.printable + "'’“”—…éÉßİǅﬁ①Ⅻ²ΣΊ" + "庭の計画정원ᄀ㄰ｶ㈠"
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(5_000)]
@@ -252,17 +252,18 @@ def test_text_without_cjk_has_the_terms_the_cjk_patterns_give_it() -> None:
     for text in texts:
         folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
         expected = [w[:-2] if w.endswith("'s") else w for w in word.findall(folded)]
-        assert _text._words_and_runs(text) == (expected, cjk_run.findall(folded)), text
+        assert _terms.index_words(text) == (expected, cjk_run.findall(folded)), text
 
 
 def test_analysing_text_without_cjk_compiles_no_cjk_pattern() -> None:
     code = (
         "from dagmem.memory.recall import _text\n"
+        "from dagmem.memory.text import _terms\n"
         "_text.analyse('What did we say about the “garden” — and the plan? café ①')\n"
         "_text.terms('plain ASCII only')\n"
-        "before = _text._cjk_patterns.cache_info().currsize\n"
+        "before = _terms._cjk_patterns.cache_info().currsize\n"
         "_text.analyse('庭の計画 café')\n"
-        "print(before, _text._cjk_patterns.cache_info().currsize)\n"
+        "print(before, _terms._cjk_patterns.cache_info().currsize)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False

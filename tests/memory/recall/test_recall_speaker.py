@@ -16,8 +16,9 @@ from dagmem.memory.recall import RecallIndex, RecallQuery, search
 from dagmem.memory.recall import _search as recall_search
 from dagmem.memory.recall._answers import only_asks
 from dagmem.memory.recall._embed import embed
-from dagmem.memory.recall._entities import BONUS, entity_pages, slug_of
+from dagmem.memory.recall._entities import BONUS, entity_pages
 from dagmem.memory.recall._speaker import Asked, asked_about, label_of, speakers, without_speakers
+from dagmem.memory.text import slug_of
 from dagmem.memory.write import BatchInput, ExtractiveDistiller, TopicReader, exchange_claim
 from dagmem.memory.write._blocks import TopicEdit
 from dagmem.memory.writing import write_home
