@@ -313,6 +313,7 @@ def _topic_lines(home: Path, text: str, sid: str | None = None) -> tuple[list[Li
     written by dagmem (one placed by hand) is given as it is, a line each."""
     # The topic models load here, for a session's start, not for every prompt.
     from ..memory.format import Block, TopicFormatError, newest_first, parse_topic_index, uninert
+    from ..memory.text import clip
 
     try:
         index = parse_topic_index(text)
@@ -336,7 +337,7 @@ def _topic_lines(home: Path, text: str, sid: str | None = None) -> tuple[list[Li
 
     def line(title: str, date: str | None, blocks: list[Block]) -> Line:
         newest = blocks[-_TOPIC_CLAIMS:][::-1]
-        said = " · ".join(_cut(uninert(block.claim), _CLAIM_CHARS) for block in newest)
+        said = " · ".join(clip(uninert(block.claim), _CLAIM_CHARS) for block in newest)
         quoted = any(s.label.startswith("tool ") for b in newest for c in b.citations for s in c.sources)
         return (date, f"{uninert(title)}: {said}", "tool" if quoted else None)
 
@@ -352,13 +353,6 @@ def _topic_lines(home: Path, text: str, sid: str | None = None) -> tuple[list[Li
     if index.left_out:
         lines.append((None, f"({index.left_out} more topics left out.)", None))
     return mine, lines
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit)
-    return text[: cut if cut > limit // 2 else limit] + " …"
 
 
 def _branch(own: SessionShape | None, tips: Sequence[str]) -> tuple[str | None, str | None]:

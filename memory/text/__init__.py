@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ._update import update as update
     from ._work import NARRATION_CHARS as NARRATION_CHARS
     from ._work import WORK_GENERIC as WORK_GENERIC
+    from ._work import clip as clip
     from ._work import is_cause as is_cause
     from ._work import is_decision as is_decision
     from ._work import is_failure_said as is_failure_said
@@ -84,6 +85,7 @@ else:
             "is_narration": "._work",
             "is_open_thread": "._work",
             "is_question": "._work",
+            "clip": "._work",
             "work_sentences": "._work",
         },
     )

@@ -16,6 +16,7 @@ from .lang import en
 
 __all__ = [
     "WORK_GENERIC",
+    "clip",
     "is_cause",
     "is_decision",
     "is_failure_said",
@@ -85,6 +86,14 @@ def _prose(text: str) -> str:
         else:
             kept.append(line)
     return "\n".join(kept)
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters at a word's end (past half of it), with " …" when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit] + " …"
 
 
 def _plain(sentence: str) -> str:

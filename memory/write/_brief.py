@@ -36,6 +36,7 @@ from typing import Final
 
 from ..format import ANSWERED, BRIEF_SLUG, ArchiveRecord, ToolEvidence, parse_tool_evidence
 from ..text import (
+    clip,
     is_cause,
     is_decision,
     is_failure_said,
@@ -85,11 +86,7 @@ def entry_key(section: Section, text: str) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit)
-    return text[: cut if cut > limit // 2 else limit] + " …"
+    return clip(" ".join(text.split()), limit)
 
 
 def _date(record: ArchiveRecord) -> str:
